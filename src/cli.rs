@@ -1,0 +1,478 @@
+//! The command line: SPTDump's options in every spelling, and the run over the files.
+//!
+//! Options are case-insensitive and may be written `/name`, `-name` or `--name`. Values follow
+//! a colon (`/top:20`), or for the dash forms `=` or a space (`--top 20`). An argument that
+//! starts with `/` is an option only when its name is one of ours, so `/tmp/a.spt` is a file
+//! on every platform. `--` ends the options; `-` is standard input.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+
+use clap::Parser;
+
+use crate::dump::{self, Options, Outcome, Sections};
+use crate::input::Input;
+use crate::json::JsonPrinter;
+use crate::print::{FileInfo, Printer};
+use crate::text::TextPrinter;
+
+/// Exit status: no error found.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: an error diagnostic, or a file that could not be read.
+pub const EXIT_ERRORS: u8 = 1;
+/// Exit status: the command line is wrong.
+pub const EXIT_USAGE: u8 = 2;
+
+/// The help text, in the style of the MSVC tools.
+pub const HELP: &str = "\
+sptdump: show what is inside SPT (Sample Profile Trace) files of MSVC's Sample PGO
+
+Usage: sptdump [options] sptfile...
+
+Sections (several combine; they print in file order):
+  /all            everything below except /summary (the default)
+  /header         the header fields
+  /strtab         the string table
+  /progid         the program IDs: index, GUID, age, symbol-server key, name
+  /event          every record of the event stream
+  /summary        per binary: totals per event kind and the hottest addresses
+  /top:N          how many entries /summary shows per table (default 10)
+  /binary:LIST    only segments of these binaries: names or progid indices, comma-separated
+
+Output:
+  /validate       decode everything; print only the diagnostics and a verdict per file
+  /json           JSON Lines on standard output instead of text
+  /help, /?       this help
+  /version        the version
+
+Options are case-insensitive and may also be written -name or --name; values follow a
+colon (/top:20), or for the dash forms '=' or a space (--top 20). An argument that starts
+with '/' and names no option is a file, so /tmp/trace.spt works. '--' ends the options;
+'-' reads standard input.
+
+Exit status: 0 no errors (warnings allowed), 1 errors found or a file unreadable,
+2 usage error.
+
+Examples:
+  sptdump sample.spt                  dump everything
+  sptdump /progid sample.spt          GUID and age of each binary, to compare with SPDDump /header
+  sptdump /validate /json *.spt       check traces in a build pipeline
+";
+
+/// A wrong command line, as one line of text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}; see 'sptdump /help'")]
+pub struct UsageError(String);
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Show the help.
+    Help,
+    /// Show the version.
+    Version,
+    /// Dump files.
+    Dump {
+        /// What to print.
+        options: Options,
+        /// JSON Lines instead of text.
+        json: bool,
+        /// The files, `-` for standard input.
+        files: Vec<String>,
+    },
+}
+
+/// The options, once every spelling has become `--name[=value]`.
+#[derive(Parser, Debug)]
+#[command(
+    name = "sptdump",
+    no_binary_name = true,
+    disable_help_flag = true,
+    disable_version_flag = true,
+    args_override_self = true
+)]
+struct Flags {
+    #[arg(long)]
+    all: bool,
+    #[arg(long)]
+    header: bool,
+    #[arg(long)]
+    strtab: bool,
+    #[arg(long)]
+    progid: bool,
+    #[arg(long)]
+    event: bool,
+    #[arg(long)]
+    summary: bool,
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', action = clap::ArgAction::Append)]
+    binary: Vec<String>,
+    #[arg(long)]
+    validate: bool,
+    #[arg(long)]
+    json: bool,
+    #[arg(long)]
+    help: bool,
+    #[arg(long)]
+    version: bool,
+}
+
+/// The option names and whether each takes a value.
+const OPTIONS: &[(&str, bool)] = &[
+    ("all", false),
+    ("header", false),
+    ("strtab", false),
+    ("progid", false),
+    ("event", false),
+    ("summary", false),
+    ("top", true),
+    ("binary", true),
+    ("validate", false),
+    ("json", false),
+    ("help", false),
+    ("version", false),
+];
+
+fn takes_value(name: &str) -> Option<bool> {
+    OPTIONS.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+}
+
+fn usage(message: impl Into<String>) -> UsageError {
+    UsageError(message.into())
+}
+
+/// Parses the arguments (without the program name).
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageError> {
+    let mut flags: Vec<String> = Vec::new();
+    let mut files = Vec::new();
+    let mut args = args.into_iter();
+    let mut options_ended = false;
+    while let Some(arg) = args.next() {
+        let arg = arg
+            .into_string()
+            .map_err(|a| usage(format!("argument {a:?} is not valid Unicode")))?;
+        if options_ended || arg == "-" {
+            files.push(arg);
+            continue;
+        }
+        if arg == "--" {
+            options_ended = true;
+            continue;
+        }
+        if matches!(arg.as_str(), "/?" | "-?" | "-h") {
+            flags.push("--help".into());
+            continue;
+        }
+        let (dashed, body) = if let Some(body) = arg.strip_prefix("--") {
+            (true, body)
+        } else if let Some(body) = arg.strip_prefix('-') {
+            (true, body)
+        } else if let Some(body) = arg.strip_prefix('/') {
+            (false, body)
+        } else {
+            files.push(arg);
+            continue;
+        };
+        let split = if dashed {
+            body.find(['=', ':'])
+        } else {
+            body.find(':')
+        };
+        let (name, value) = match split {
+            Some(i) => (&body[..i], Some(&body[i + 1..])),
+            None => (body, None),
+        };
+        let lower = name.to_ascii_lowercase();
+        let Some(wants_value) = takes_value(&lower) else {
+            if dashed {
+                return Err(usage(format!("unknown option '{arg}'")));
+            }
+            files.push(arg);
+            continue;
+        };
+        match (wants_value, value) {
+            (false, None) => flags.push(format!("--{lower}")),
+            (false, Some(_)) => return Err(usage(format!("option '/{lower}' takes no value"))),
+            (true, Some(v)) => flags.push(format!("--{lower}={v}")),
+            (true, None) if dashed => match args.next() {
+                Some(v) => {
+                    let v = v
+                        .into_string()
+                        .map_err(|v| usage(format!("value {v:?} is not valid Unicode")))?;
+                    flags.push(format!("--{lower}={v}"));
+                }
+                None => return Err(usage(format!("option '{arg}' needs a value"))),
+            },
+            (true, None) => {
+                return Err(usage(format!(
+                    "option '{arg}' needs a value: /{lower}:{}",
+                    if lower == "top" { "N" } else { "LIST" }
+                )));
+            }
+        }
+    }
+
+    let flags = Flags::try_parse_from(&flags).map_err(|e| {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or("invalid arguments");
+        usage(first.trim_start_matches("error: ").to_owned())
+    })?;
+    if flags.help {
+        return Ok(Command::Help);
+    }
+    if flags.version {
+        return Ok(Command::Version);
+    }
+    if files.is_empty() {
+        return Err(usage("no SPT file given"));
+    }
+    if flags.binary.iter().any(|b| b.trim().is_empty()) {
+        return Err(usage(
+            "/binary needs a comma-separated list of names or progid indices",
+        ));
+    }
+
+    let chosen = Sections {
+        header: flags.header,
+        strtab: flags.strtab,
+        progid: flags.progid,
+        event: flags.event,
+    };
+    let sections = if flags.all || (chosen == Sections::default() && !flags.summary) {
+        Sections::ALL
+    } else {
+        chosen
+    };
+    let summary = flags.summary.then(|| flags.top.unwrap_or(10));
+    Ok(Command::Dump {
+        options: Options {
+            sections,
+            summary,
+            validate: flags.validate,
+            binaries: (!flags.binary.is_empty())
+                .then(|| flags.binary.iter().map(|b| b.trim().to_owned()).collect()),
+        },
+        json: flags.json,
+        files,
+    })
+}
+
+/// Runs the command line `args` (without the program name), writing to the process's
+/// standard output and error. Returns the exit status.
+pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
+    let command = match parse(args) {
+        Ok(command) => command,
+        Err(e) => {
+            eprintln!("sptdump: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let stdout = io::stdout().lock();
+    let out = BufWriter::with_capacity(64 * 1024, stdout);
+    let err = io::stderr().lock();
+    match command {
+        Command::Help => write_quietly(out, HELP),
+        Command::Version => write_quietly(out, &format!("sptdump {}\n", env!("CARGO_PKG_VERSION"))),
+        Command::Dump {
+            options,
+            json,
+            files,
+        } => {
+            if json {
+                run(&mut JsonPrinter::new(out, err), &options, &files)
+            } else {
+                run(&mut TextPrinter::new(out, err), &options, &files)
+            }
+        }
+    }
+}
+
+fn write_quietly(mut out: impl Write, text: &str) -> u8 {
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => EXIT_OK,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
+        Err(e) => {
+            eprintln!("sptdump: cannot write the output: {e}");
+            EXIT_ERRORS
+        }
+    }
+}
+
+/// Dumps every file into `printer` and returns the exit status: the worst over the files.
+pub fn run<P: Printer>(printer: &mut P, options: &Options, files: &[String]) -> u8 {
+    let mut status = EXIT_OK;
+    for (i, path) in files.iter().enumerate() {
+        let last = i + 1 == files.len();
+        let result = dump_one(printer, options, path, last);
+        let file_status = match result {
+            Ok(Outcome::Done(tally)) if tally.errors == 0 => EXIT_OK,
+            Ok(Outcome::Done(_) | Outcome::ReadFailed) => EXIT_ERRORS,
+            Ok(Outcome::NoSuchBinary) => EXIT_USAGE,
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return status,
+            Err(e) => {
+                eprintln!("sptdump: cannot write the output: {e}");
+                return status.max(EXIT_ERRORS);
+            }
+        };
+        status = status.max(file_status);
+    }
+    match printer.flush() {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            eprintln!("sptdump: cannot write the output: {e}");
+            status.max(EXIT_ERRORS)
+        }
+        _ => status,
+    }
+}
+
+fn dump_one<P: Printer>(
+    printer: &mut P,
+    options: &Options,
+    path: &str,
+    last: bool,
+) -> io::Result<Outcome> {
+    let input = if path == "-" {
+        Ok(Input::pipe(Box::new(io::stdin().lock())))
+    } else {
+        open(path)
+    };
+    let info = FileInfo {
+        path,
+        size: input.as_ref().ok().and_then(Input::size),
+    };
+    let outcome = match input {
+        Ok(input) => dump::dump(printer, &info, input, options)?,
+        Err(e) => {
+            printer.error(&info, &format!("cannot open: {e}"))?;
+            Outcome::ReadFailed
+        }
+    };
+    printer.end_file(last)?;
+    Ok(outcome)
+}
+
+fn open(path: &str) -> io::Result<Input> {
+    let file = File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is a directory, not an SPT file",
+        ));
+    }
+    Input::file(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_strs(args: &[&str]) -> Result<Command, UsageError> {
+        parse(args.iter().map(OsString::from))
+    }
+
+    fn dump_of(args: &[&str]) -> (Options, bool, Vec<String>) {
+        match parse_strs(args).unwrap() {
+            Command::Dump {
+                options,
+                json,
+                files,
+            } => (options, json, files),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn default_is_all() {
+        let (o, json, files) = dump_of(&["a.spt"]);
+        assert_eq!(o, Options::default());
+        assert!(!json);
+        assert_eq!(files, ["a.spt"]);
+    }
+
+    #[test]
+    fn every_spelling_and_case() {
+        for spelling in ["/progid", "-progid", "--progid", "/PROGID", "--ProgId"] {
+            let (o, _, _) = dump_of(&[spelling, "a.spt"]);
+            assert_eq!(
+                o.sections,
+                Sections {
+                    progid: true,
+                    ..Sections::default()
+                },
+                "{spelling}"
+            );
+        }
+    }
+
+    #[test]
+    fn values_after_colon_equals_or_space() {
+        for args in [
+            &["/summary", "/top:20", "a"][..],
+            &["/summary", "--top=20", "a"],
+            &["/summary", "--top", "20", "a"],
+            &["/summary", "-TOP:20", "a"],
+        ] {
+            let (o, _, files) = dump_of(args);
+            assert_eq!(o.summary, Some(20), "{args:?}");
+            assert_eq!(files, ["a"]);
+        }
+        let (o, _, _) = dump_of(&["/summary", "a"]);
+        assert_eq!(o.summary, Some(10));
+        assert_eq!(o.sections, Sections::default());
+    }
+
+    #[test]
+    fn slash_paths_are_files() {
+        let (_, _, files) = dump_of(&["/tmp/a.spt", "/header.spt", "/json/b.spt"]);
+        assert_eq!(
+            files,
+            ["/tmp/a.spt", "/header.spt", "/json/b.spt"].map(String::from)
+        );
+    }
+
+    #[test]
+    fn double_dash_ends_options_and_dash_is_stdin() {
+        let (o, json, files) = dump_of(&["/json", "-", "--", "/header", "-x"]);
+        assert!(json);
+        assert_eq!(o.sections, Sections::ALL);
+        assert_eq!(files, ["-", "/header", "-x"]);
+    }
+
+    #[test]
+    fn help_and_version() {
+        for h in ["/?", "-h", "--help", "/HELP", "-?"] {
+            assert_eq!(parse_strs(&[h]), Ok(Command::Help), "{h}");
+        }
+        assert_eq!(parse_strs(&["/version"]), Ok(Command::Version));
+    }
+
+    #[test]
+    fn binary_lists_accumulate() {
+        let (o, _, _) = dump_of(&["/binary:core.dll,0", "--binary", "app.exe", "a"]);
+        assert_eq!(
+            o.binaries,
+            Some(vec!["core.dll".into(), "0".into(), "app.exe".into()])
+        );
+    }
+
+    #[test]
+    fn usage_errors_are_one_line() {
+        for args in [
+            &["-bogus", "a"][..],
+            &["--top", "x", "/summary", "a"],
+            &["/top:-1", "a"],
+            &["/top", "a"],
+            &["/json"],
+            &[],
+            &["/header:1", "a"],
+            &["/binary:", "a"],
+            &["--top"],
+        ] {
+            let e = parse_strs(args).unwrap_err().to_string();
+            assert!(!e.contains('\n'), "{args:?}: {e}");
+            assert!(e.ends_with("see 'sptdump /help'"), "{args:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! The text printer: for people and for `diff`.
+//!
+//! Stable, aligned, one record per line; RVAs as `0x` and 8 hex digits, offsets in hex.
+//! Diagnostics go to their own stream (stderr) as `PATH: error[CODE] at 0x0000ABCD: message`,
+//! so they can be grepped apart from the dump.
+//!
+//! ```text
+//! File: sample.spt (23,456 bytes)
+//!
+//! SPT header
+//!   Signature             0x5350543A ("SPT:")
+//!   ...
+//!
+//! String table (8 of 16384 bytes used)
+//!   0x0000  app.exe
+//!
+//! Program IDs (1 of 256 used)
+//!   [0]  {42AC0098-ADB5-E796-8C0E-161D2814780E}  age 1  key 42AC0098ADB5E7968C0E161D2814780E1  app.exe
+//!
+//! Events
+//!   0x00005820  BINARY_ID        progid 0 (app.exe)  length 1234
+//!   0x00005828  REPEAT           count 2
+//!   0x00005832  RETIRE_INSTR     hits 3  0x00001000 0x00001004
+//! ```
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use crate::diag::{Diagnostic, Tally};
+use crate::header::{Header, fourcc};
+use crate::input::Tables;
+use crate::print::{FileInfo, Printer};
+use crate::progid::ProgramIdTable;
+use crate::record::{Record, SampleKind, Samples};
+use crate::strtab::StringTable;
+use crate::summary::Summary;
+
+/// Writes text to `out` and diagnostics to `err`.
+pub struct TextPrinter<W: Write, E: Write> {
+    out: W,
+    err: E,
+    /// How the current file is named in diagnostics.
+    label: String,
+    /// Whether a section was printed for the current file, so the next needs a blank line.
+    sections: usize,
+}
+
+impl<W: Write, E: Write> TextPrinter<W, E> {
+    /// A printer writing the dump to `out` and diagnostics to `err`.
+    pub fn new(out: W, err: E) -> Self {
+        TextPrinter {
+            out,
+            err,
+            label: String::new(),
+            sections: 0,
+        }
+    }
+
+    /// Gives back the writers.
+    pub fn into_inner(self) -> (W, E) {
+        (self.out, self.err)
+    }
+
+    fn section(&mut self, title: std::fmt::Arguments<'_>) -> io::Result<()> {
+        self.sections += 1;
+        writeln!(self.out)?;
+        writeln!(self.out, "{title}")
+    }
+}
+
+/// `0x` and 8 upper-case hex digits, without the formatting machinery: this runs for every
+/// RVA of a dump.
+#[inline]
+fn hex8(v: u32) -> [u8; 10] {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    let mut s = *b"0x00000000";
+    for i in 0..8 {
+        s[9 - i] = DIGITS[((v >> (4 * i)) & 0xF) as usize];
+    }
+    s
+}
+
+/// Escapes control characters, so that a name never breaks a line.
+fn clean(s: &str) -> Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        Cow::Owned(
+            s.chars()
+                .map(|c| {
+                    if c.is_control() {
+                        c.escape_unicode().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// A name as text shows it.
+fn name_text(bytes: &[u8]) -> String {
+    clean(&String::from_utf8_lossy(bytes)).into_owned()
+}
+
+/// `23,456`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
+    fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()> {
+        self.label = file.label().into_owned();
+        self.sections = 0;
+        match file.size {
+            Some(size) => writeln!(
+                self.out,
+                "File: {} ({} byte{})",
+                file.label(),
+                thousands(size),
+                if size == 1 { "" } else { "s" }
+            ),
+            None => writeln!(self.out, "File: {}", file.label()),
+        }
+    }
+
+    fn header(&mut self, h: &Header) -> io::Result<()> {
+        self.section(format_args!("SPT header"))?;
+        let o = &mut self.out;
+        writeln!(
+            o,
+            "  Signature             {:#010X} (\"{}\")",
+            h.signature,
+            fourcc(h.signature)
+        )?;
+        writeln!(o, "  Version               {}", h.version)?;
+        writeln!(o, "  RawDataId             {}", h.raw_data_id)?;
+        writeln!(o, "  TargetArch            {}", h.target_arch)?;
+        writeln!(o, "  StringTableOffset     {:#010X}", h.string_table_offset)?;
+        writeln!(
+            o,
+            "  ProgramIdTableOffset  {:#010X}",
+            h.program_id_table_offset
+        )?;
+        writeln!(o, "  StringTableUsed       {}", h.string_table_used)?;
+        writeln!(o, "  StringTableCapacity   {}", h.string_table_capacity)?;
+        writeln!(o, "  ProgramIdsUsed        {}", h.program_ids_used)?;
+        writeln!(o, "  ProgramIdCapacity     {}", h.program_id_capacity)?;
+        writeln!(
+            o,
+            "  (event stream at      {:#010X} = ProgramIdTableOffset + ProgramIdCapacity x 24)",
+            h.stream_offset()
+        )
+    }
+
+    fn strings(&mut self, h: &Header, table: Option<&StringTable>) -> io::Result<()> {
+        self.section(format_args!(
+            "String table ({} of {} bytes used)",
+            h.string_table_used, h.string_table_capacity
+        ))?;
+        match table {
+            Some(table) => {
+                for entry in table.entries() {
+                    writeln!(
+                        self.out,
+                        "  {:#06X}  {}",
+                        entry.offset,
+                        clean(&entry.text())
+                    )?;
+                }
+                Ok(())
+            }
+            None => writeln!(
+                self.out,
+                "  (not listed: the table lies past the end of the file)"
+            ),
+        }
+    }
+
+    fn progids(&mut self, h: &Header, tables: &Tables) -> io::Result<()> {
+        self.section(format_args!(
+            "Program IDs ({} of {} used)",
+            h.program_ids_used, h.program_id_capacity
+        ))?;
+        let Some(table) = tables.progids.as_ref() else {
+            return writeln!(
+                self.out,
+                "  (not listed: the table lies past the end of the file)"
+            );
+        };
+        let rows = progid_rows(table, tables);
+        let index_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+        let age_width = rows.iter().map(|r| r.2.len()).max().unwrap_or(0);
+        let key_width = rows.iter().map(|r| r.3.len()).max().unwrap_or(0);
+        for (index, guid, age, key, name) in rows {
+            writeln!(
+                self.out,
+                "  {index:<index_width$}  {{{guid}}}  age {age:<age_width$}  key {key:<key_width$}  {name}"
+            )?;
+        }
+        Ok(())
+    }
+
+    fn begin_events(&mut self) -> io::Result<()> {
+        self.section(format_args!("Events"))
+    }
+
+    fn record(&mut self, record: &Record<'_>, tables: &Tables) -> io::Result<()> {
+        let o = &mut self.out;
+        match record {
+            Record::BinaryId(b) => {
+                let name = match (
+                    tables.progids.as_ref().and_then(|t| t.get(b.progid)),
+                    tables.name(b.progid),
+                ) {
+                    (None, _) => "not in the table".to_owned(),
+                    (Some(_), None) => "no name".to_owned(),
+                    (Some(_), Some(bytes)) => name_text(bytes),
+                };
+                writeln!(
+                    o,
+                    "  {:#010X}  BINARY_ID        progid {} ({name})  length {}",
+                    b.offset, b.progid, b.length
+                )
+            }
+            Record::Repeat(r) => writeln!(
+                o,
+                "  {:#010X}  REPEAT           count {}",
+                r.offset, r.count
+            ),
+            Record::Samples(s) => write_samples(o, s),
+            Record::Unknown(u) => match u.resumed_at {
+                Some(end) => writeln!(
+                    o,
+                    "  {:#010X}  {:<15}  unknown opcode: skipped {} bytes to {end:#010X}",
+                    u.offset,
+                    u.opcode,
+                    end - u.offset
+                ),
+                None => writeln!(
+                    o,
+                    "  {:#010X}  {:<15}  unknown opcode: decoding stopped",
+                    u.offset, u.opcode
+                ),
+            },
+        }
+    }
+
+    fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
+        // Keep the dump and the diagnostics in step on a terminal.
+        self.out.flush()?;
+        writeln!(self.err, "{}: {d}", self.label)?;
+        self.err.flush()
+    }
+
+    fn summary(&mut self, summary: &Summary, tables: &Tables) -> io::Result<()> {
+        crate::summary::write_text(&mut self.out, summary, tables)
+    }
+
+    fn validation(&mut self, file: &FileInfo<'_>, tally: Tally) -> io::Result<()> {
+        let verdict = if tally.errors == 0 {
+            "valid"
+        } else {
+            "INVALID"
+        };
+        writeln!(
+            self.out,
+            "{}: {verdict} ({} error{}, {} warning{})",
+            file.label(),
+            tally.errors,
+            if tally.errors == 1 { "" } else { "s" },
+            tally.warnings,
+            if tally.warnings == 1 { "" } else { "s" }
+        )
+    }
+
+    fn end_file(&mut self, last: bool) -> io::Result<()> {
+        if !last && self.sections > 0 {
+            writeln!(self.out)?;
+        }
+        Ok(())
+    }
+
+    fn error(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()> {
+        self.out.flush()?;
+        writeln!(self.err, "sptdump: {}: {message}", file.label())?;
+        self.err.flush()
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()?;
+        self.err.flush()
+    }
+}
+
+type ProgidRow = (String, String, String, String, String);
+
+fn progid_rows(table: &ProgramIdTable, tables: &Tables) -> Vec<ProgidRow> {
+    table
+        .entries()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let name = match tables.strings.as_ref().and_then(|s| s.get(p.string_offset)) {
+                Some(bytes) => name_text(bytes),
+                None => format!("(no name: string offset {:#X})", p.string_offset),
+            };
+            (
+                format!("[{i}]"),
+                p.guid_string(),
+                p.age.to_string(),
+                p.symkey().to_string(),
+                name,
+            )
+        })
+        .collect()
+}
+
+fn write_samples(o: &mut impl Write, s: &Samples<'_>) -> io::Result<()> {
+    write!(o, "  {:#010X}  {:<15}  hits {}", s.offset, s.opcode, s.hits)?;
+    match s.kind() {
+        SampleKind::Ip(_) => {
+            if s.count == 0 {
+                o.write_all(b"  (none)")?;
+            } else {
+                o.write_all(b" ")?;
+                for rva in s.rvas().iter() {
+                    o.write_all(b" ")?;
+                    o.write_all(&hex8(rva))?;
+                }
+            }
+        }
+        SampleKind::Lbr => {
+            if s.count == 0 {
+                o.write_all(b"  (none)")?;
+            } else {
+                o.write_all(b" ")?;
+                for b in s.branches().iter() {
+                    o.write_all(b" ")?;
+                    o.write_all(&hex8(b.from))?;
+                    o.write_all(b"->")?;
+                    o.write_all(&hex8(b.to))?;
+                }
+            }
+        }
+        SampleKind::CallStack => {
+            if s.count == 0 {
+                o.write_all(b"  (none)")?;
+            } else {
+                o.write_all(b"  ")?;
+                for (i, rva) in s.rvas().iter().enumerate() {
+                    if i > 0 {
+                        o.write_all(b"->")?;
+                    }
+                    o.write_all(&hex8(rva))?;
+                }
+            }
+        }
+    }
+    o.write_all(b"\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex8_pads_and_uppercases() {
+        assert_eq!(&hex8(0x1A2F0), b"0x0001A2F0");
+        assert_eq!(&hex8(u32::MAX), b"0xFFFFFFFF");
+        assert_eq!(&hex8(0), b"0x00000000");
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(23_456), "23,456");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(clean("app.exe"), "app.exe");
+        assert_eq!(clean("a\nb"), "a\\u{a}b");
+    }
+}
