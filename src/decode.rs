@@ -480,3 +480,369 @@ fn truncated<S: Sink + ?Sized>(
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Branch;
+
+    /// Everything a decode produced, owned.
+    #[derive(Debug, Default)]
+    struct Collect {
+        records: Vec<String>,
+        diags: Vec<(Code, u64)>,
+    }
+
+    impl Sink for Collect {
+        fn record(&mut self, r: &Record<'_>) -> io::Result<()> {
+            let line = match r {
+                Record::BinaryId(b) => {
+                    format!("{:#X} binary {} len {}", b.offset, b.progid, b.length)
+                }
+                Record::Repeat(r) => format!("{:#X} repeat {}", r.offset, r.count),
+                Record::Samples(s) => {
+                    let progid = s.progid.map_or("-".into(), |p| p.to_string());
+                    let values: Vec<String> = match s.kind() {
+                        crate::record::SampleKind::Lbr => s
+                            .branches()
+                            .iter()
+                            .map(|Branch { from, to }| format!("{from:#X}->{to:#X}"))
+                            .collect(),
+                        _ => s.rvas().iter().map(|v| format!("{v:#X}")).collect(),
+                    };
+                    format!(
+                        "{:#X} {} p{progid} x{} [{}]",
+                        s.offset,
+                        s.opcode,
+                        s.hits,
+                        values.join(" ")
+                    )
+                }
+                Record::Unknown(u) => {
+                    format!("{:#X} unknown {} {:?}", u.offset, u.opcode, u.resumed_at)
+                }
+            };
+            self.records.push(line);
+            Ok(())
+        }
+
+        fn diagnostic(&mut self, d: Diagnostic) -> io::Result<()> {
+            assert!(!d.message.is_empty());
+            self.diags.push((d.code, d.offset));
+            Ok(())
+        }
+    }
+
+    /// The stream starts at this offset in every test, as in the usual layout.
+    const START: u64 = 0x5820;
+
+    fn decode_with(stream: &[u8], size_known: bool, selection: Option<Selection>) -> Collect {
+        let size = size_known.then_some(START + stream.len() as u64);
+        let mut d = Decoder::new(stream, START, size, 2);
+        d.select(selection);
+        let mut c = Collect::default();
+        d.run(&mut c).unwrap();
+        c
+    }
+
+    fn decode(stream: &[u8]) -> Collect {
+        decode_with(stream, true, None)
+    }
+
+    #[test]
+    fn every_record_kind() {
+        #[rustfmt::skip]
+        let stream = [
+            0x81, 0x00, 0x01, 0x00, 0x30, 0x00, 0x00, 0x00, // BINARY_ID progid 1, length 48
+            0x02, 0x02, 0x00, 0x10, 0x00, 0x00, 0x04, 0x10, 0x00, 0x00, // RETIRE_INSTR n=2: 0x1000 0x1004
+            0x82, 0x00, 0x02, 0, 0, 0, 0, 0, 0, 0, // REPEAT count 2
+            0x10, 0x01, 0x10, 0x20, 0x00, 0x00, 0x00, 0x20, 0x00, 0x00, // LBR n=1: to 0x2010, from 0x2000
+            0x42, 0x03, 0x00, 0x30, 0, 0, 0x10, 0x30, 0, 0, 0x20, 0x30, 0, 0, // ETW_CALLSTACK n=3
+        ];
+        let c = decode(&stream);
+        assert_eq!(
+            c.records,
+            [
+                "0x5820 binary 1 len 48",
+                "0x5828 RETIRE_INSTR p1 x1 [0x1000 0x1004]",
+                "0x5832 repeat 2",
+                "0x583C LBR p1 x3 [0x2000->0x2010]",
+                "0x5846 ETW_CALLSTACK p1 x1 [0x3000 0x3010 0x3020]",
+            ]
+        );
+        assert_eq!(c.diags, []);
+    }
+
+    #[test]
+    fn every_ip_kind_and_empty_records() {
+        let mut stream = vec![0x81, 0, 0, 0, 26, 0, 0, 0]; // BINARY_ID progid 0, length 26
+        for op in [0x01, 0x02, 0x03, 0x04, 0x05, 0x41] {
+            stream.extend([op, 0x00]); // n = 0
+        }
+        stream.extend([0x10, 0x00, 0x42, 0x00, 0x42, 0x01, 7, 0, 0, 0]); // empty LBR, short stacks
+        let c = decode(&stream);
+        let names: Vec<_> = c.records[1..]
+            .iter()
+            .map(|r| r.split(' ').nth(1).unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "UNHALT_CYCLE",
+                "RETIRE_INSTR",
+                "RETIRE_BR_INSTR",
+                "L1_ICACHE_MISS",
+                "L1_DCACHE_MISS",
+                "ETW_INSTR",
+                "LBR",
+                "ETW_CALLSTACK",
+                "ETW_CALLSTACK"
+            ]
+        );
+        assert_eq!(c.records[7], "0x5834 LBR p0 x1 []");
+        assert_eq!(
+            c.diags,
+            [
+                (Code::ShortCallstack, 0x5836),
+                (Code::ShortCallstack, 0x5838)
+            ]
+        );
+    }
+
+    #[test]
+    fn repeat_of_u64_max_gives_two_to_the_64_hits() {
+        #[rustfmt::skip]
+        let stream = [
+            0x81, 0, 0, 0, 26, 0, 0, 0, // BINARY_ID length 26
+            0x82, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, // REPEAT u64::MAX
+            0x02, 0x01, 0x10, 0, 0, 0, // RETIRE_INSTR 0x10: hits 2^64
+            0x02, 0x01, 0x20, 0, 0, 0, // RETIRE_INSTR 0x20: the REPEAT has reset
+        ];
+        let c = decode(&stream);
+        assert_eq!(
+            c.records[2],
+            "0x5832 RETIRE_INSTR p0 x18446744073709551616 [0x10]"
+        );
+        assert_eq!(c.records[3], "0x5838 RETIRE_INSTR p0 x1 [0x20]");
+        assert_eq!(c.diags, []);
+    }
+
+    #[test]
+    fn event_before_binary_id_is_reported_once() {
+        #[rustfmt::skip]
+        let stream = [
+            0x02, 0x01, 1, 0, 0, 0, // RETIRE_INSTR before any BINARY_ID
+            0x82, 0, 1, 0, 0, 0, 0, 0, 0, 0, // REPEAT 1
+            0x02, 0x01, 2, 0, 0, 0, // RETIRE_INSTR, hits 2
+            0x81, 0, 0, 0, 10, 0, 0, 0, // BINARY_ID length 10
+            0x02, 0x01, 3, 0, 0, 0,
+        ];
+        let c = decode(&stream);
+        assert_eq!(c.records[0], "0x5820 RETIRE_INSTR p- x1 [0x1]");
+        assert_eq!(c.records[2], "0x5830 RETIRE_INSTR p- x2 [0x2]");
+        assert_eq!(c.records[4], "0x583E RETIRE_INSTR p0 x1 [0x3]");
+        assert_eq!(c.diags, [(Code::EventBeforeBinaryId, 0x5820)]);
+    }
+
+    #[test]
+    fn progid_out_of_range_still_decodes() {
+        let stream = [0x81, 0, 5, 0, 10, 0, 0, 0, 0x02, 0x01, 1, 0, 0, 0];
+        let c = decode(&stream);
+        assert_eq!(c.records[1], "0x5828 RETIRE_INSTR p5 x1 [0x1]");
+        assert_eq!(c.diags, [(Code::ProgidOutOfRange, 0x5820)]);
+    }
+
+    #[test]
+    fn bad_segment_lengths() {
+        // Length 2 < 4: reported, records still decode, no mismatch check.
+        let c = decode(&[0x81, 0, 0, 0, 2, 0, 0, 0, 0x02, 0x01, 1, 0, 0, 0]);
+        assert_eq!(c.records.len(), 2);
+        assert_eq!(c.diags, [(Code::BadSegmentLength, 0x5820)]);
+        // Past the end of the file.
+        let stream = [0x81, 0, 0, 0, 0xE8, 0x03, 0, 0, 0x02, 0x01, 1, 0, 0, 0];
+        assert_eq!(decode(&stream).diags, [(Code::BadSegmentLength, 0x5820)]);
+        // On a pipe the size is not known up front: the end of the stream tells.
+        assert_eq!(
+            decode_with(&stream, false, None).diags,
+            [(Code::SegmentLengthMismatch, 0x5820)]
+        );
+    }
+
+    #[test]
+    fn segment_length_mismatch_at_next_binary_and_at_end() {
+        #[rustfmt::skip]
+        let stream = [
+            0x81, 0, 0, 0, 14, 0, 0, 0, // says the segment ends at 0x5836
+            0x02, 0x01, 1, 0, 0, 0, // but the next BINARY_ID comes at 0x582E
+            0x81, 0, 0, 0, 8, 0, 0, 0, // says it ends at 0x583A
+            0x02, 0x02, 1, 0, 0, 0, 2, 0, 0, 0, // but the stream ends at 0x5840
+        ];
+        let c = decode(&stream);
+        assert_eq!(c.records.len(), 4);
+        assert_eq!(
+            c.diags,
+            [
+                (Code::SegmentLengthMismatch, 0x5820),
+                (Code::SegmentLengthMismatch, 0x582E)
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_opcode_resynchronises_on_the_segment_length() {
+        #[rustfmt::skip]
+        let stream = [
+            0x81, 0, 0, 0, 25, 0, 0, 0, // segment ends at 0x5820 + 4 + 25 = 0x583D
+            0x02, 0x01, 1, 0, 0, 0, // RETIRE_INSTR
+            0x82, 0, 9, 0, 0, 0, 0, 0, 0, 0, // REPEAT 9: dropped by the unknown opcode
+            0x07, 0xAA, 0xBB, 0xCC, 0xDD, // unknown opcode 0x07 at 0x5838, then junk
+            0x81, 0, 0, 0, 10, 0, 0, 0, // next segment at 0x583D
+            0x02, 0x01, 9, 0, 0, 0, // hits 1: the REPEAT did not survive
+        ];
+        let c = decode(&stream);
+        assert_eq!(c.records[3], "0x5838 unknown 0x07 Some(22589)");
+        assert_eq!(c.records[5], "0x5845 RETIRE_INSTR p0 x1 [0x9]");
+        assert_eq!(c.diags, [(Code::UnknownOpcode, 0x5838)]);
+    }
+
+    #[test]
+    fn unknown_opcode_without_a_valid_segment_stops() {
+        // Before any BINARY_ID.
+        let c = decode(&[0x02, 0x01, 1, 0, 0, 0, 0x00, 0x81, 0, 0, 0, 4, 0, 0, 0]);
+        assert_eq!(c.records.len(), 2);
+        assert_eq!(c.records[1], "0x5826 unknown 0x00 None");
+        assert_eq!(
+            c.diags,
+            [
+                (Code::EventBeforeBinaryId, 0x5820),
+                (Code::UnknownOpcode, 0x5826)
+            ]
+        );
+        // In a segment whose declared end lies behind: stop, and make no end-of-stream checks.
+        let c = decode(&[
+            0x81, 0, 0, 0, 4, 0, 0, 0, 0x82, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0xFF,
+        ]);
+        assert_eq!(
+            c.diags,
+            [(Code::UnknownOpcode, 0x5832)],
+            "no dangling-repeat or mismatch after a stop"
+        );
+    }
+
+    #[test]
+    fn truncated_records_stop_without_end_checks() {
+        // A BINARY_ID cut short: truncated-record and nothing else.
+        let c = decode(&[0x81, 0, 0, 0, 4]);
+        assert_eq!(c.records, Vec::<String>::new());
+        assert_eq!(c.diags, [(Code::TruncatedRecord, 0x5820)]);
+        // A REPEAT cut short after a good segment start: no dangling-repeat either.
+        let c = decode(&[0x81, 0, 0, 0, 4, 0, 0, 0, 0x82, 0, 1, 0]);
+        assert_eq!(c.diags, [(Code::TruncatedRecord, 0x5828)]);
+        // An IP record whose n is missing, and one whose RVAs are.
+        assert_eq!(decode(&[0x01]).diags, [(Code::TruncatedRecord, 0x5820)]);
+        let c = decode(&[0x81, 0, 0, 0, 12, 0, 0, 0, 0x10, 0x01, 1, 0, 0, 0, 2, 0]);
+        assert_eq!(c.diags, [(Code::TruncatedRecord, 0x5828)]);
+    }
+
+    #[test]
+    fn repeat_overridden_and_dangling() {
+        #[rustfmt::skip]
+        let stream = [
+            0x81, 0, 0, 0, 40, 0, 0, 0, // BINARY_ID, length 40
+            0x82, 0, 5, 0, 0, 0, 0, 0, 0, 0, // REPEAT 5, overridden
+            0x82, 0, 2, 0, 0, 0, 0, 0, 0, 0, // REPEAT 2 applies
+            0x02, 0x01, 1, 0, 0, 0, // hits 3
+            0x82, 0, 6, 0, 0, 0, 0, 0, 0, 0, // REPEAT 6, dangling before the BINARY_ID
+            0x81, 0, 0, 0, 14, 0, 0, 0,
+            0x82, 0, 7, 0, 0, 0, 0, 0, 0, 0, // REPEAT 7, dangling at the end
+        ];
+        let c = decode(&stream);
+        assert_eq!(c.records[3], "0x583C RETIRE_INSTR p0 x3 [0x1]");
+        assert_eq!(
+            c.diags,
+            [
+                (Code::RepeatOverridden, 0x5828),
+                (Code::DanglingRepeat, 0x5842),
+                (Code::DanglingRepeat, 0x5854)
+            ]
+        );
+    }
+
+    #[test]
+    fn empty_stream() {
+        let c = decode(&[]);
+        assert!(c.records.is_empty() && c.diags.is_empty());
+    }
+
+    #[test]
+    fn selection_skips_other_segments_by_length() {
+        #[rustfmt::skip]
+        let stream = [
+            0x02, 0x01, 1, 0, 0, 0, // before any BINARY_ID: left out, still reported
+            0x81, 0, 1, 0, 10, 0, 0, 0, // progid 1: skipped...
+            0x09, 0x01, 1, 0, 0, 0, // ...so its unknown opcode is never seen
+            0x81, 0, 0, 0, 10, 0, 0, 0, // progid 0: shown
+            0x02, 0x01, 2, 0, 0, 0,
+        ];
+        let c = decode_with(&stream, true, Some(Selection::new([0])));
+        assert_eq!(
+            c.records,
+            ["0x5834 binary 0 len 10", "0x583C RETIRE_INSTR p0 x1 [0x2]"]
+        );
+        assert_eq!(c.diags, [(Code::EventBeforeBinaryId, 0x5820)]);
+    }
+
+    #[test]
+    fn records_are_not_split_across_buffer_refills() {
+        // Enough records to cross several buffer boundaries, each at an awkward size.
+        let mut stream = vec![0x81, 0, 0, 0, 0, 0, 0, 0];
+        let mut expected = 1;
+        while stream.len() < 3 * BUFFER_SIZE {
+            stream.extend([0x10, 0xFF]);
+            for i in 0..255u32 {
+                stream.extend(i.to_le_bytes());
+                stream.extend((i + 1).to_le_bytes());
+            }
+            stream.extend([0x02, 0x01, 7, 0, 0, 0]);
+            expected += 2;
+        }
+        let length = (stream.len() - 4) as u32;
+        stream[4..8].copy_from_slice(&length.to_le_bytes());
+        // A reader that hands out odd-sized pieces.
+        struct Dribble<'a>(&'a [u8]);
+        impl Read for Dribble<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = buf.len().min(self.0.len()).min(4093);
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let mut c = Collect::default();
+        Decoder::new(Dribble(&stream), START, None, 1)
+            .run(&mut c)
+            .unwrap();
+        assert_eq!(c.diags, []);
+        assert_eq!(c.records.len(), expected);
+        assert!(
+            c.records
+                .last()
+                .unwrap()
+                .ends_with("RETIRE_INSTR p0 x1 [0x7]")
+        );
+    }
+
+    #[test]
+    fn read_errors_name_the_offset() {
+        struct Failing;
+        impl Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Err(io::Error::other("device gone"))
+            }
+        }
+        let err = Decoder::new(Failing, START, None, 1)
+            .run(&mut Collect::default())
+            .unwrap_err();
+        assert!(matches!(err, Error::Read { offset: START, .. }), "{err:?}");
+    }
+}

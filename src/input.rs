@@ -338,3 +338,199 @@ fn read_full(r: &mut impl Read, buf: &mut [u8], at: u64) -> Result<usize> {
     }
     Ok(got)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    /// A header: string table at `so` (used `su`, capacity `sc`), program IDs at `po`
+    /// (used `pu`, capacity `pc`).
+    fn header(so: u32, su: u16, sc: u16, po: u32, pu: u16, pc: u16) -> Vec<u8> {
+        let mut h = Vec::new();
+        h.extend(0x5350_543Au32.to_le_bytes()); // Signature
+        h.extend(1u32.to_le_bytes()); // Version
+        h.extend([0; 8]); // RawDataId, TargetArch
+        h.extend(so.to_le_bytes());
+        h.extend(po.to_le_bytes());
+        h.extend(su.to_le_bytes());
+        h.extend(sc.to_le_bytes());
+        h.extend(pu.to_le_bytes());
+        h.extend(pc.to_le_bytes());
+        h
+    }
+
+    /// One program-ID entry naming string offset `name`.
+    fn entry(age: u32, name: u32) -> Vec<u8> {
+        let mut e = (0u8..16).collect::<Vec<_>>(); // GUID bytes 00..0F
+        e.extend(age.to_le_bytes());
+        e.extend(name.to_le_bytes());
+        e
+    }
+
+    /// A compact trace: strings at 0x20 (capacity 16), one program ID at 0x30 (capacity 1),
+    /// stream at 0x48.
+    fn compact() -> Vec<u8> {
+        let mut f = header(0x20, 8, 16, 0x30, 1, 1);
+        f.extend(b"app.exe\0\0\0\0\0\0\0\0\0"); // 16 bytes of string table
+        f.extend(entry(1, 0));
+        f.extend([0x81, 0, 0, 0, 10, 0, 0, 0, 0x02, 0x01, 1, 0, 0, 0]);
+        f
+    }
+
+    struct Loaded {
+        diags: Vec<(Code, u64)>,
+        tables: Tables,
+    }
+
+    fn load(input: Input) -> Loaded {
+        let mut input = input;
+        let bytes = input.header().unwrap().unwrap();
+        let h = Header::parse(&bytes);
+        let mut diags = vec![];
+        let tables = input
+            .tables(&h, &bytes, |d| diags.push((d.code, d.offset)))
+            .unwrap();
+        Loaded { diags, tables }
+    }
+
+    fn as_file(bytes: &[u8]) -> Input {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(bytes).unwrap();
+        f.seek(SeekFrom::Start(0)).unwrap();
+        Input::file(f).unwrap()
+    }
+
+    fn as_pipe(bytes: &[u8]) -> Input {
+        Input::pipe(Box::new(Cursor::new(bytes.to_vec())))
+    }
+
+    fn rest(tables: &mut Tables) -> Vec<u8> {
+        let mut out = vec![];
+        tables.stream.take().unwrap().read_to_end(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn file_and_pipe_agree_on_a_good_trace() {
+        let bytes = compact();
+        for input in [as_file(&bytes), as_pipe(&bytes)] {
+            let mut l = load(input);
+            assert_eq!(l.diags, []);
+            assert_eq!(l.tables.name(0), Some(&b"app.exe"[..]));
+            assert_eq!(rest(&mut l.tables), &bytes[0x48..]);
+        }
+    }
+
+    #[test]
+    fn truncated_header() {
+        for input in [as_file(&compact()[..31]), as_pipe(&compact()[..31])] {
+            let mut input = input;
+            let d = input.header().unwrap().unwrap_err();
+            assert_eq!((d.code, d.offset), (Code::TruncatedHeader, 0));
+        }
+        let d = as_file(&[]).header().unwrap().unwrap_err();
+        assert!(d.message.contains("0 bytes"), "{}", d.message);
+    }
+
+    #[test]
+    fn tables_and_stream_past_the_end() {
+        // Cut inside the program-ID table: strings fine, no program IDs, no stream.
+        let bytes = &compact()[..0x38];
+        for input in [as_file(bytes), as_pipe(bytes)] {
+            let l = load(input);
+            assert_eq!(
+                l.diags,
+                [
+                    (Code::ProgidTableOutOfBounds, 0x30),
+                    (Code::StreamOutOfBounds, 0x48)
+                ]
+            );
+            assert!(l.tables.strings.is_some());
+            assert!(l.tables.progids.is_none() && l.tables.stream.is_none());
+        }
+    }
+
+    #[test]
+    fn string_table_past_the_end_leaves_names_unchecked() {
+        let mut bytes = compact();
+        bytes[0x10..0x14].copy_from_slice(&0x10_0000u32.to_le_bytes()); // StringTableOffset
+        for input in [as_file(&bytes), as_pipe(&bytes)] {
+            let l = load(input);
+            // No string-offset-out-of-range: the table itself is missing. The capacity now
+            // overlaps nothing, so there is no overlap either.
+            assert_eq!(l.diags, [(Code::StringTableOutOfBounds, 0x10_0000)]);
+            assert_eq!(l.tables.name(0), None);
+            assert!(l.tables.progids.is_some());
+        }
+    }
+
+    #[test]
+    fn empty_stream_at_the_end_is_fine() {
+        let bytes = &compact()[..0x48];
+        for input in [as_file(bytes), as_pipe(bytes)] {
+            let mut l = load(input);
+            assert_eq!(l.diags, []);
+            assert_eq!(rest(&mut l.tables), b"");
+        }
+    }
+
+    #[test]
+    fn a_pipe_reaches_a_table_after_the_stream_start() {
+        // The string table sits after the stream's first records.
+        let mut f = header(0x60, 8, 8, 0x20, 1, 1);
+        f.extend(entry(1, 0)); // program IDs at 0x20; the stream starts at 0x38
+        f.extend([0x81, 0, 0, 0, 0x1C, 0, 0, 0]); // 0x38: BINARY_ID, length 28
+        f.extend([
+            0x02, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        ]); // 0x40
+        f.extend([0x02, 0x02, 0, 0, 0, 0, 0, 0, 0, 0]); // 0x56
+        f.extend(b"app.exe\0"); // 0x60: read as records too, hence the overlap
+        let file = load(as_file(&f));
+        let mut pipe = load(as_pipe(&f));
+        assert_eq!(pipe.diags, [(Code::TablesOverlap, 0x10)]);
+        assert_eq!(pipe.diags, file.diags);
+        assert_eq!(pipe.tables.name(0), Some(&b"app.exe"[..]));
+        assert_eq!(rest(&mut pipe.tables), &f[0x38..]);
+    }
+
+    #[test]
+    fn a_pipe_holds_back_only_so_much() {
+        // A string table far beyond the stream start: a file seeks to it, a pipe reports it
+        // as out of reach without holding the stream in memory.
+        let far = 0x48 + PIPE_LOOKAHEAD as usize + 100;
+        let mut bytes = compact();
+        bytes[0x10..0x14].copy_from_slice(&(far as u32).to_le_bytes());
+        bytes.resize(far, 0);
+        bytes.extend(b"app.exe\0");
+        let file = load(as_file(&bytes));
+        assert_eq!(file.tables.name(0), Some(&b"app.exe"[..]));
+        let mut pipe = load(as_pipe(&bytes));
+        assert!(
+            pipe.diags
+                .contains(&(Code::StringTableOutOfBounds, far as u64))
+        );
+        assert_eq!(pipe.tables.name(0), None);
+        // The stream is still complete.
+        assert_eq!(rest(&mut pipe.tables), &bytes[0x48..]);
+    }
+
+    #[test]
+    fn huge_capacities_do_not_allocate_from_counts() {
+        // Every count at its maximum, in a 32-byte file: each part is simply out of bounds.
+        let bytes = header(0xFFFF_FFFF, 0xFFFF, 0xFFFF, 0xFFFF_FFFF, 0xFFFF, 0xFFFF);
+        for input in [as_file(&bytes), as_pipe(&bytes)] {
+            let l = load(input);
+            let codes: Vec<_> = l.diags.iter().map(|d| d.0).collect();
+            assert_eq!(
+                codes,
+                [
+                    Code::TablesOverlap, // both tables start at 0xFFFFFFFF
+                    Code::StringTableOutOfBounds,
+                    Code::ProgidTableOutOfBounds,
+                    Code::StreamOutOfBounds
+                ]
+            );
+        }
+    }
+}
