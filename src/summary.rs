@@ -285,11 +285,12 @@ pub fn write_text(o: &mut impl Write, summary: &Summary, tables: &Tables) -> io:
         for ip in &line.ip {
             writeln!(
                 o,
-                "  {}: {} record{}, {} samples, {} unique RVA{}",
+                "  {}: {} record{}, {} sample{}, {} unique RVA{}",
                 ip.event,
                 ip.records,
                 plural(ip.records),
                 ip.samples,
+                plural(ip.samples),
                 ip.unique_rvas,
                 plural(ip.unique_rvas as u64)
             )?;
@@ -309,10 +310,11 @@ pub fn write_text(o: &mut impl Write, summary: &Summary, tables: &Tables) -> io:
         if let Some(lbr) = &line.lbr {
             writeln!(
                 o,
-                "  LBR: {} record{}, {} branches, {} unique arc{}",
+                "  LBR: {} record{}, {} branch{}, {} unique arc{}",
                 lbr.records,
                 plural(lbr.records),
                 lbr.branches,
+                if lbr.branches == 1 { "" } else { "es" },
                 lbr.unique_arcs,
                 plural(lbr.unique_arcs as u64)
             )?;
@@ -321,10 +323,11 @@ pub fn write_text(o: &mut impl Write, summary: &Summary, tables: &Tables) -> io:
         if let Some(cs) = &line.callstack {
             writeln!(
                 o,
-                "  ETW_CALLSTACK: {} record{}, {} arcs, {} unique arc{}",
+                "  ETW_CALLSTACK: {} record{}, {} arc{}, {} unique arc{}",
                 cs.records,
                 plural(cs.records),
                 cs.arcs,
+                plural(cs.arcs),
                 cs.unique_arcs,
                 plural(cs.unique_arcs as u64)
             )?;
@@ -346,7 +349,8 @@ fn arc_rows(top: &[TopArc], total: u128) -> Vec<(u128, String, String)> {
         .collect()
 }
 
-fn plural(n: u64) -> &'static str {
+fn plural(n: impl Into<u128>) -> &'static str {
+    let n: u128 = n.into();
     if n == 1 { "" } else { "s" }
 }
 
@@ -361,7 +365,7 @@ fn table(o: &mut impl Write, key: &str, rows: &[(u128, String, String)]) -> io::
         .max()
         .unwrap_or(0)
         .max(4);
-    let share_width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(5);
+    let share_width = "100.00%".len();
     writeln!(
         o,
         "    {:>hits_width$}  {:>share_width$}  {key}",
@@ -371,4 +375,154 @@ fn table(o: &mut impl Write, key: &str, rows: &[(u128, String, String)]) -> io::
         writeln!(o, "    {hits:>hits_width$}  {share:>share_width$}  {key}")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn no_names() -> Tables {
+        Tables {
+            strings: None,
+            progids: None,
+            stream: None,
+            size: None,
+        }
+    }
+
+    fn le(values: &[u32]) -> Vec<u8> {
+        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    fn add(s: &mut Summary, progid: Option<u16>, opcode: Opcode, hits: u128, values: &[u32]) {
+        let payload = le(values);
+        let width = if opcode == Opcode::LBR { 2 } else { 1 };
+        s.add(&Samples {
+            offset: 0,
+            opcode,
+            progid,
+            hits,
+            count: (values.len() / width) as u8,
+            payload: &payload,
+        });
+    }
+
+    fn lines(s: &Summary) -> Vec<Value> {
+        let tables = no_names();
+        s.json_lines(&tables)
+            .map(|l| serde_json::to_value(&l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn ties_break_by_the_smaller_rva_and_arc() {
+        let mut s = Summary::new(3);
+        add(
+            &mut s,
+            Some(0),
+            Opcode::RETIRE_INSTR,
+            1,
+            &[0x30, 0x10, 0x20, 0x40, 0x40],
+        );
+        // LBR pairs are stored to-first: (to 2, from 9), (to 1, from 9), (to 5, from 3).
+        add(&mut s, Some(0), Opcode::LBR, 2, &[2, 9, 1, 9, 5, 3]);
+        let got = lines(&s);
+        assert_eq!(
+            got[0]["ip"][0]["top"],
+            json!([{"rva": 0x40, "hits": 2}, {"rva": 0x10, "hits": 1}, {"rva": 0x20, "hits": 1}])
+        );
+        assert_eq!(
+            got[0]["lbr"]["top"],
+            json!([{"from": 3, "to": 5, "hits": 2}, {"from": 9, "to": 1, "hits": 2}, {"from": 9, "to": 2, "hits": 2}])
+        );
+    }
+
+    #[test]
+    fn top_zero_shows_totals_only_and_a_large_top_shows_all() {
+        for (n, shown) in [(0, 0), (2, 2), (1000, 3)] {
+            let mut s = Summary::new(n);
+            add(&mut s, Some(0), Opcode::UNHALT_CYCLE, 1, &[1, 2, 3, 3]);
+            let got = &lines(&s)[0]["ip"][0];
+            assert_eq!(got["samples"], 4);
+            assert_eq!(got["unique_rvas"], 3);
+            assert_eq!(got["top"].as_array().unwrap().len(), shown, "top {n}");
+        }
+    }
+
+    #[test]
+    fn totals_above_two_to_the_64_are_exact() {
+        let max = u128::from(u64::MAX) + 1; // REPEAT u64::MAX
+        let mut s = Summary::new(10);
+        add(&mut s, Some(1), Opcode::ETW_INSTR, max, &[7, 7, 8]);
+        add(&mut s, Some(1), Opcode::ETW_CALLSTACK, max, &[1, 2, 3]);
+        let text = serde_json::to_string(&s.json_lines(&no_names()).next().unwrap()).unwrap();
+        assert!(text.contains(r#""samples":55340232221128654848"#), "{text}");
+        assert!(
+            text.contains(r#"{"rva":7,"hits":36893488147419103232}"#),
+            "{text}"
+        );
+        assert!(text.contains(r#""arcs":36893488147419103232"#), "{text}");
+    }
+
+    #[test]
+    fn binaries_in_progid_order_with_null_last_and_segments_merged() {
+        let mut s = Summary::new(10);
+        add(&mut s, None, Opcode::RETIRE_INSTR, 1, &[1]);
+        add(&mut s, Some(2), Opcode::RETIRE_INSTR, 1, &[1]);
+        add(&mut s, Some(0), Opcode::RETIRE_INSTR, 1, &[5]);
+        add(&mut s, Some(2), Opcode::RETIRE_INSTR, 3, &[1]);
+        let got = lines(&s);
+        let order: Vec<_> = got.iter().map(|l| l["progid"].clone()).collect();
+        assert_eq!(order, [json!(0), json!(2), Value::Null]);
+        assert_eq!(got[1]["records"], 2);
+        assert_eq!(got[1]["ip"][0]["top"], json!([{"rva": 1, "hits": 4}]));
+        assert_eq!(got[2]["name"], Value::Null);
+    }
+
+    #[test]
+    fn ip_kinds_in_opcode_order_and_absent_tables_null() {
+        let mut s = Summary::new(10);
+        add(&mut s, Some(0), Opcode::ETW_INSTR, 1, &[1]);
+        add(&mut s, Some(0), Opcode::UNHALT_CYCLE, 1, &[]);
+        let got = &lines(&s)[0];
+        let kinds: Vec<_> = got["ip"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["event"].clone())
+            .collect();
+        assert_eq!(kinds, [json!("UNHALT_CYCLE"), json!("ETW_INSTR")]);
+        assert_eq!(got["ip"][0]["records"], 1);
+        assert_eq!(got["ip"][0]["samples"], 0);
+        assert_eq!(got["lbr"], Value::Null);
+        assert_eq!(got["callstack"], Value::Null);
+    }
+
+    #[test]
+    fn text_shows_shares_aligned() {
+        let mut s = Summary::new(10);
+        add(
+            &mut s,
+            Some(0),
+            Opcode::RETIRE_INSTR,
+            1,
+            &[0x10, 0x20, 0x20, 0x20],
+        );
+        let mut out = Vec::new();
+        write_text(&mut out, &s, &no_names()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("RETIRE_INSTR: 1 record, 4 samples, 2 unique RVAs"),
+            "{text}"
+        );
+        let rows: Vec<&str> = text.lines().filter(|l| l.contains("0x000000")).collect();
+        assert_eq!(
+            rows,
+            [
+                "       3   75.00%  0x00000020",
+                "       1   25.00%  0x00000010"
+            ]
+        );
+    }
 }
