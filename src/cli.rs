@@ -283,7 +283,13 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             if json {
                 run(&mut JsonPrinter::new(out, err), &options, &files)
             } else {
-                run(&mut TextPrinter::new(out, err), &options, &files)
+                let printer = TextPrinter::new(out, err);
+                let mut printer = if options.validate {
+                    printer.without_banner()
+                } else {
+                    printer
+                };
+                run(&mut printer, &options, &files)
             }
         }
     }

@@ -43,6 +43,8 @@ pub struct TextPrinter<W: Write, E: Write> {
     label: String,
     /// Whether a section was printed for the current file, so the next needs a blank line.
     sections: usize,
+    /// Whether each file starts with a `File:` line; `/validate` prints only verdicts.
+    banner: bool,
 }
 
 impl<W: Write, E: Write> TextPrinter<W, E> {
@@ -53,7 +55,14 @@ impl<W: Write, E: Write> TextPrinter<W, E> {
             err,
             label: String::new(),
             sections: 0,
+            banner: true,
         }
+    }
+
+    /// Leaves out the `File:` line that starts each file, for `/validate`.
+    pub fn without_banner(mut self) -> Self {
+        self.banner = false;
+        self
     }
 
     /// Gives back the writers.
@@ -121,6 +130,9 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
     fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()> {
         self.label = file.label().into_owned();
         self.sections = 0;
+        if !self.banner {
+            return Ok(());
+        }
         match file.size {
             Some(size) => writeln!(
                 self.out,
