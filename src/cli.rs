@@ -11,6 +11,7 @@ use std::io::{self, BufWriter, Write};
 
 use clap::Parser;
 
+use crate::diag::Tally;
 use crate::dump::{self, Options, Outcome, Sections};
 use crate::input::Input;
 use crate::json::JsonPrinter;
@@ -37,13 +38,13 @@ Sections (several combine; they print in file order):
   /progid         the program IDs: index, GUID, age, symbol-server key, name
   /event          every record of the event stream
   /summary        per binary: totals per event kind and the hottest addresses
-  /top:N          how many entries /summary shows per table (default 10)
+  /top:N          how many entries /summary shows per table (default 10); implies /summary
   /binary:LIST    only segments of these binaries: names or progid indices, comma-separated
 
 Output:
   /validate       decode everything; print only the diagnostics and a verdict per file
   /json           JSON Lines on standard output instead of text
-  /help, /?       this help
+  /help, /?, -h   this help
   /version        the version
 
 Options are case-insensitive and may also be written -name or --name; values follow a
@@ -139,6 +140,16 @@ fn takes_value(name: &str) -> Option<bool> {
     OPTIONS.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
 }
 
+/// `--name=value`, once the value is known to be good.
+fn checked(name: &str, value: &str) -> Result<String, UsageError> {
+    if name == "top" && value.parse::<usize>().is_err() {
+        return Err(usage(format!(
+            "invalid value '{value}' for /top: expected a whole number, 0 or more"
+        )));
+    }
+    Ok(format!("--{name}={value}"))
+}
+
 fn usage(message: impl Into<String>) -> UsageError {
     UsageError(message.into())
 }
@@ -195,13 +206,13 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         match (wants_value, value) {
             (false, None) => flags.push(format!("--{lower}")),
             (false, Some(_)) => return Err(usage(format!("option '/{lower}' takes no value"))),
-            (true, Some(v)) => flags.push(format!("--{lower}={v}")),
+            (true, Some(v)) => flags.push(checked(&lower, v)?),
             (true, None) if dashed => match args.next() {
                 Some(v) => {
                     let v = v
                         .into_string()
                         .map_err(|v| usage(format!("value {v:?} is not valid Unicode")))?;
-                    flags.push(format!("--{lower}={v}"));
+                    flags.push(checked(&lower, &v)?);
                 }
                 None => return Err(usage(format!("option '{arg}' needs a value"))),
             },
@@ -234,18 +245,19 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         ));
     }
 
+    // /top on its own asks for the top entries: that is a summary.
+    let summary = (flags.summary || flags.top.is_some()).then(|| flags.top.unwrap_or(10));
     let chosen = Sections {
         header: flags.header,
         strtab: flags.strtab,
         progid: flags.progid,
         event: flags.event,
     };
-    let sections = if flags.all || (chosen == Sections::default() && !flags.summary) {
+    let sections = if flags.all || (chosen == Sections::default() && summary.is_none()) {
         Sections::ALL
     } else {
         chosen
     };
-    let summary = flags.summary.then(|| flags.top.unwrap_or(10));
     Ok(Command::Dump {
         options: Options {
             sections,
@@ -352,6 +364,17 @@ fn dump_one<P: Printer>(
         Ok(input) => dump::dump(printer, &info, input, options)?,
         Err(e) => {
             printer.error(&info, &format!("cannot open: {e}"))?;
+            if options.validate {
+                // A pipeline counting verdicts must not miss a file it could not open.
+                printer.begin_file(&info)?;
+                printer.validation(
+                    &info,
+                    Tally {
+                        errors: 1,
+                        warnings: 0,
+                    },
+                )?;
+            }
             Outcome::ReadFailed
         }
     };

@@ -341,14 +341,14 @@ impl<R: Read> Decoder<R> {
         if let Some((binary, Some(end))) = st.segment
             && end != at
         {
-            let relation = if end > at { "before" } else { "after" };
+            let relation = if end > at { "short of" } else { "past" };
             emit(
                 sink,
                 Diagnostic::new(
                     Code::SegmentLengthMismatch,
                     binary.offset,
                     format!(
-                        "segment length {} says the records end at {end:#010X}, but they end at {at:#010X} ({} bytes {relation})",
+                        "segment length {} says the records end at {end:#010X}, but they end at {at:#010X}, {} bytes {relation} it",
                         binary.length,
                         end.abs_diff(at)
                     ),

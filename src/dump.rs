@@ -114,7 +114,7 @@ pub fn dump<P: Printer>(
                 None => {
                     let names = binary_names(&tables);
                     let message = format!(
-                        "/binary:{} matches no binary in this file; it has {}",
+                        "/binary:{} names no binary of this file; its program IDs are {}",
                         list.join(","),
                         if names.is_empty() {
                             "none".to_owned()
@@ -171,6 +171,9 @@ pub fn dump<P: Printer>(
                 };
                 decoder.run(&mut sink)?;
             }
+            if events {
+                printer.end_events().map_err(Error::Write)?;
+            }
         }
         if let Some(summary) = &summary {
             printer.summary(summary, &tables).map_err(Error::Write)?;
@@ -223,24 +226,30 @@ impl<P: Printer, R: FnMut(&mut P, Diagnostic) -> io::Result<()>> Sink for EventS
     }
 }
 
-/// The names of the file's binaries, for messages.
+/// The file's binaries as `0 (app.exe)`, for messages.
 fn binary_names(tables: &Tables) -> Vec<String> {
     let count = tables.progids.as_ref().map_or(0, |t| t.entries().len());
     (0..count)
-        .filter_map(|i| tables.name(i as u16))
-        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .map(|i| match tables.name(i as u16) {
+            Some(n) => format!("{i} ({})", String::from_utf8_lossy(n)),
+            None => format!("{i} (no name)"),
+        })
         .collect()
 }
 
 /// Resolves a `/binary` list against the file's program IDs. Each item is a progid index
 /// or a binary name, compared case-insensitively with the whole name or with its last path
-/// component. `None` when nothing in the list names anything in this file.
+/// component. An index outside the table still selects segments that use it (their
+/// BINARY_IDs are errors, but may be worth seeing), yet does not count as naming anything.
+/// `None` when nothing in the list names a program ID of this file.
 pub fn select(list: &[String], tables: &Tables) -> Option<Selection> {
     let count = tables.progids.as_ref().map_or(0, |t| t.entries().len());
     let mut chosen = Vec::new();
+    let mut named = false;
     for item in list {
         if let Ok(index) = item.parse::<u16>() {
             chosen.push(index);
+            named |= usize::from(index) < count;
             continue;
         }
         let wanted = item.to_lowercase();
@@ -251,12 +260,9 @@ pub fn select(list: &[String], tables: &Tables) -> Option<Selection> {
             let base = name.rsplit(['/', '\\']).next().unwrap_or(&name);
             if name == wanted || base == wanted {
                 chosen.push(i);
+                named = true;
             }
         }
     }
-    if chosen.is_empty() {
-        None
-    } else {
-        Some(Selection::new(chosen))
-    }
+    named.then(|| Selection::new(chosen))
 }

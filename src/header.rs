@@ -92,10 +92,10 @@ impl Header {
                     self.signature
                 )
             } else {
+                let b = self.signature.to_le_bytes();
                 format!(
-                    "signature {:#010X} ({}) is not {SIGNATURE:#010X} (\"SPT:\"): not an SPT file",
-                    self.signature,
-                    fourcc(self.signature)
+                    "signature bytes {:02X} {:02X} {:02X} {:02X} are not 3A 54 50 53 (\"SPT:\", {SIGNATURE:#010X}): not an SPT file",
+                    b[0], b[1], b[2], b[3]
                 )
             };
             return Some(Diagnostic::new(Code::BadSignature, 0, message));

@@ -257,6 +257,10 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
         Ok(())
     }
 
+    fn end_events(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
     fn record(&mut self, record: &Record<'_>, _: &Tables) -> io::Result<()> {
         match record {
             Record::BinaryId(b) => self.line(&BinaryLine {

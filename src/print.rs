@@ -51,6 +51,8 @@ pub trait Printer {
     fn progids(&mut self, header: &Header, tables: &Tables) -> io::Result<()>;
     /// Starts the events section.
     fn begin_events(&mut self) -> io::Result<()>;
+    /// Ends the events section.
+    fn end_events(&mut self) -> io::Result<()>;
     /// One record of the events section.
     fn record(&mut self, record: &Record<'_>, tables: &Tables) -> io::Result<()>;
     /// A problem in the file.

@@ -96,8 +96,9 @@ impl StringTable {
                     Code::InvalidUtf8,
                     at,
                     format!(
-                        "string at table offset {:#06X} is not valid UTF-8 (bad byte at {:#X}); shown with U+FFFD",
+                        "string at table offset {:#06X} is not valid UTF-8: byte {:#04X} at file offset {:#010X} starts no character; shown with U+FFFD",
                         entry.offset,
+                        entry.bytes[e.valid_up_to()],
                         at + e.valid_up_to() as u64
                     ),
                 ));

@@ -259,7 +259,12 @@ fn percent(part: u128, total: u128) -> String {
     if total == 0 {
         return "-".into();
     }
-    format!("{:.2}%", part as f64 * 100.0 / total as f64)
+    let share = part as f64 * 100.0 / total as f64;
+    if part > 0 && share < 0.005 {
+        "<0.01%".into()
+    } else {
+        format!("{share:.2}%")
+    }
 }
 
 /// Writes the summary as text: a block per binary, each table aligned like a profiler's
@@ -267,7 +272,7 @@ fn percent(part: u128, total: u128) -> String {
 pub fn write_text(o: &mut impl Write, summary: &Summary, tables: &Tables) -> io::Result<()> {
     for line in summary.json_lines(tables) {
         writeln!(o)?;
-        let name = line.name.as_deref().unwrap_or("(no name)");
+        let name = line.name.as_deref().unwrap_or("no name");
         match line.progid {
             Some(p) => writeln!(
                 o,
@@ -331,7 +336,7 @@ pub fn write_text(o: &mut impl Write, summary: &Summary, tables: &Tables) -> io:
                 cs.unique_arcs,
                 plural(cs.unique_arcs as u64)
             )?;
-            table(o, "caller->callee", &arc_rows(&cs.top, cs.arcs))?;
+            table(o, "from->to", &arc_rows(&cs.top, cs.arcs))?;
         }
     }
     Ok(())

@@ -45,6 +45,8 @@ pub struct TextPrinter<W: Write, E: Write> {
     sections: usize,
     /// Whether each file starts with a `File:` line; `/validate` prints only verdicts.
     banner: bool,
+    /// Records printed in the current events section.
+    records: u64,
 }
 
 impl<W: Write, E: Write> TextPrinter<W, E> {
@@ -56,6 +58,7 @@ impl<W: Write, E: Write> TextPrinter<W, E> {
             label: String::new(),
             sections: 0,
             banner: true,
+            records: 0,
         }
     }
 
@@ -223,10 +226,19 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
     }
 
     fn begin_events(&mut self) -> io::Result<()> {
+        self.records = 0;
         self.section(format_args!("Events"))
     }
 
+    fn end_events(&mut self) -> io::Result<()> {
+        if self.records == 0 {
+            writeln!(self.out, "  (no records)")?;
+        }
+        Ok(())
+    }
+
     fn record(&mut self, record: &Record<'_>, tables: &Tables) -> io::Result<()> {
+        self.records += 1;
         let o = &mut self.out;
         match record {
             Record::BinaryId(b) => {
@@ -234,6 +246,7 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
                     tables.progids.as_ref().and_then(|t| t.get(b.progid)),
                     tables.name(b.progid),
                 ) {
+                    (None, _) if tables.progids.is_none() => "table not read".to_owned(),
                     (None, _) => "not in the table".to_owned(),
                     (Some(_), None) => "no name".to_owned(),
                     (Some(_), Some(bytes)) => name_text(bytes),
