@@ -26,9 +26,13 @@ pub struct Input {
     source: Source,
 }
 
+/// What a regular file offers: reading and seeking.
+trait Seekable: Read + Seek {}
+impl<T: Read + Seek> Seekable for T {}
+
 enum Source {
-    /// A regular file and its size.
-    File(File, u64),
+    /// A regular file (or bytes in memory) and its size.
+    File(Box<dyn Seekable>, u64),
     /// Anything read front to back, and how far it has been read.
     Pipe(Box<dyn Read>, u64),
 }
@@ -61,11 +65,19 @@ impl Input {
         let meta = file.metadata()?;
         Ok(if meta.is_file() {
             Input {
-                source: Source::File(file, meta.len()),
+                source: Source::File(Box::new(file), meta.len()),
             }
         } else {
             Input::pipe(Box::new(file))
         })
+    }
+
+    /// Reads a trace held in memory, as a file.
+    pub fn memory(bytes: Vec<u8>) -> Input {
+        let size = bytes.len() as u64;
+        Input {
+            source: Source::File(Box::new(Cursor::new(bytes)), size),
+        }
     }
 
     /// Reads `reader` front to back.
@@ -202,7 +214,7 @@ fn past_end(range: &Range<u64>, size: u64) -> String {
     )
 }
 
-fn load_file(mut file: File, size: u64, layout: &Layout) -> Result<Loaded> {
+fn load_file(mut file: Box<dyn Seekable>, size: u64, layout: &Layout) -> Result<Loaded> {
     let mut read_range = |range: &Range<u64>| -> Result<std::result::Result<Vec<u8>, String>> {
         if range.end > size {
             return Ok(Err(past_end(range, size)));
