@@ -140,10 +140,11 @@ impl<'a> Rvas<'a> {
     }
 
     /// The call-stack arcs: each frame to the next.
-    pub fn arcs(&self) -> impl Iterator<Item = Branch> + 'a {
-        self.0.windows(8).step_by(4).map(|w| Branch {
-            from: u32_at(w),
-            to: u32_at(&w[4..]),
+    pub fn arcs(&self) -> impl ExactSizeIterator<Item = Branch> + 'a {
+        let bytes = self.0;
+        (0..self.len().saturating_sub(1)).map(move |i| Branch {
+            from: u32_at(&bytes[4 * i..]),
+            to: u32_at(&bytes[4 * i + 4..]),
         })
     }
 }

@@ -11,11 +11,11 @@
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
-use std::hash::Hash;
 use std::io::{self, Write};
 
-use rustc_hash::FxHashMap;
 use serde::Serialize;
+
+use crate::counts::{Counts, Key};
 
 use crate::input::Tables;
 use crate::opcode::Opcode;
@@ -37,37 +37,43 @@ struct Binary {
     progid: Option<u16>,
     records: u64,
     ip: [Option<Tally<u32>>; 6],
-    lbr: Option<Tally<Branch>>,
-    callstack: Option<Tally<Branch>>,
+    /// Arcs keyed `[from, to]`.
+    lbr: Option<Tally<[u32; 2]>>,
+    callstack: Option<Tally<[u32; 2]>>,
 }
 
 /// Hits per key, with the record count and the exact total.
 #[derive(Debug)]
-struct Tally<K> {
+struct Tally<K: Key> {
     records: u64,
     total: u128,
-    hits: FxHashMap<K, u128>,
+    hits: Counts<K>,
 }
 
-impl<K: Hash + Eq + Ord + Copy> Tally<K> {
+impl<K: Key> Tally<K> {
     fn new() -> Self {
         Tally {
             records: 0,
             total: 0,
-            hits: FxHashMap::default(),
+            hits: Counts::new(),
         }
     }
 
+    /// Counts a record that adds `hits` to each of `keys`.
     #[inline]
-    fn add(&mut self, key: K, hits: u128) {
-        let slot = self.hits.entry(key).or_insert(0);
-        *slot = slot.saturating_add(hits);
-        self.total = self.total.saturating_add(hits);
+    fn record(&mut self, keys: impl ExactSizeIterator<Item = K>, hits: u128) {
+        self.records += 1;
+        self.total = self
+            .total
+            .saturating_add(hits.saturating_mul(keys.len() as u128));
+        for key in keys {
+            self.hits.add(key, hits);
+        }
     }
 
     /// The `n` keys with the most hits, ties by the smaller key.
     fn top(&self, n: usize) -> Vec<(K, u128)> {
-        let mut all: Vec<(K, u128)> = self.hits.iter().map(|(&k, &h)| (k, h)).collect();
+        let mut all: Vec<(K, u128)> = self.hits.iter().collect();
         let order = |a: &(K, u128), b: &(K, u128)| (Reverse(a.1), a.0).cmp(&(Reverse(b.1), b.0));
         if n < all.len() {
             all.select_nth_unstable_by(n, order);
@@ -76,6 +82,12 @@ impl<K: Hash + Eq + Ord + Copy> Tally<K> {
         all.sort_unstable_by(order);
         all
     }
+}
+
+/// The key of an arc.
+#[inline]
+fn arc_key(b: Branch) -> [u32; 2] {
+    [b.from, b.to]
 }
 
 impl Summary {
@@ -118,25 +130,19 @@ impl Summary {
         match s.kind() {
             SampleKind::Ip(op) => {
                 let Some(i) = op.ip_index() else { return };
-                let t = b.ip[i].get_or_insert_with(Tally::new);
-                t.records += 1;
-                for rva in s.rvas().iter() {
-                    t.add(rva, s.hits);
-                }
+                b.ip[i]
+                    .get_or_insert_with(Tally::new)
+                    .record(s.rvas().iter(), s.hits);
             }
             SampleKind::Lbr => {
-                let t = b.lbr.get_or_insert_with(Tally::new);
-                t.records += 1;
-                for arc in s.branches().iter() {
-                    t.add(arc, s.hits);
-                }
+                b.lbr
+                    .get_or_insert_with(Tally::new)
+                    .record(s.branches().iter().map(arc_key), s.hits);
             }
             SampleKind::CallStack => {
-                let t = b.callstack.get_or_insert_with(Tally::new);
-                t.records += 1;
-                for arc in s.rvas().arcs() {
-                    t.add(arc, s.hits);
-                }
+                b.callstack
+                    .get_or_insert_with(Tally::new)
+                    .record(s.rvas().arcs().map(arc_key), s.hits);
             }
         }
     }
@@ -192,14 +198,10 @@ impl Summary {
     }
 }
 
-fn top_arcs(t: &Tally<Branch>, n: usize) -> Vec<TopArc> {
+fn top_arcs(t: &Tally<[u32; 2]>, n: usize) -> Vec<TopArc> {
     t.top(n)
         .into_iter()
-        .map(|(b, hits)| TopArc {
-            from: b.from,
-            to: b.to,
-            hits,
-        })
+        .map(|([from, to], hits)| TopArc { from, to, hits })
         .collect()
 }
 
