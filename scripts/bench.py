@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Whole-process benchmark of sptdump against the C yardstick, on synthetic traces.
+
+usage: scripts/bench.py [--size MIB] [--big MIB] [--runs N] [--yardstick PATH/TO/yardstick.c]
+
+Builds sptdump and the trace generator (release), compiles the yardstick, generates a
+SIZE MiB trace and a BIG MiB trace once (kept in target/bench/), then runs every command
+N times, round-robin so that all of them see the same machine, and prints the median wall
+time of each, the ratios the project targets, and the peak RSS of the streaming modes on
+the big trace. The machines we run on are shared and noisy: compare ratios measured in
+one run, not absolute times across runs.
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORK = os.path.join(ROOT, "target", "bench")
+SPTDUMP = os.path.join(ROOT, "target", "release", "sptdump")
+SYNTH = os.path.join(ROOT, "target", "release", "examples", "synth")
+
+
+def sh(cmd, **kw):
+    subprocess.run(cmd, check=True, **kw)
+
+
+def run(cmd):
+    """Runs cmd with stdout to /dev/null; returns the wall time in seconds."""
+    with open(os.devnull, "wb") as null:
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=null, check=True)
+        return time.perf_counter() - start
+
+
+def peak_rss(cmd):
+    """The peak RSS of cmd in KiB, as GNU time reports it (a forked Python child would
+    count the interpreter's own pages, which it holds until exec)."""
+    out = os.path.join(WORK, "rss.txt")
+    with open(os.devnull, "wb") as null:
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out, *cmd], stdout=null, check=True)
+    with open(out) as f:
+        return int(f.read().split()[-1])
+
+
+def trace(mib):
+    path = os.path.join(WORK, f"synth-{mib}.spt")
+    if not os.path.exists(path):
+        sh([SYNTH, path, str(mib)])
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", type=int, default=256, help="MiB of the timed trace (256)")
+    ap.add_argument("--big", type=int, default=1024, help="MiB of the RSS trace (1024)")
+    ap.add_argument("--runs", type=int, default=7, help="runs of each command (7)")
+    ap.add_argument("--yardstick", default=os.path.join(ROOT, "..", "shared", "perf", "yardstick.c"))
+    args = ap.parse_args()
+    if not os.path.exists("/usr/bin/time"):
+        sys.exit("bench: needs GNU time at /usr/bin/time for peak RSS (Debian package 'time')")
+
+    os.makedirs(WORK, exist_ok=True)
+    sh(["cargo", "build", "--release", "--quiet", "--bin", "sptdump", "--example", "synth"], cwd=ROOT)
+    yardstick = os.path.join(WORK, "yardstick")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    sh([cc, "-O2", "-o", yardstick, args.yardstick])
+    small = trace(args.size)
+
+    commands = {
+        "yardstick scan": [yardstick, "scan", small],
+        "yardstick dump": [yardstick, "dump", small],
+        "/validate": [SPTDUMP, "/validate", small],
+        "/event": [SPTDUMP, "/event", small],
+        "/json /event": [SPTDUMP, "/json", "/event", small],
+        "/summary": [SPTDUMP, "/summary", small],
+    }
+    times = {name: [] for name in commands}
+    for name, cmd in commands.items():  # warm the page cache
+        run(cmd)
+    for _ in range(args.runs):
+        for name, cmd in commands.items():
+            times[name].append(run(cmd))
+    med = {name: statistics.median(t) for name, t in times.items()}
+
+    print(f"trace: {small} ({os.path.getsize(small):,} bytes), {args.runs} runs each, medians")
+    for name, t in med.items():
+        print(f"  {name:16} {t:8.3f} s   (min {min(times[name]):.3f}, max {max(times[name]):.3f})")
+    print("targets (ratio of medians):")
+    checks = [
+        ("/event / yardstick dump", med["/event"] / med["yardstick dump"], 1.25),
+        ("/validate / yardstick scan", med["/validate"] / med["yardstick scan"], 2.0),
+        ("/json /event / /event", med["/json /event"] / med["/event"], 2.5),
+        ("/summary / /validate", med["/summary"] / med["/validate"], 4.0),
+    ]
+    for label, ratio, limit in checks:
+        verdict = "met" if ratio <= limit else "MISSED"
+        print(f"  {label:28} {ratio:6.2f}  (target <= {limit}: {verdict})")
+
+    big = trace(args.big)
+    print(f"peak RSS on {big} ({os.path.getsize(big):,} bytes):")
+    for label, opts in [("/event", ["/event"]), ("/validate", ["/validate"]),
+                        ("/json", ["/json"]), ("/summary", ["/summary"])]:
+        rss = peak_rss([SPTDUMP, *opts, big])
+        note = "" if label == "/summary" else f"  (target <= 16 MiB: {'met' if rss <= 16 * 1024 else 'MISSED'})"
+        print(f"  {label:12} {rss / 1024:7.1f} MiB{note}")
+
+
+if __name__ == "__main__":
+    main()
