@@ -4,68 +4,15 @@
 //! cargo run --release --example synth -- OUT.spt SIZE_MIB [SEED]
 //! ```
 //!
-//! Four binaries; segments of about 64 KiB each, binaries interleaved; IP records of 1–64
-//! RVAs over all six IP events, LBR records of 16 or 32 pairs, call stacks of 2–40 frames;
-//! a REPEAT before about a third of the sample records; addresses drawn with a skew from a
-//! few thousand hot ones per binary. The same seed always gives the same bytes.
-//!
-//! The writer is independent of the decoder: it lays the bytes out from the format
-//! description, so a benchmark never measures a decoder against its own mirror image.
+//! The generator itself is `tests/support/synth.rs`, shared with the benches.
 
 use std::env;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
-/// xorshift64*: small, fast, deterministic.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// Skewed towards small values: a few addresses get most samples, as in real profiles.
-    fn skewed(&mut self, n: u64) -> u64 {
-        let a = self.below(n);
-        let b = self.below(n);
-        a * b / n
-    }
-}
-
-const BINARIES: [(&str, [u8; 16], u32); 4] = [
-    (
-        "contoso_app.exe",
-        *b"\x21\x9c\x3f\x7b\x4e\x5d\x8b\x4a\x9f\x12\x6c\x0d\x3e\x8a\x1b\x57",
-        3,
-    ),
-    (
-        "contoso_core.dll",
-        *b"\x08\x5d\xa4\xe1\xc3\x92\x6b\x4f\xb7\xd2\x0a\x9c\x5e\x3f\x81\x64",
-        12,
-    ),
-    (
-        "contoso_render.dll",
-        *b"\x44\x19\x0b\x5a\x27\x6e\x3c\x41\x88\x0e\x91\x2d\x7c\x55\xa0\x13",
-        7,
-    ),
-    (
-        "ucrtbase.dll",
-        *b"\xf4\xb2\xe0\xc6\x71\x3a\x95\x4d\x8e\x2b\xf4\xa7\xd1\xc0\x9e\x36",
-        1,
-    ),
-];
-const HOT_PER_BINARY: usize = 3000;
-const SEGMENT_TARGET: usize = 64 * 1024;
-const IP_OPCODES: [u8; 6] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x41];
+#[path = "../tests/support/synth.rs"]
+mod synth;
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -79,9 +26,14 @@ fn main() -> ExitCode {
     let seed = args
         .get(2)
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5EED_5EED_u64)
-        | 1;
-    match write(out, mib << 20, seed) {
+        .unwrap_or(0x5EED_5EED_u64);
+    let written = File::create(out).and_then(|file| {
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let size = synth::write_trace(&mut w, mib << 20, seed)?;
+        w.flush()?;
+        Ok(size)
+    });
+    match written {
         Ok(size) => {
             eprintln!("wrote {out}: {size} bytes");
             ExitCode::SUCCESS
@@ -91,113 +43,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-fn write(path: &str, target: u64, seed: u64) -> std::io::Result<u64> {
-    let mut rng = Rng(seed);
-    let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
-
-    // The usual layout: strings at 0x20 (capacity 0x4000), program IDs right after
-    // (capacity 0x100 entries of 24 bytes), then the stream.
-    let mut strings = Vec::new();
-    let mut name_offsets = Vec::new();
-    for (name, _, _) in BINARIES {
-        name_offsets.push(strings.len() as u32);
-        strings.extend_from_slice(name.as_bytes());
-        strings.push(0);
-    }
-    let (so, scap, pcap) = (0x20u32, 0x4000u16, 0x100u16);
-    let po = so + u32::from(scap);
-    let mut header = Vec::with_capacity(32);
-    header.extend(0x5350_543Au32.to_le_bytes());
-    header.extend(1u32.to_le_bytes());
-    header.extend([0u8; 8]);
-    header.extend(so.to_le_bytes());
-    header.extend(po.to_le_bytes());
-    header.extend((strings.len() as u16).to_le_bytes());
-    header.extend(scap.to_le_bytes());
-    header.extend((BINARIES.len() as u16).to_le_bytes());
-    header.extend(pcap.to_le_bytes());
-    out.write_all(&header)?;
-    strings.resize(usize::from(scap), 0);
-    out.write_all(&strings)?;
-    let mut table = Vec::new();
-    for ((_, guid, age), name) in BINARIES.iter().zip(&name_offsets) {
-        table.extend_from_slice(guid);
-        table.extend(age.to_le_bytes());
-        table.extend(name.to_le_bytes());
-    }
-    table.resize(usize::from(pcap) * 24, 0);
-    out.write_all(&table)?;
-    let mut size = 32 + u64::from(scap) + u64::from(pcap) * 24;
-
-    let hot: Vec<Vec<u32>> = (0..BINARIES.len())
-        .map(|_| {
-            (0..HOT_PER_BINARY)
-                .map(|_| 0x1000 + (rng.below(0x40_0000) as u32 & !1))
-                .collect()
-        })
-        .collect();
-
-    let mut segment = Vec::with_capacity(SEGMENT_TARGET + 4096);
-    while size < target {
-        let progid = rng.below(BINARIES.len() as u64) as usize;
-        let hot = &hot[progid];
-        segment.clear();
-        while segment.len() < SEGMENT_TARGET {
-            if rng.below(3) == 0 {
-                segment.extend([0x82, 0]);
-                let count = match rng.below(100_000) {
-                    0 => rng.next(), // now and then a count that needs 128-bit totals
-                    1..=99 => rng.below(65_536),
-                    _ => rng.below(16) + 1,
-                };
-                segment.extend(count.to_le_bytes());
-            }
-            // Indices into the hot addresses; branches and calls from one address go to
-            // one of a few others, as they do in real code.
-            let n_hot = hot.len() as u64;
-            let pick = |rng: &mut Rng| rng.skewed(n_hot) as usize;
-            let near = |rng: &mut Rng, from: usize, salt: usize| {
-                (from * salt + 1 + rng.below(3) as usize) % hot.len()
-            };
-            match rng.below(4) {
-                0 | 1 => {
-                    let n = 1 + rng.below(64) as u8;
-                    segment.extend([IP_OPCODES[rng.below(6) as usize], n]);
-                    for _ in 0..n {
-                        segment.extend(hot[pick(&mut rng)].to_le_bytes());
-                    }
-                }
-                2 => {
-                    let n = if rng.below(2) == 0 { 16 } else { 32 };
-                    segment.extend([0x10, n]);
-                    for _ in 0..n {
-                        let from = pick(&mut rng);
-                        let to = near(&mut rng, from, 31);
-                        segment.extend(hot[to].to_le_bytes());
-                        segment.extend(hot[from].to_le_bytes());
-                    }
-                }
-                _ => {
-                    let n = 2 + rng.below(39) as u8;
-                    segment.extend([0x42, n]);
-                    let mut frame = pick(&mut rng);
-                    for _ in 0..n {
-                        segment.extend(hot[frame].to_le_bytes());
-                        frame = near(&mut rng, frame, 17);
-                    }
-                }
-            }
-        }
-        let mut binary_id = [0x81u8, 0, 0, 0, 0, 0, 0, 0];
-        binary_id[2..4].copy_from_slice(&(progid as u16).to_le_bytes());
-        // The length counts from the length field itself: 4 bytes of it, then the records.
-        binary_id[4..8].copy_from_slice(&(4 + segment.len() as u32).to_le_bytes());
-        out.write_all(&binary_id)?;
-        out.write_all(&segment)?;
-        size += 8 + segment.len() as u64;
-    }
-    out.flush()?;
-    Ok(size)
 }

@@ -47,6 +47,8 @@ pub struct TextPrinter<W: Write, E: Write> {
     banner: bool,
     /// Records printed in the current events section.
     records: u64,
+    /// The line being laid out, kept to reuse its allocation.
+    line: Vec<u8>,
 }
 
 impl<W: Write, E: Write> TextPrinter<W, E> {
@@ -59,6 +61,7 @@ impl<W: Write, E: Write> TextPrinter<W, E> {
             sections: 0,
             banner: true,
             records: 0,
+            line: Vec::with_capacity(4096),
         }
     }
 
@@ -257,12 +260,20 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
                     b.offset, b.progid, b.length
                 )
             }
-            Record::Repeat(r) => writeln!(
-                o,
-                "  {:#010X}  REPEAT           count {}",
-                r.offset, r.count
-            ),
-            Record::Samples(s) => write_samples(o, s),
+            Record::Repeat(r) => {
+                let line = &mut self.line;
+                line.clear();
+                push_start(line, r.offset, "REPEAT");
+                line.extend_from_slice(b"count ");
+                push_dec(line, r.count);
+                line.push(b'\n');
+                o.write_all(line)
+            }
+            Record::Samples(s) => {
+                self.line.clear();
+                samples_line(&mut self.line, s);
+                o.write_all(&self.line)
+            }
             Record::Unknown(u) => match u.resumed_at {
                 Some(end) => writeln!(
                     o,
@@ -350,48 +361,72 @@ fn progid_rows(table: &ProgramIdTable, tables: &Tables) -> Vec<ProgidRow> {
         .collect()
 }
 
-fn write_samples(o: &mut impl Write, s: &Samples<'_>) -> io::Result<()> {
-    write!(o, "  {:#010X}  {:<15}  hits {}", s.offset, s.opcode, s.hits)?;
+/// Appends `0x` and at least 8 upper-case hex digits.
+#[inline]
+fn push_offset(line: &mut Vec<u8>, v: u64) {
+    match u32::try_from(v) {
+        Ok(v) => line.extend_from_slice(&hex8(v)),
+        Err(_) => line.extend_from_slice(format!("{v:#010X}").as_bytes()),
+    }
+}
+
+/// Appends a decimal number.
+#[inline]
+fn push_dec(line: &mut Vec<u8>, v: impl itoa::Integer) {
+    line.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// The width of the record-name column, and the gap after it.
+const NAME_WIDTH: usize = 15 + 2;
+
+/// Appends the start of a record line: `  0x00005828  RETIRE_INSTR     `.
+#[inline]
+fn push_start(line: &mut Vec<u8>, offset: u64, name: &str) {
+    line.extend_from_slice(b"  ");
+    push_offset(line, offset);
+    line.extend_from_slice(b"  ");
+    line.extend_from_slice(name.as_bytes());
+    let pad = NAME_WIDTH.saturating_sub(name.len()).max(1);
+    line.extend_from_slice(&[b' '; NAME_WIDTH][..pad]);
+}
+
+/// Lays out a sample record's line in `line`. This runs for nearly every record of a dump,
+/// so it builds the line by hand and the caller writes it in one piece.
+fn samples_line(line: &mut Vec<u8>, s: &Samples<'_>) {
+    push_start(line, s.offset, s.opcode.name().unwrap_or_default());
+    line.extend_from_slice(b"hits ");
+    push_dec(line, s.hits);
+    if s.count == 0 {
+        line.extend_from_slice(b"  (none)\n");
+        return;
+    }
+    line.push(b' ');
     match s.kind() {
         SampleKind::Ip(_) => {
-            if s.count == 0 {
-                o.write_all(b"  (none)")?;
-            } else {
-                o.write_all(b" ")?;
-                for rva in s.rvas().iter() {
-                    o.write_all(b" ")?;
-                    o.write_all(&hex8(rva))?;
-                }
+            for rva in s.rvas().iter() {
+                let mut item = *b"  0x00000000";
+                item[2..].copy_from_slice(&hex8(rva));
+                line.extend_from_slice(&item[1..]);
             }
         }
         SampleKind::Lbr => {
-            if s.count == 0 {
-                o.write_all(b"  (none)")?;
-            } else {
-                o.write_all(b" ")?;
-                for b in s.branches().iter() {
-                    o.write_all(b" ")?;
-                    o.write_all(&hex8(b.from))?;
-                    o.write_all(b"->")?;
-                    o.write_all(&hex8(b.to))?;
-                }
+            for b in s.branches().iter() {
+                let mut item = *b" 0x00000000->0x00000000";
+                item[1..11].copy_from_slice(&hex8(b.from));
+                item[13..].copy_from_slice(&hex8(b.to));
+                line.extend_from_slice(&item);
             }
         }
         SampleKind::CallStack => {
-            if s.count == 0 {
-                o.write_all(b"  (none)")?;
-            } else {
-                o.write_all(b"  ")?;
-                for (i, rva) in s.rvas().iter().enumerate() {
-                    if i > 0 {
-                        o.write_all(b"->")?;
-                    }
-                    o.write_all(&hex8(rva))?;
-                }
+            line.push(b' ');
+            for (i, rva) in s.rvas().iter().enumerate() {
+                let mut item = *b"->0x00000000";
+                item[2..].copy_from_slice(&hex8(rva));
+                line.extend_from_slice(if i == 0 { &item[2..] } else { &item });
             }
         }
     }
-    o.write_all(b"\n")
+    line.push(b'\n');
 }
 
 #[cfg(test)]
