@@ -77,164 +77,177 @@ pub enum Outcome {
 pub fn dump<P: Printer>(
     printer: &mut P,
     file: &FileInfo<'_>,
-    mut input: Input,
+    input: Input,
     opts: &Options,
 ) -> io::Result<Outcome> {
-    let show = |on: bool| on && !opts.validate;
-    let mut tally = Tally::default();
-    let mut report = |p: &mut P, d: Diagnostic| {
-        tally.add(&d);
-        p.diagnostic(&d)
+    let mut out = Out {
+        printer,
+        tally: Tally::default(),
     };
-
-    let result = (|| -> Result<Outcome, Error> {
-        let bytes = match input.header()? {
-            Ok(bytes) => bytes,
-            Err(d) => {
-                printer.begin_file(file).map_err(Error::Write)?;
-                report(printer, d).map_err(Error::Write)?;
-                return Ok(Outcome::Done(Tally::default()));
-            }
-        };
-        let header = Header::parse(&bytes);
-        if let Some(fatal) = header.check_fatal() {
-            printer.begin_file(file).map_err(Error::Write)?;
-            if show(opts.sections.header) {
-                printer.header(&header).map_err(Error::Write)?;
-            }
-            report(printer, fatal).map_err(Error::Write)?;
-            return Ok(Outcome::Done(Tally::default()));
-        }
-
-        let mut found = Vec::new();
-        let mut tables = input.tables(&header, &bytes, |d| found.push(d))?;
-        let selection = match &opts.binaries {
-            Some(list) => match select(list, &tables) {
-                Some(selection) => Some(selection),
-                None => {
-                    let names = binary_names(&tables);
-                    let message = format!(
-                        "/binary:{} names no binary of this file; its program IDs are {}",
-                        list.join(","),
-                        if names.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            names.join(", ")
-                        }
-                    );
-                    printer.error(file, &message).map_err(Error::Write)?;
-                    return Ok(Outcome::NoSuchBinary);
-                }
-            },
-            None => None,
-        };
-
-        printer.begin_file(file).map_err(Error::Write)?;
-        if show(opts.sections.header) {
-            printer.header(&header).map_err(Error::Write)?;
-        }
-        for d in found {
-            report(printer, d).map_err(Error::Write)?;
-        }
-        if show(opts.sections.strtab) {
-            printer
-                .strings(&header, tables.strings.as_ref())
-                .map_err(Error::Write)?;
-        }
-        if show(opts.sections.progid) {
-            printer.progids(&header, &tables).map_err(Error::Write)?;
-        }
-
-        let events = show(opts.sections.event);
-        let mut summary = match opts.summary {
-            Some(top) if !opts.validate => Some(Summary::new(top)),
-            _ => None,
-        };
-        if events || summary.is_some() || opts.validate {
-            if events {
-                printer.begin_events().map_err(Error::Write)?;
-            }
-            if let Some(stream) = tables.stream.take() {
-                let mut decoder = Decoder::new(
-                    stream,
-                    header.stream_offset(),
-                    tables.size,
-                    header.program_ids_used,
-                );
-                decoder.select(selection);
-                let mut sink = EventSink {
-                    printer: &mut *printer,
-                    tables: &tables,
-                    report: &mut report,
-                    events,
-                    summary: summary.as_mut(),
-                };
-                decoder.run(&mut sink)?;
-            }
-            if events {
-                printer.end_events().map_err(Error::Write)?;
-            }
-        }
-        if let Some(summary) = &summary {
-            printer.summary(summary, &tables).map_err(Error::Write)?;
-        }
-        Ok(Outcome::Done(Tally::default()))
-    })();
-
-    let outcome = match result {
-        Ok(Outcome::Done(_)) => Outcome::Done(tally),
-        Ok(other) => other,
+    let outcome = match dump_sections(&mut out, file, input, opts) {
+        Ok(outcome) => outcome,
         Err(Error::Write(e)) => return Err(e),
         Err(e @ Error::Read { .. }) => {
-            printer.error(file, &e.to_string())?;
+            out.printer.error(file, &e.to_string())?;
+            out.tally.errors += 1;
             Outcome::ReadFailed
         }
     };
     if opts.validate && outcome != Outcome::NoSuchBinary {
-        let mut verdict = tally;
-        if outcome == Outcome::ReadFailed {
-            verdict.errors += 1;
-        }
-        printer.validation(file, verdict)?;
+        out.printer.validation(file, out.tally)?;
     }
-    Ok(outcome)
+    Ok(match outcome {
+        Outcome::Done(_) => Outcome::Done(out.tally),
+        other => other,
+    })
+}
+
+/// The printer, and the count of the diagnostics it was given.
+struct Out<'a, P> {
+    printer: &'a mut P,
+    tally: Tally,
+}
+
+impl<P: Printer> Out<'_, P> {
+    /// Prints with `f`; a failure is the output's.
+    fn print(&mut self, f: impl FnOnce(&mut P) -> io::Result<()>) -> Result<(), Error> {
+        f(self.printer).map_err(Error::Write)
+    }
+
+    /// Counts and prints a diagnostic.
+    fn report(&mut self, d: Diagnostic) -> io::Result<()> {
+        self.tally.add(&d);
+        self.printer.diagnostic(&d)
+    }
+}
+
+fn dump_sections<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    mut input: Input,
+    opts: &Options,
+) -> Result<Outcome, Error> {
+    let show = |on: bool| on && !opts.validate;
+    let done = Outcome::Done(Tally::default());
+    let bytes = match input.header()? {
+        Ok(bytes) => bytes,
+        Err(truncated) => {
+            out.print(|p| p.begin_file(file))?;
+            out.report(truncated).map_err(Error::Write)?;
+            return Ok(done);
+        }
+    };
+    let header = Header::parse(&bytes);
+    if let Some(fatal) = header.check_fatal() {
+        out.print(|p| p.begin_file(file))?;
+        if show(opts.sections.header) {
+            out.print(|p| p.header(&header))?;
+        }
+        out.report(fatal).map_err(Error::Write)?;
+        return Ok(done);
+    }
+
+    let mut found = Vec::new();
+    let mut tables = input.tables(&header, &bytes, |d| found.push(d))?;
+    let selection = match &opts.binaries {
+        None => None,
+        Some(list) => match select(list, &tables) {
+            Some(selection) => Some(selection),
+            None => {
+                let message = format!(
+                    "/binary:{} names no binary of this file; its program IDs are {}",
+                    list.join(","),
+                    binary_names(&tables)
+                );
+                out.print(|p| p.error(file, &message))?;
+                return Ok(Outcome::NoSuchBinary);
+            }
+        },
+    };
+
+    out.print(|p| p.begin_file(file))?;
+    if show(opts.sections.header) {
+        out.print(|p| p.header(&header))?;
+    }
+    for d in found {
+        out.report(d).map_err(Error::Write)?;
+    }
+    if show(opts.sections.strtab) {
+        out.print(|p| p.strings(&header, tables.strings.as_ref()))?;
+    }
+    if show(opts.sections.progid) {
+        out.print(|p| p.progids(&header, &tables))?;
+    }
+
+    let events = show(opts.sections.event);
+    let mut summary = opts.summary.filter(|_| !opts.validate).map(Summary::new);
+    if events || summary.is_some() || opts.validate {
+        if events {
+            out.print(|p| p.begin_events())?;
+        }
+        if let Some(stream) = tables.stream.take() {
+            let mut decoder = Decoder::new(
+                stream,
+                header.stream_offset(),
+                tables.size,
+                header.program_ids_used,
+            );
+            decoder.select(selection);
+            decoder.run(&mut EventSink {
+                out: &mut *out,
+                tables: &tables,
+                events,
+                summary: summary.as_mut(),
+            })?;
+        }
+        if events {
+            out.print(|p| p.end_events())?;
+        }
+    }
+    if let Some(summary) = &summary {
+        out.print(|p| p.summary(summary, &tables))?;
+    }
+    Ok(done)
 }
 
 /// Feeds the decoder's output to the printer, the summary and the tally.
-struct EventSink<'a, P, R> {
-    printer: &'a mut P,
+struct EventSink<'a, 'b, P> {
+    out: &'a mut Out<'b, P>,
     tables: &'a Tables,
-    report: &'a mut R,
     events: bool,
     summary: Option<&'a mut Summary>,
 }
 
-impl<P: Printer, R: FnMut(&mut P, Diagnostic) -> io::Result<()>> Sink for EventSink<'_, P, R> {
+impl<P: Printer> Sink for EventSink<'_, '_, P> {
     #[inline]
     fn record(&mut self, record: &Record<'_>) -> io::Result<()> {
         if let (Some(summary), Record::Samples(s)) = (self.summary.as_deref_mut(), record) {
             summary.add(s);
         }
         if self.events {
-            self.printer.record(record, self.tables)?;
+            self.out.printer.record(record, self.tables)?;
         }
         Ok(())
     }
 
     fn diagnostic(&mut self, d: Diagnostic) -> io::Result<()> {
-        (self.report)(self.printer, d)
+        self.out.report(d)
     }
 }
 
-/// The file's binaries as `0 (app.exe)`, for messages.
-fn binary_names(tables: &Tables) -> Vec<String> {
+/// The file's binaries as `0 (app.exe), 1 (core.dll)`, for messages.
+fn binary_names(tables: &Tables) -> String {
     let count = tables.progids.as_ref().map_or(0, |t| t.entries().len());
+    if count == 0 {
+        return "none".to_owned();
+    }
     (0..count)
         .map(|i| match tables.name(i as u16) {
             Some(n) => format!("{i} ({})", String::from_utf8_lossy(n)),
             None => format!("{i} (no name)"),
         })
-        .collect()
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Resolves a `/binary` list against the file's program IDs. Each item is a progid index
