@@ -216,6 +216,10 @@ fn past_end(range: &Range<u64>, size: u64) -> String {
 
 fn load_file(mut file: Box<dyn Seekable>, size: u64, layout: &Layout) -> Result<Loaded> {
     let mut read_range = |range: &Range<u64>| -> Result<std::result::Result<Vec<u8>, String>> {
+        // Nothing used, nothing to read: an empty table cannot run past the end.
+        if range.is_empty() {
+            return Ok(Ok(Vec::new()));
+        }
         if range.end > size {
             return Ok(Err(past_end(range, size)));
         }
@@ -474,6 +478,18 @@ mod tests {
             assert_eq!(l.diags, [(Code::StringTableOutOfBounds, 0x10_0000)]);
             assert_eq!(l.tables.name(0), None);
             assert!(l.tables.progids.is_some());
+        }
+    }
+
+    #[test]
+    fn empty_tables_far_away_are_fine() {
+        // Nothing used in either table, wherever they are said to lie.
+        let mut bytes = header(0x10_0000, 0, 0, 0x20_0000, 0, 0);
+        bytes[0x14..0x18].copy_from_slice(&0x20u32.to_le_bytes()); // stream right after
+        for input in [as_file(&bytes), as_pipe(&bytes)] {
+            let l = load(input);
+            assert_eq!(l.diags, []);
+            assert_eq!(l.tables.strings.as_ref().map(|t| t.bytes().len()), Some(0));
         }
     }
 
