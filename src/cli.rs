@@ -8,11 +8,13 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
+use std::path::Path;
 
 use clap::Parser;
 
 use crate::diag::Tally;
-use crate::dump::{self, Options, Outcome, Sections};
+use crate::dump::{self, MatchFile, Options, Outcome, Sections};
+use crate::ident;
 use crate::input::Input;
 use crate::json::JsonPrinter;
 use crate::print::{FileInfo, Printer};
@@ -40,6 +42,8 @@ Sections (several combine; they print in file order):
   /summary        per binary: totals per event kind and the hottest addresses
   /top:N          how many entries /summary shows per table (default 10); implies /summary
   /binary:LIST    only segments of these binaries: names or progid indices, comma-separated
+  /match:FILES    check images (.exe, .dll) or PDBs against the program IDs: match,
+                  age-mismatch, guid-mismatch or absent; exit 1 unless all match
 
 Output:
   /validate       decode everything; print only the diagnostics and a verdict per file
@@ -59,6 +63,7 @@ Examples:
   sptdump sample.spt                  dump everything
   sptdump /progid sample.spt          GUID and age of each binary, to compare with SPDDump /header
   sptdump /validate /json *.spt       check traces in a build pipeline
+  sptdump /match:app.exe,app.pdb trace.spt   does the trace fit this build?
 ";
 
 /// A wrong command line, as one line of text.
@@ -81,6 +86,8 @@ pub enum Command {
         json: bool,
         /// The files, `-` for standard input.
         files: Vec<String>,
+        /// The images and PDBs given to `/match`, to be read before dumping.
+        match_paths: Vec<String>,
     },
 }
 
@@ -110,6 +117,8 @@ struct Flags {
     top: Option<usize>,
     #[arg(long, value_name = "LIST", value_delimiter = ',', action = clap::ArgAction::Append)]
     binary: Vec<String>,
+    #[arg(long = "match", value_name = "FILES", value_delimiter = ',', action = clap::ArgAction::Append)]
+    matches: Vec<String>,
     #[arg(long)]
     validate: bool,
     #[arg(long)]
@@ -130,6 +139,7 @@ const OPTIONS: &[(&str, bool)] = &[
     ("summary", false),
     ("top", true),
     ("binary", true),
+    ("match", true),
     ("validate", false),
     ("json", false),
     ("help", false),
@@ -217,9 +227,13 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                 None => return Err(usage(format!("option '{arg}' needs a value"))),
             },
             (true, None) => {
+                let what = match lower.as_str() {
+                    "top" => "N",
+                    "match" => "FILE",
+                    _ => "LIST",
+                };
                 return Err(usage(format!(
-                    "option '{arg}' needs a value: /{lower}:{}",
-                    if lower == "top" { "N" } else { "LIST" }
+                    "option '{arg}' needs a value: /{lower}:{what}"
                 )));
             }
         }
@@ -253,7 +267,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         progid: flags.progid,
         event: flags.event,
     };
-    let sections = if flags.all || (chosen == Sections::default() && summary.is_none()) {
+    let only_verdicts = summary.is_some() || !flags.matches.is_empty();
+    let sections = if flags.all || (chosen == Sections::default() && !only_verdicts) {
         Sections::ALL
     } else {
         chosen
@@ -265,9 +280,11 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             validate: flags.validate,
             binaries: (!flags.binary.is_empty())
                 .then(|| flags.binary.iter().map(|b| b.trim().to_owned()).collect()),
+            matches: Vec::new(),
         },
         json: flags.json,
         files,
+        match_paths: flags.matches,
     })
 }
 
@@ -288,10 +305,18 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
         Command::Help => write_quietly(out, HELP),
         Command::Version => write_quietly(out, &format!("sptdump {}\n", env!("CARGO_PKG_VERSION"))),
         Command::Dump {
-            options,
+            mut options,
             json,
             files,
+            match_paths,
         } => {
+            options.matches = match_paths
+                .into_iter()
+                .map(|path| {
+                    let identity = ident::read(Path::new(&path)).map_err(|e| e.to_string());
+                    MatchFile { path, identity }
+                })
+                .collect();
             if json {
                 run(&mut JsonPrinter::new(out, err), &options, &files)
             } else {
@@ -325,8 +350,8 @@ pub fn run<P: Printer>(printer: &mut P, options: &Options, files: &[String]) -> 
         let last = i + 1 == files.len();
         let result = dump_one(printer, options, path, last);
         let file_status = match result {
-            Ok(Outcome::Done(tally)) if tally.errors == 0 => EXIT_OK,
-            Ok(Outcome::Done(_) | Outcome::ReadFailed) => EXIT_ERRORS,
+            Ok(Outcome::Done(tally, 0)) if tally.errors == 0 => EXIT_OK,
+            Ok(Outcome::Done(..) | Outcome::ReadFailed) => EXIT_ERRORS,
             Ok(Outcome::NoSuchBinary) => EXIT_USAGE,
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return status,
             Err(e) => {
@@ -407,6 +432,7 @@ mod tests {
                 options,
                 json,
                 files,
+                ..
             } => (options, json, files),
             other => panic!("{other:?}"),
         }
@@ -475,6 +501,26 @@ mod tests {
             assert_eq!(parse_strs(&[h]), Ok(Command::Help), "{h}");
         }
         assert_eq!(parse_strs(&["/version"]), Ok(Command::Version));
+    }
+
+    #[test]
+    fn match_files_accumulate_and_leave_out_the_sections() {
+        let Command::Dump {
+            options,
+            match_paths,
+            ..
+        } = parse_strs(&[
+            "/match:C:\\b\\app.exe,app.pdb",
+            "--match",
+            "core.dll",
+            "t.spt",
+        ])
+        .unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(match_paths, ["C:\\b\\app.exe", "app.pdb", "core.dll"]);
+        assert_eq!(options.sections, Sections::default());
     }
 
     #[test]

@@ -9,7 +9,9 @@ use crate::decode::{Decoder, Selection, Sink};
 use crate::diag::{Diagnostic, Tally};
 use crate::error::Error;
 use crate::header::Header;
+use crate::ident::Identity;
 use crate::input::{Input, Tables};
+use crate::matching::{self, Verdict};
 use crate::print::{FileInfo, Printer};
 use crate::record::Record;
 use crate::summary::Summary;
@@ -48,6 +50,33 @@ pub struct Options {
     pub validate: bool,
     /// Keep only the segments of these binaries: names (case-insensitive) or progid indices.
     pub binaries: Option<Vec<String>>,
+    /// Images and PDBs to match against each trace's program IDs (`/match`).
+    pub matches: Vec<MatchFile>,
+}
+
+/// A file given to `/match`, read once for all traces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatchFile {
+    /// The path as given.
+    pub path: String,
+    /// Its identity, or why it has none.
+    pub identity: Result<Identity, String>,
+}
+
+/// One line of the `/match` section.
+#[derive(Clone, Copy, Debug)]
+pub struct MatchResult<'a> {
+    /// The file.
+    pub file: &'a MatchFile,
+    /// The verdict, when the file has an identity.
+    pub verdict: Option<Verdict>,
+}
+
+impl MatchResult<'_> {
+    /// Whether this file fails the check: anything but a match.
+    pub fn failed(&self) -> bool {
+        !matches!(self.verdict, Some(v) if v.status == matching::Status::Match)
+    }
 }
 
 impl Default for Options {
@@ -57,6 +86,7 @@ impl Default for Options {
             summary: None,
             validate: false,
             binaries: None,
+            matches: Vec::new(),
         }
     }
 }
@@ -64,8 +94,8 @@ impl Default for Options {
 /// How dumping a file ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// Decoded; the diagnostics found.
-    Done(Tally),
+    /// Decoded; the diagnostics found, and how many `/match` files did not match.
+    Done(Tally, usize),
     /// The file could not be read to its end; what was read was printed.
     ReadFailed,
     /// `/binary` names nothing in this file: a usage error.
@@ -83,6 +113,7 @@ pub fn dump<P: Printer>(
     let mut out = Out {
         printer,
         tally: Tally::default(),
+        mismatches: 0,
     };
     let outcome = match dump_sections(&mut out, file, input, opts) {
         Ok(outcome) => outcome,
@@ -97,7 +128,7 @@ pub fn dump<P: Printer>(
         out.printer.validation(file, out.tally)?;
     }
     Ok(match outcome {
-        Outcome::Done(_) => Outcome::Done(out.tally),
+        Outcome::Done(..) => Outcome::Done(out.tally, out.mismatches),
         other => other,
     })
 }
@@ -106,6 +137,8 @@ pub fn dump<P: Printer>(
 struct Out<'a, P> {
     printer: &'a mut P,
     tally: Tally,
+    /// `/match` files that did not match.
+    mismatches: usize,
 }
 
 impl<P: Printer> Out<'_, P> {
@@ -128,7 +161,7 @@ fn dump_sections<P: Printer>(
     opts: &Options,
 ) -> Result<Outcome, Error> {
     let show = |on: bool| on && !opts.validate;
-    let done = Outcome::Done(Tally::default());
+    let done = Outcome::Done(Tally::default(), 0);
     let bytes = match input.header()? {
         Ok(bytes) => bytes,
         Err(truncated) => {
@@ -206,6 +239,22 @@ fn dump_sections<P: Printer>(
     }
     if let Some(summary) = &summary {
         out.print(|p| p.summary(summary, &tables))?;
+    }
+    if !opts.matches.is_empty() {
+        let results: Vec<MatchResult<'_>> = opts
+            .matches
+            .iter()
+            .map(|file| MatchResult {
+                file,
+                verdict: file
+                    .identity
+                    .as_ref()
+                    .ok()
+                    .map(|id| matching::judge(id, &tables)),
+            })
+            .collect();
+        out.mismatches = results.iter().filter(|r| r.failed()).count();
+        out.print(|p| p.matches(&results, &tables))?;
     }
     Ok(done)
 }

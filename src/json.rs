@@ -25,8 +25,11 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::diag::{Diagnostic, Tally};
+use crate::dump::MatchResult;
 use crate::header::Header;
+use crate::ident::Kind;
 use crate::input::Tables;
+use crate::matching::Status;
 use crate::print::{FileInfo, Printer};
 use crate::record::{Record, SampleKind};
 use crate::strtab::StringTable;
@@ -108,6 +111,23 @@ struct DiagnosticLine<'a> {
     code: &'a str,
     offset: u64,
     message: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "match")]
+struct MatchLine<'a> {
+    file: &'a str,
+    kind: Option<&'a str>,
+    guid: Option<String>,
+    age: Option<u32>,
+    status: &'a str,
+    progid: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace_guid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace_age: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -284,6 +304,44 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
 
     fn summary(&mut self, summary: &Summary, tables: &Tables) -> io::Result<()> {
         for line in summary.json_lines(tables) {
+            self.line(&line)?;
+        }
+        Ok(())
+    }
+
+    fn matches(&mut self, results: &[MatchResult<'_>], _: &Tables) -> io::Result<()> {
+        for r in results {
+            let line = match (&r.file.identity, &r.verdict) {
+                (Ok(id), Some(v)) => {
+                    let mismatch = matches!(v.status, Status::AgeMismatch | Status::GuidMismatch);
+                    let trace = v.entry.filter(|_| mismatch);
+                    MatchLine {
+                        file: &r.file.path,
+                        kind: Some(match id.kind {
+                            Kind::Pe => "pe",
+                            Kind::Pdb => "pdb",
+                        }),
+                        guid: Some(id.guid.hyphenated().to_string().to_uppercase()),
+                        age: Some(id.age),
+                        status: v.status.as_str(),
+                        progid: v.progid,
+                        trace_guid: trace.map(|e| e.guid_string()),
+                        trace_age: trace.map(|e| e.age),
+                        message: None,
+                    }
+                }
+                (identity, _) => MatchLine {
+                    file: &r.file.path,
+                    kind: None,
+                    guid: None,
+                    age: None,
+                    status: "error",
+                    progid: None,
+                    trace_guid: None,
+                    trace_age: None,
+                    message: identity.as_ref().err().map(String::as_str),
+                },
+            };
             self.line(&line)?;
         }
         Ok(())

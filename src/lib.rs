@@ -34,6 +34,7 @@ pub mod ident;
 pub mod input;
 pub mod json;
 pub mod layout;
+pub mod matching;
 pub mod opcode;
 pub mod print;
 pub mod progid;

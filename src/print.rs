@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::io;
 
 use crate::diag::{Diagnostic, Tally};
+use crate::dump::MatchResult;
 use crate::header::Header;
 use crate::input::Tables;
 use crate::record::Record;
@@ -59,6 +60,8 @@ pub trait Printer {
     fn diagnostic(&mut self, diagnostic: &Diagnostic) -> io::Result<()>;
     /// The summary of the file's samples.
     fn summary(&mut self, summary: &Summary, tables: &Tables) -> io::Result<()>;
+    /// The verdicts of `/match`, one per file.
+    fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()>;
     /// The verdict of `/validate`.
     fn validation(&mut self, file: &FileInfo<'_>, tally: Tally) -> io::Result<()>;
     /// Ends a file; `last` when no file follows.

@@ -27,8 +27,11 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 
 use crate::diag::{Diagnostic, Tally};
+use crate::dump::MatchResult;
 use crate::header::{Header, fourcc};
+use crate::ident::Kind;
 use crate::input::Tables;
+use crate::matching::Status;
 use crate::print::{FileInfo, Printer};
 use crate::progid::ProgramIdTable;
 use crate::record::{Record, SampleKind, Samples};
@@ -302,6 +305,41 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         crate::summary::write_text(&mut self.out, summary, tables)
     }
 
+    fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()> {
+        if self.banner {
+            self.section(format_args!("Matches against the program IDs"))?;
+        }
+        let rows: Vec<[String; 5]> = results.iter().map(|r| match_row(r, tables)).collect();
+        let mut widths = [0; 5];
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        for (result, row) in results.iter().zip(&rows) {
+            if self.banner {
+                self.out.write_all(b"  ")?;
+            } else {
+                // Under /validate each line names the trace, like the verdicts.
+                write!(self.out, "{}: ", self.label)?;
+            }
+            let line = if result.verdict.is_some() {
+                let [file, kind, guid, age, status] = row;
+                format!(
+                    "{file:<w0$}  {kind:<w1$}  {guid:<w2$}  {age:<w3$}  {status}",
+                    w0 = widths[0],
+                    w1 = widths[1],
+                    w2 = widths[2],
+                    w3 = widths[3],
+                )
+            } else {
+                format!("{:<w0$}  {}", row[0], row[4], w0 = widths[0])
+            };
+            writeln!(self.out, "{}", line.trim_end())?;
+        }
+        Ok(())
+    }
+
     fn validation(&mut self, file: &FileInfo<'_>, tally: Tally) -> io::Result<()> {
         let verdict = if tally.errors == 0 {
             "valid"
@@ -336,6 +374,49 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         self.out.flush()?;
         self.err.flush()
     }
+}
+
+/// The cells of a `/match` line: file, kind, GUID, age, then the verdict and what it
+/// concerns.
+fn match_row(r: &MatchResult<'_>, tables: &Tables) -> [String; 5] {
+    let file = clean(&r.file.path).into_owned();
+    let (Ok(id), Some(v)) = (&r.file.identity, &r.verdict) else {
+        let why = r.file.identity.as_ref().err().map_or("", String::as_str);
+        return [
+            file,
+            String::new(),
+            String::new(),
+            String::new(),
+            format!("error: {why}"),
+        ];
+    };
+    let progid = |p: u16| match tables.name(p) {
+        Some(name) => format!("progid {p} ({})", name_text(name)),
+        None => format!("progid {p}"),
+    };
+    let verdict = match (v.status, v.progid, v.entry) {
+        (Status::Match, Some(p), _) => format!("match          {}", progid(p)),
+        (Status::AgeMismatch, Some(p), Some(e)) => {
+            format!("age-mismatch   {} has age {}", progid(p), e.age)
+        }
+        (Status::GuidMismatch, Some(p), Some(e)) => format!(
+            "guid-mismatch  {} is {{{}}} age {}",
+            progid(p),
+            e.guid_string(),
+            e.age
+        ),
+        (status, ..) => status.to_string(),
+    };
+    [
+        file,
+        match id.kind {
+            Kind::Pe => "PE".into(),
+            Kind::Pdb => "PDB".into(),
+        },
+        format!("{{{}}}", id.guid.hyphenated().to_string().to_uppercase()),
+        format!("age {}", id.age),
+        verdict,
+    ]
 }
 
 type ProgidRow = (String, String, String, String, String);

@@ -1,0 +1,212 @@
+//! Matching a binary or PDB against a trace's program IDs: the question behind SPDConvert's
+//! "SPD version incompatible".
+//!
+//! A program ID names a build by its PDB's GUID and age. For a file's [`Identity`] the
+//! verdict is, in this order of precedence:
+//!
+//! | status          | when                                                              |
+//! |-----------------|-------------------------------------------------------------------|
+//! | `match`         | a program ID has the same GUID and age                            |
+//! | `age-mismatch`  | a program ID has the same GUID with another age (a relink)        |
+//! | `guid-mismatch` | no GUID matches, but a program ID has the same binary name (for a |
+//! |                 | PDB, the same stem: `core.pdb` and `core.dll`): another build     |
+//! | `absent`        | neither: the trace knows nothing of this binary                   |
+//!
+//! Names compare case-insensitively, by their last path component, as Windows file names do.
+
+use std::fmt;
+
+use crate::ident::{Identity, Kind};
+use crate::input::Tables;
+use crate::progid::ProgramId;
+
+/// How a file's identity relates to the trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// Same GUID and age.
+    Match,
+    /// Same GUID, another age.
+    AgeMismatch,
+    /// Another GUID, same binary name.
+    GuidMismatch,
+    /// Nothing in common.
+    Absent,
+}
+
+impl Status {
+    /// The status as printed: `match`, `age-mismatch`, `guid-mismatch`, `absent`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Match => "match",
+            Status::AgeMismatch => "age-mismatch",
+            Status::GuidMismatch => "guid-mismatch",
+            Status::Absent => "absent",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// The verdict for one identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// How the identity relates to the trace.
+    pub status: Status,
+    /// The program ID concerned: the one that matches, or the nearest one on a mismatch.
+    pub progid: Option<u16>,
+    /// That program ID's entry, for showing both identities side by side.
+    pub entry: Option<ProgramId>,
+}
+
+/// The last path component, lower case: how Windows compares file names.
+fn base_name(name: &str) -> String {
+    name.rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(name)
+        .to_lowercase()
+}
+
+/// The base name without its last extension.
+fn stem(name: &str) -> String {
+    let base = base_name(name);
+    match base.rfind('.') {
+        Some(dot) if dot > 0 => base[..dot].to_owned(),
+        _ => base,
+    }
+}
+
+/// Judges `id` against the program IDs of a trace.
+pub fn judge(id: &Identity, tables: &Tables) -> Verdict {
+    let entries = tables.progids.as_ref().map(|t| t.entries()).unwrap_or(&[]);
+    let found = |status, i: usize| Verdict {
+        status,
+        progid: Some(i as u16),
+        entry: Some(entries[i]),
+    };
+    if let Some(i) = entries
+        .iter()
+        .position(|p| p.guid == id.guid && p.age == id.age)
+    {
+        return found(Status::Match, i);
+    }
+    if let Some(i) = entries.iter().position(|p| p.guid == id.guid) {
+        return found(Status::AgeMismatch, i);
+    }
+    let same_name = |i: usize| {
+        let Some(name) = tables.name(i as u16) else {
+            return false;
+        };
+        let name = String::from_utf8_lossy(name);
+        match id.kind {
+            Kind::Pe => base_name(&name) == base_name(&id.name),
+            Kind::Pdb => stem(&name) == stem(&id.name),
+        }
+    };
+    if let Some(i) = (0..entries.len()).find(|&i| same_name(i)) {
+        return found(Status::GuidMismatch, i);
+    }
+    Verdict {
+        status: Status::Absent,
+        progid: None,
+        entry: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progid::ProgramIdTable;
+    use crate::strtab::StringTable;
+    use uuid::Uuid;
+
+    const APP: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
+    const CORE: &str = "5DFC88D6-05FC-4E3C-4C4C-44205044422E";
+    const OTHER: &str = "C3C5D482-8C28-72EC-4C4C-44205044422E";
+
+    /// A trace that knows `app.exe` (age 1) and `C:\build\Core.DLL` (age 2).
+    fn tables() -> Tables {
+        let strings = StringTable::new(b"app.exe\0C:\\build\\Core.DLL\0".to_vec(), 0x20);
+        let mut entries = Vec::new();
+        for (guid, age, name) in [(APP, 1u32, 0u32), (CORE, 2, 8)] {
+            entries.extend(Uuid::parse_str(guid).unwrap().to_bytes_le());
+            entries.extend(age.to_le_bytes());
+            entries.extend(name.to_le_bytes());
+        }
+        Tables {
+            strings: Some(strings),
+            progids: Some(ProgramIdTable::parse(&entries, 0x4020)),
+            stream: None,
+            size: None,
+        }
+    }
+
+    fn id(kind: Kind, guid: &str, age: u32, name: &str) -> Identity {
+        Identity {
+            kind,
+            guid: Uuid::parse_str(guid).unwrap(),
+            age,
+            pdb_path: None,
+            name: name.into(),
+        }
+    }
+
+    fn judged(kind: Kind, guid: &str, age: u32, name: &str) -> (Status, Option<u16>) {
+        let v = judge(&id(kind, guid, age, name), &tables());
+        (v.status, v.progid)
+    }
+
+    #[test]
+    fn each_verdict() {
+        assert_eq!(
+            judged(Kind::Pe, APP, 1, "app.exe"),
+            (Status::Match, Some(0))
+        );
+        assert_eq!(
+            judged(Kind::Pdb, CORE, 2, "core.pdb"),
+            (Status::Match, Some(1))
+        );
+        assert_eq!(
+            judged(Kind::Pe, CORE, 1, "core.dll"),
+            (Status::AgeMismatch, Some(1))
+        );
+        assert_eq!(
+            judged(Kind::Pe, OTHER, 2, "core.dll"),
+            (Status::GuidMismatch, Some(1))
+        );
+        assert_eq!(
+            judged(Kind::Pdb, OTHER, 1, "CORE.pdb"),
+            (Status::GuidMismatch, Some(1))
+        );
+        assert_eq!(
+            judged(Kind::Pe, OTHER, 1, "render.dll"),
+            (Status::Absent, None)
+        );
+    }
+
+    #[test]
+    fn the_identity_decides_before_the_name() {
+        // The GUID and age of app.exe under another file name still match.
+        assert_eq!(
+            judged(Kind::Pe, APP, 1, "renamed.exe"),
+            (Status::Match, Some(0))
+        );
+        // A PE is compared by its whole file name, not its stem: core.exe is not core.dll.
+        assert_eq!(
+            judged(Kind::Pe, OTHER, 1, "core.exe"),
+            (Status::Absent, None)
+        );
+    }
+
+    #[test]
+    fn names_and_stems() {
+        assert_eq!(base_name("C:\\build\\Core.DLL"), "core.dll");
+        assert_eq!(base_name("/x/y/app.exe"), "app.exe");
+        assert_eq!(stem("C:\\build\\Core.DLL"), "core");
+        assert_eq!(stem("a.b.pdb"), "a.b");
+        assert_eq!(stem(".hidden"), ".hidden");
+    }
+}
