@@ -13,12 +13,16 @@ use std::path::Path;
 use clap::Parser;
 
 use crate::diag::Tally;
-use crate::dump::{self, MatchFile, Options, Outcome, Sections};
+use anyhow::Context as _;
+
+use crate::dump::{self, MatchFile, Options, Outcome, PdbFile, Sections};
 use crate::ident;
 use crate::input::Input;
 use crate::json::JsonPrinter;
 use crate::print::{FileInfo, Printer};
+use crate::symbols::Symbols;
 use crate::text::TextPrinter;
+use std::sync::Arc;
 
 /// Exit status: no error found.
 pub const EXIT_OK: u8 = 0;
@@ -44,6 +48,8 @@ Sections (several combine; they print in file order):
   /binary:LIST    only segments of these binaries: names or progid indices, comma-separated
   /match:FILES    check images (.exe, .dll) or PDBs against the program IDs: match,
                   age-mismatch, guid-mismatch or absent; exit 1 unless all match
+  /pdb:FILES      name RVAs by function (function+0xOFFSET) with these PDBs; each must
+                  match a program ID's GUID and age
 
 Output:
   /validate       decode everything; print only the diagnostics and a verdict per file
@@ -88,6 +94,8 @@ pub enum Command {
         files: Vec<String>,
         /// The images and PDBs given to `/match`, to be read before dumping.
         match_paths: Vec<String>,
+        /// The PDBs given to `/pdb`, to be read before dumping.
+        pdb_paths: Vec<String>,
     },
 }
 
@@ -119,6 +127,8 @@ struct Flags {
     binary: Vec<String>,
     #[arg(long = "match", value_name = "FILES", value_delimiter = ',', action = clap::ArgAction::Append)]
     matches: Vec<String>,
+    #[arg(long, value_name = "FILES", value_delimiter = ',', action = clap::ArgAction::Append)]
+    pdb: Vec<String>,
     #[arg(long)]
     validate: bool,
     #[arg(long)]
@@ -140,6 +150,7 @@ const OPTIONS: &[(&str, bool)] = &[
     ("top", true),
     ("binary", true),
     ("match", true),
+    ("pdb", true),
     ("validate", false),
     ("json", false),
     ("help", false),
@@ -229,7 +240,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             (true, None) => {
                 let what = match lower.as_str() {
                     "top" => "N",
-                    "match" => "FILE",
+                    "match" | "pdb" => "FILE",
                     _ => "LIST",
                 };
                 return Err(usage(format!(
@@ -281,10 +292,12 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             binaries: (!flags.binary.is_empty())
                 .then(|| flags.binary.iter().map(|b| b.trim().to_owned()).collect()),
             matches: Vec::new(),
+            pdbs: Vec::new(),
         },
         json: flags.json,
         files,
         match_paths: flags.matches,
+        pdb_paths: flags.pdb,
     })
 }
 
@@ -309,7 +322,18 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             json,
             files,
             match_paths,
+            pdb_paths,
         } => {
+            let mut status = EXIT_OK;
+            for path in pdb_paths {
+                match read_pdb(&path) {
+                    Ok(pdb) => options.pdbs.push(pdb),
+                    Err(e) => {
+                        eprintln!("sptdump: /pdb:{path}: {e:#}");
+                        status = EXIT_ERRORS;
+                    }
+                }
+            }
             options.matches = match_paths
                 .into_iter()
                 .map(|path| {
@@ -317,7 +341,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
                     MatchFile { path, identity }
                 })
                 .collect();
-            if json {
+            status.max(if json {
                 run(&mut JsonPrinter::new(out, err), &options, &files)
             } else {
                 let printer = TextPrinter::new(out, err);
@@ -327,9 +351,26 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
                     printer
                 };
                 run(&mut printer, &options, &files)
-            }
+            })
         }
     }
+}
+
+/// Reads a PDB's identity and functions for `/pdb`.
+fn read_pdb(path: &str) -> anyhow::Result<PdbFile> {
+    let identity = ident::read(Path::new(path))?;
+    if identity.kind != ident::Kind::Pdb {
+        anyhow::bail!(
+            "this is a {}, not a PDB: give the PDB the image was linked with",
+            identity.kind
+        );
+    }
+    let symbols = Symbols::from_pdb(Path::new(path)).context("cannot read its symbols")?;
+    Ok(PdbFile {
+        path: path.to_owned(),
+        identity,
+        symbols: Arc::new(symbols),
+    })
 }
 
 fn write_quietly(mut out: impl Write, text: &str) -> u8 {

@@ -11,10 +11,12 @@ use crate::error::Error;
 use crate::header::Header;
 use crate::ident::Identity;
 use crate::input::{Input, Tables};
-use crate::matching::{self, Verdict};
+use crate::matching::{self, Status, Verdict};
 use crate::print::{FileInfo, Printer};
 use crate::record::Record;
 use crate::summary::Summary;
+use crate::symbols::Symbols;
+use std::sync::Arc;
 
 /// The sections of a dump.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,7 +54,28 @@ pub struct Options {
     pub binaries: Option<Vec<String>>,
     /// Images and PDBs to match against each trace's program IDs (`/match`).
     pub matches: Vec<MatchFile>,
+    /// PDBs whose symbols name the RVAs of the program ID they match (`/pdb`).
+    pub pdbs: Vec<PdbFile>,
 }
+
+/// A PDB given to `/pdb`, read once for all traces.
+#[derive(Clone, Debug)]
+pub struct PdbFile {
+    /// The path as given.
+    pub path: String,
+    /// Its GUID and age, which must match a program ID.
+    pub identity: Identity,
+    /// Its functions.
+    pub symbols: Arc<Symbols>,
+}
+
+impl PartialEq for PdbFile {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path && self.identity == other.identity
+    }
+}
+
+impl Eq for PdbFile {}
 
 /// A file given to `/match`, read once for all traces.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +110,7 @@ impl Default for Options {
             validate: false,
             binaries: None,
             matches: Vec::new(),
+            pdbs: Vec::new(),
         }
     }
 }
@@ -199,6 +223,24 @@ fn dump_sections<P: Printer>(
     };
 
     out.print(|p| p.begin_file(file))?;
+    for pdb in &opts.pdbs {
+        let verdict = matching::judge(&pdb.identity, &tables);
+        match (verdict.status, verdict.progid) {
+            (Status::Match, Some(progid)) => tables.attach(progid, Arc::clone(&pdb.symbols)),
+            _ => {
+                let message = format!(
+                    "/pdb:{} is {{{}}} age {}, which matches no program ID of this trace ({}); \
+                     its symbols would be wrong, so they are not used",
+                    pdb.path,
+                    pdb.identity.guid.hyphenated().to_string().to_uppercase(),
+                    pdb.identity.age,
+                    verdict.status
+                );
+                out.print(|p| p.error(file, &message))?;
+                out.mismatches += 1;
+            }
+        }
+    }
     if show(opts.sections.header) {
         out.print(|p| p.header(&header))?;
     }

@@ -9,6 +9,7 @@
 use std::fs::File;
 use std::io::{self, Cursor, Read, Seek, SeekFrom};
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::diag::{Code, Diagnostic};
 use crate::error::{Error, Result};
@@ -16,6 +17,7 @@ use crate::header::{HEADER_SIZE, Header};
 use crate::layout::{self, Layout};
 use crate::progid::{ENTRY_SIZE, ProgramIdTable};
 use crate::strtab::StringTable;
+use crate::symbols::Symbols;
 
 /// How many stream bytes a pipe may hold back while it reads tables that lie after the
 /// stream start: the most both tables can span, 64 KiB + 1.5 MiB.
@@ -48,9 +50,25 @@ pub struct Tables {
     /// The file size when known: always for a file, for a pipe once it ended while the
     /// tables were read.
     pub size: Option<u64>,
+    /// Function symbols attached to program IDs by `/pdb`, indexed by progid.
+    pub symbols: Vec<Option<Arc<Symbols>>>,
 }
 
 impl Tables {
+    /// The symbols attached to `progid`, if any.
+    pub fn symbols(&self, progid: Option<u16>) -> Option<&Symbols> {
+        self.symbols.get(usize::from(progid?))?.as_deref()
+    }
+
+    /// Attaches `symbols` to `progid`.
+    pub fn attach(&mut self, progid: u16, symbols: Arc<Symbols>) {
+        let at = usize::from(progid);
+        if self.symbols.len() <= at {
+            self.symbols.resize(at + 1, None);
+        }
+        self.symbols[at] = Some(symbols);
+    }
+
     /// The name bytes of program ID `progid`, when both tables can resolve it.
     pub fn name(&self, progid: u16) -> Option<&[u8]> {
         let entry = self.progids.as_ref()?.get(progid)?;
@@ -195,6 +213,7 @@ impl Input {
             progids,
             stream,
             size: loaded.size,
+            symbols: Vec::new(),
         })
     }
 }

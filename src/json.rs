@@ -31,9 +31,10 @@ use crate::ident::Kind;
 use crate::input::Tables;
 use crate::matching::Status;
 use crate::print::{FileInfo, Printer};
-use crate::record::{Record, SampleKind};
+use crate::record::{Record, SampleKind, Samples};
 use crate::strtab::StringTable;
 use crate::summary::Summary;
+use crate::symbols::Symbols;
 
 /// Writes JSON Lines to `out`; failures to read a file go to `err` as text.
 pub struct JsonPrinter<W: Write, E: Write> {
@@ -154,8 +155,44 @@ fn push_progid(line: &mut Vec<u8>, progid: Option<u16>) {
     }
 }
 
+/// Appends `"function+0xOFFSET"` or `null` for `rva`.
+fn push_symbol(line: &mut Vec<u8>, symbols: &Symbols, rva: u32) {
+    match symbols.lookup(rva) {
+        Some((function, offset)) => {
+            let text = format!("{}+0x{offset:X}", function.name);
+            serde_json::to_writer(&mut *line, &text).expect("writing to a Vec cannot fail");
+        }
+        None => line.extend_from_slice(b"null"),
+    }
+}
+
+/// Appends `,"symbols":[...]`, parallel to the record's RVAs, frames or branches.
+fn push_symbols(line: &mut Vec<u8>, s: &Samples<'_>, symbols: &Symbols) {
+    line.extend_from_slice(b",\"symbols\":[");
+    if s.kind() == SampleKind::Lbr {
+        for (i, b) in s.branches().iter().enumerate() {
+            if i > 0 {
+                line.push(b',');
+            }
+            line.extend_from_slice(b"{\"from\":");
+            push_symbol(line, symbols, b.from);
+            line.extend_from_slice(b",\"to\":");
+            push_symbol(line, symbols, b.to);
+            line.push(b'}');
+        }
+    } else {
+        for (i, rva) in s.rvas().iter().enumerate() {
+            if i > 0 {
+                line.push(b',');
+            }
+            push_symbol(line, symbols, rva);
+        }
+    }
+    line.push(b']');
+}
+
 /// Lays out the line of an event record in `line`, or leaves it empty for an unknown one.
-fn record_line(line: &mut Vec<u8>, record: &Record<'_>) {
+fn record_line(line: &mut Vec<u8>, record: &Record<'_>, tables: &Tables) {
     match record {
         Record::BinaryId(b) => {
             line.extend_from_slice(b"{\"type\":\"binary\",\"offset\":");
@@ -218,7 +255,11 @@ fn record_line(line: &mut Vec<u8>, record: &Record<'_>) {
                     }
                 }
             }
-            line.extend_from_slice(b"]}\n");
+            line.push(b']');
+            if let Some(symbols) = tables.symbols(s.progid) {
+                push_symbols(line, s, symbols);
+            }
+            line.extend_from_slice(b"}\n");
         }
         Record::Unknown(_) => {}
     }
@@ -287,9 +328,9 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
         Ok(())
     }
 
-    fn record(&mut self, record: &Record<'_>, _: &Tables) -> io::Result<()> {
+    fn record(&mut self, record: &Record<'_>, tables: &Tables) -> io::Result<()> {
         self.line.clear();
-        record_line(&mut self.line, record);
+        record_line(&mut self.line, record, tables);
         self.out.write_all(&self.line)
     }
 

@@ -141,6 +141,7 @@ mod tests {
             progids: Some(ProgramIdTable::parse(&entries, 0x4020)),
             stream: None,
             size: None,
+            symbols: Vec::new(),
         }
     }
 

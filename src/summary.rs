@@ -20,6 +20,8 @@ use crate::counts::{Counts, Key};
 use crate::input::Tables;
 use crate::opcode::Opcode;
 use crate::record::{Branch, SampleKind, Samples};
+use crate::symbols::Symbols;
+use crate::text::clean;
 
 /// Per-binary aggregates of one file.
 #[derive(Debug)]
@@ -73,14 +75,90 @@ impl<K: Key> Tally<K> {
 
     /// The `n` keys with the most hits, ties by the smaller key.
     fn top(&self, n: usize) -> Vec<(K, u128)> {
-        let mut all: Vec<(K, u128)> = self.hits.iter().collect();
-        let order = |a: &(K, u128), b: &(K, u128)| (Reverse(a.1), a.0).cmp(&(Reverse(b.1), b.0));
-        if n < all.len() {
-            all.select_nth_unstable_by(n, order);
-            all.truncate(n);
+        top(self.hits.iter().collect(), n)
+    }
+
+    /// The hits folded by function, through `to_function`; keys it cannot place count as
+    /// unresolved. Costs a lookup per unique key, nothing per sample.
+    fn fold<F: Ord + Copy + std::hash::Hash>(
+        &self,
+        to_function: impl Fn(K) -> Option<F>,
+    ) -> (Vec<(F, u128)>, u128) {
+        let mut by_function: HashMap<F, u128> = HashMap::new();
+        let mut unresolved = 0u128;
+        for (key, hits) in self.hits.iter() {
+            match to_function(key) {
+                Some(f) => {
+                    let h = by_function.entry(f).or_insert(0);
+                    *h = h.saturating_add(hits);
+                }
+                None => unresolved = unresolved.saturating_add(hits),
+            }
         }
-        all.sort_unstable_by(order);
-        all
+        (by_function.into_iter().collect(), unresolved)
+    }
+}
+
+/// The `n` entries with the most hits, ties by the smaller key.
+fn top<K: Ord + Copy>(mut all: Vec<(K, u128)>, n: usize) -> Vec<(K, u128)> {
+    let order = |a: &(K, u128), b: &(K, u128)| (Reverse(a.1), a.0).cmp(&(Reverse(b.1), b.0));
+    if n < all.len() {
+        all.select_nth_unstable_by(n, order);
+        all.truncate(n);
+    }
+    all.sort_unstable_by(order);
+    all
+}
+
+/// The start RVA of the function holding `rva`.
+fn function_of(symbols: &Symbols, rva: u32) -> Option<u32> {
+    symbols.lookup(rva).map(|(f, _)| f.rva)
+}
+
+/// The name of the function starting at `rva`.
+fn function_name(symbols: &Symbols, rva: u32) -> String {
+    symbols
+        .lookup(rva)
+        .map_or_else(|| format!("0x{rva:08X}"), |(f, _)| f.name.to_owned())
+}
+
+impl Tally<u32> {
+    /// IP samples by function.
+    fn functions(&self, symbols: &Symbols, n: usize) -> FunctionTable {
+        let (all, unresolved) = self.fold(|rva| function_of(symbols, rva));
+        FunctionTable {
+            unique: all.len(),
+            unresolved,
+            top: top(all, n)
+                .into_iter()
+                .map(|(rva, samples)| TopFunction {
+                    function: function_name(symbols, rva),
+                    rva,
+                    samples,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Tally<[u32; 2]> {
+    /// Arcs folded to function pairs; an arc with an end outside every function is
+    /// unresolved.
+    fn function_arcs(&self, symbols: &Symbols, n: usize) -> FunctionArcTable {
+        let (all, unresolved) =
+            self.fold(|[from, to]| Some([function_of(symbols, from)?, function_of(symbols, to)?]));
+        FunctionArcTable {
+            unique: all.len(),
+            unresolved,
+            top: top(all, n)
+                .into_iter()
+                .map(|([from, to], hits)| TopFunctionArc {
+                    from: function_name(symbols, from),
+                    to: function_name(symbols, to),
+                    hits,
+                })
+                .collect(),
+        }
     }
 }
 
@@ -156,44 +234,50 @@ impl Summary {
 
     /// The summary as JSON lines, one per binary.
     pub fn json_lines<'a>(&'a self, tables: &'a Tables) -> impl Iterator<Item = SummaryLine<'a>> {
-        self.ordered().into_iter().map(move |b| SummaryLine {
-            kind: "summary",
-            progid: b.progid,
-            name: b
-                .progid
-                .and_then(|p| tables.name(p))
-                .map(|n| String::from_utf8_lossy(n).into_owned()),
-            records: b.records,
-            ip: Opcode::IP_KINDS
-                .iter()
-                .zip(&b.ip)
-                .filter_map(|(op, t)| {
-                    let t = t.as_ref()?;
-                    Some(IpSummary {
-                        event: op.name().unwrap_or_default(),
-                        records: t.records,
-                        samples: t.total,
-                        unique_rvas: t.hits.len(),
-                        top: t
-                            .top(self.top)
-                            .into_iter()
-                            .map(|(rva, hits)| TopRva { rva, hits })
-                            .collect(),
+        self.ordered().into_iter().map(move |b| {
+            let symbols = tables.symbols(b.progid);
+            SummaryLine {
+                kind: "summary",
+                progid: b.progid,
+                name: b
+                    .progid
+                    .and_then(|p| tables.name(p))
+                    .map(|n| String::from_utf8_lossy(n).into_owned()),
+                records: b.records,
+                ip: Opcode::IP_KINDS
+                    .iter()
+                    .zip(&b.ip)
+                    .filter_map(|(op, t)| {
+                        let t = t.as_ref()?;
+                        Some(IpSummary {
+                            event: op.name().unwrap_or_default(),
+                            records: t.records,
+                            samples: t.total,
+                            unique_rvas: t.hits.len(),
+                            top: t
+                                .top(self.top)
+                                .into_iter()
+                                .map(|(rva, hits)| TopRva { rva, hits })
+                                .collect(),
+                            functions: symbols.map(|s| t.functions(s, self.top)),
+                        })
                     })
-                })
-                .collect(),
-            lbr: b.lbr.as_ref().map(|t| LbrSummary {
-                records: t.records,
-                branches: t.total,
-                unique_arcs: t.hits.len(),
-                top: top_arcs(t, self.top),
-            }),
-            callstack: b.callstack.as_ref().map(|t| CallstackSummary {
-                records: t.records,
-                arcs: t.total,
-                unique_arcs: t.hits.len(),
-                top: top_arcs(t, self.top),
-            }),
+                    .collect(),
+                lbr: b.lbr.as_ref().map(|t| LbrSummary {
+                    records: t.records,
+                    branches: t.total,
+                    unique_arcs: t.hits.len(),
+                    top: top_arcs(t, self.top),
+                    function_arcs: symbols.map(|s| t.function_arcs(s, self.top)),
+                }),
+                callstack: b.callstack.as_ref().map(|t| CallstackSummary {
+                    records: t.records,
+                    arcs: t.total,
+                    unique_arcs: t.hits.len(),
+                    top: top_arcs(t, self.top),
+                    function_arcs: symbols.map(|s| t.function_arcs(s, self.top)),
+                }),
+            }
         })
     }
 }
@@ -225,6 +309,39 @@ struct IpSummary {
     samples: u128,
     unique_rvas: usize,
     top: Vec<TopRva>,
+    /// With `/pdb`: the samples by function.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    functions: Option<FunctionTable>,
+}
+
+/// Samples by function: the top functions, and the samples outside every function.
+#[derive(Serialize)]
+struct FunctionTable {
+    unique: usize,
+    unresolved: u128,
+    top: Vec<TopFunction>,
+}
+
+#[derive(Serialize)]
+struct TopFunction {
+    function: String,
+    rva: u32,
+    samples: u128,
+}
+
+/// Arcs folded to function pairs.
+#[derive(Serialize)]
+struct FunctionArcTable {
+    unique: usize,
+    unresolved: u128,
+    top: Vec<TopFunctionArc>,
+}
+
+#[derive(Serialize)]
+struct TopFunctionArc {
+    from: String,
+    to: String,
+    hits: u128,
 }
 
 #[derive(Serialize)]
@@ -233,6 +350,9 @@ struct LbrSummary {
     branches: u128,
     unique_arcs: usize,
     top: Vec<TopArc>,
+    /// With `/pdb`: the arcs between functions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    function_arcs: Option<FunctionArcTable>,
 }
 
 #[derive(Serialize)]
@@ -241,6 +361,9 @@ struct CallstackSummary {
     arcs: u128,
     unique_arcs: usize,
     top: Vec<TopArc>,
+    /// With `/pdb`: the arcs between functions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    function_arcs: Option<FunctionArcTable>,
 }
 
 #[derive(Serialize)]
@@ -313,6 +436,26 @@ pub fn write_text(o: &mut impl Write, summary: &Summary, tables: &Tables) -> io:
                 })
                 .collect();
             table(o, "RVA", &rows)?;
+            if let Some(f) = &ip.functions {
+                let rows: Vec<_> = f
+                    .top
+                    .iter()
+                    .map(|t| {
+                        (
+                            t.samples,
+                            percent(t.samples, ip.samples),
+                            clean(&t.function).into_owned(),
+                        )
+                    })
+                    .collect();
+                table(o, "function", &rows)?;
+                unresolved(
+                    o,
+                    f.unresolved,
+                    ip.samples,
+                    "samples outside every function",
+                )?;
+            }
         }
         if let Some(lbr) = &line.lbr {
             writeln!(
@@ -326,6 +469,9 @@ pub fn write_text(o: &mut impl Write, summary: &Summary, tables: &Tables) -> io:
                 plural(lbr.unique_arcs as u64)
             )?;
             table(o, "from->to", &arc_rows(&lbr.top, lbr.branches))?;
+            if let Some(f) = &lbr.function_arcs {
+                function_arcs(o, f, lbr.branches)?;
+            }
         }
         if let Some(cs) = &line.callstack {
             writeln!(
@@ -339,9 +485,39 @@ pub fn write_text(o: &mut impl Write, summary: &Summary, tables: &Tables) -> io:
                 plural(cs.unique_arcs as u64)
             )?;
             table(o, "from->to", &arc_rows(&cs.top, cs.arcs))?;
+            if let Some(f) = &cs.function_arcs {
+                function_arcs(o, f, cs.arcs)?;
+            }
         }
     }
     Ok(())
+}
+
+/// The function-pair table of an arc table.
+fn function_arcs(o: &mut impl Write, f: &FunctionArcTable, total: u128) -> io::Result<()> {
+    let rows: Vec<_> = f
+        .top
+        .iter()
+        .map(|t| {
+            let arc = format!("{}->{}", clean(&t.from), clean(&t.to));
+            (t.hits, percent(t.hits, total), arc)
+        })
+        .collect();
+    table(o, "function->function", &rows)?;
+    unresolved(
+        o,
+        f.unresolved,
+        total,
+        "arcs with an end outside every function",
+    )
+}
+
+/// A closing line for what no function holds, when there is any.
+fn unresolved(o: &mut impl Write, part: u128, total: u128, what: &str) -> io::Result<()> {
+    if part == 0 {
+        return Ok(());
+    }
+    writeln!(o, "    ({part} {what}, {})", percent(part, total))
 }
 
 fn arc_rows(top: &[TopArc], total: u128) -> Vec<(u128, String, String)> {
@@ -395,6 +571,7 @@ mod tests {
             progids: None,
             stream: None,
             size: None,
+            symbols: Vec::new(),
         }
     }
 

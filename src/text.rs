@@ -37,6 +37,7 @@ use crate::progid::ProgramIdTable;
 use crate::record::{Record, SampleKind, Samples};
 use crate::strtab::StringTable;
 use crate::summary::Summary;
+use crate::symbols::Symbols;
 
 /// Writes text to `out` and diagnostics to `err`.
 pub struct TextPrinter<W: Write, E: Write> {
@@ -99,7 +100,7 @@ fn hex8(v: u32) -> [u8; 10] {
 }
 
 /// Escapes control characters, so that a name never breaks a line.
-fn clean(s: &str) -> Cow<'_, str> {
+pub(crate) fn clean(s: &str) -> Cow<'_, str> {
     if s.chars().any(char::is_control) {
         Cow::Owned(
             s.chars()
@@ -274,7 +275,7 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
             }
             Record::Samples(s) => {
                 self.line.clear();
-                samples_line(&mut self.line, s);
+                samples_line(&mut self.line, s, tables.symbols(s.progid));
                 o.write_all(&self.line)
             }
             Record::Unknown(u) => match u.resumed_at {
@@ -471,9 +472,22 @@ fn push_start(line: &mut Vec<u8>, offset: u64, name: &str) {
     line.extend_from_slice(&[b' '; NAME_WIDTH][..pad]);
 }
 
-/// Lays out a sample record's line in `line`. This runs for nearly every record of a dump,
-/// so it builds the line by hand and the caller writes it in one piece.
-fn samples_line(line: &mut Vec<u8>, s: &Samples<'_>) {
+/// Appends `(function+0xOFFSET)` when `symbols` place `rva` in a function.
+#[inline]
+fn push_symbol(line: &mut Vec<u8>, symbols: Option<&Symbols>, rva: u32) {
+    if let Some((function, offset)) = symbols.and_then(|s| s.lookup(rva)) {
+        line.push(b'(');
+        line.extend_from_slice(clean(function.name).as_bytes());
+        line.extend_from_slice(b"+0x");
+        line.extend_from_slice(format!("{offset:X}").as_bytes());
+        line.push(b')');
+    }
+}
+
+/// Lays out a sample record's line in `line`, naming each address by its function when
+/// `symbols` are attached. This runs for nearly every record of a dump, so it builds the
+/// line by hand and the caller writes it in one piece.
+fn samples_line(line: &mut Vec<u8>, s: &Samples<'_>, symbols: Option<&Symbols>) {
     push_start(line, s.offset, s.opcode.name().unwrap_or_default());
     line.extend_from_slice(b"hits ");
     push_dec(line, s.hits);
@@ -488,22 +502,27 @@ fn samples_line(line: &mut Vec<u8>, s: &Samples<'_>) {
                 let mut item = *b"  0x00000000";
                 item[2..].copy_from_slice(&hex8(rva));
                 line.extend_from_slice(&item[1..]);
+                push_symbol(line, symbols, rva);
             }
         }
         SampleKind::Lbr => {
             for b in s.branches().iter() {
-                let mut item = *b" 0x00000000->0x00000000";
-                item[1..11].copy_from_slice(&hex8(b.from));
-                item[13..].copy_from_slice(&hex8(b.to));
-                line.extend_from_slice(&item);
+                line.push(b' ');
+                line.extend_from_slice(&hex8(b.from));
+                push_symbol(line, symbols, b.from);
+                line.extend_from_slice(b"->");
+                line.extend_from_slice(&hex8(b.to));
+                push_symbol(line, symbols, b.to);
             }
         }
         SampleKind::CallStack => {
             line.push(b' ');
             for (i, rva) in s.rvas().iter().enumerate() {
-                let mut item = *b"->0x00000000";
-                item[2..].copy_from_slice(&hex8(rva));
-                line.extend_from_slice(if i == 0 { &item[2..] } else { &item });
+                if i > 0 {
+                    line.extend_from_slice(b"->");
+                }
+                line.extend_from_slice(&hex8(rva));
+                push_symbol(line, symbols, rva);
             }
         }
     }

@@ -1,0 +1,299 @@
+//! `/pdb`: addresses named by function, on the real clang/lld fixtures in `testdata/pe/`.
+//!
+//! The functions and their RVAs come from what `llvm-pdbutil` printed of `app.pdb`
+//! (`testdata/pe/app.pdbutil.txt`), and the trace's identities from what `llvm-readobj`
+//! printed of the images, so neither side of a check comes from the code under test.
+
+#[path = "support/builder.rs"]
+mod builder;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use assert_cmd::Command;
+use builder::{Guid, RETIRE_INSTR, SptBuilder, UNHALT_CYCLE};
+use serde_json::{Value, json};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn text(name: &str) -> String {
+    std::fs::read_to_string(root().join("testdata/pe").join(name)).unwrap()
+}
+
+/// A function as llvm-pdbutil shows it.
+#[derive(Debug, Clone)]
+struct Function {
+    name: String,
+    rva: u32,
+    size: u32,
+}
+
+/// The procedures of `app.pdb`: `S_GPROC32`/`S_LPROC32` with `addr = 0001:OFFSET` (decimal)
+/// and `code size = N`, placed by the first section's virtual address (hex).
+fn procedures() -> Vec<Function> {
+    let dump = text("app.pdbutil.txt");
+    let lines: Vec<&str> = dump.lines().collect();
+    let text_va = lines
+        .iter()
+        .skip_while(|l| !l.contains("SECTION HEADER #1"))
+        .find_map(|l| l.trim().strip_suffix(" virtual address"))
+        .map(|v| u32::from_str_radix(v.trim(), 16).unwrap())
+        .expect("section 1");
+    let mut out = Vec::new();
+    for pair in lines.windows(2) {
+        if !(pair[0].contains("S_GPROC32") || pair[0].contains("S_LPROC32")) {
+            continue;
+        }
+        let name = pair[0].split('`').nth(1).unwrap().to_owned();
+        let offset: u32 = pair[1].split("addr = 0001:").nth(1).unwrap()[..4]
+            .parse()
+            .unwrap();
+        let size: u32 = pair[1]
+            .split("code size = ")
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        out.push(Function {
+            name,
+            rva: text_va + offset,
+            size,
+        });
+    }
+    out.sort_by_key(|f| f.rva);
+    assert!(out.len() >= 5, "{out:?}");
+    out
+}
+
+fn function(name: &str) -> Function {
+    procedures().into_iter().find(|f| f.name == name).unwrap()
+}
+
+/// The 16 GUID bytes and age llvm-readobj printed for an image's CodeView record.
+fn codeview(image: &str) -> ([u8; 16], u32) {
+    let dump = text(&format!("{image}.readobj.txt"));
+    let guid = dump
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("PDBGUID: ("))
+        .unwrap();
+    let bytes: Vec<u8> = guid
+        .trim_end_matches(')')
+        .split_whitespace()
+        .map(|b| u8::from_str_radix(b, 16).unwrap())
+        .collect();
+    let age = dump
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("PDBAge: "))
+        .unwrap();
+    (bytes.try_into().unwrap(), age.parse().unwrap())
+}
+
+/// The RVAs the trace samples, each with the name text must give it.
+fn probes() -> Vec<(u32, Option<String>)> {
+    let mut probes = Vec::new();
+    for f in procedures() {
+        probes.push((f.rva, Some(format!("{}+0x0", f.name))));
+        probes.push((
+            f.rva + f.size - 1,
+            Some(format!("{}+0x{:X}", f.name, f.size - 1)),
+        ));
+    }
+    // Between mix_round's end and parse_token's start: padding, in no function.
+    let gap = function("mix_round");
+    let next = function("parse_token");
+    assert!(gap.rva + gap.size < next.rva);
+    probes.push((gap.rva + gap.size, None));
+    // Before the first section, and in the data section.
+    probes.push((0x10, None));
+    probes.push((0x2010, None));
+    probes
+}
+
+fn trace() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let mut b = SptBuilder::new();
+        let (guid, age) = codeview("app");
+        let name = b.string("app.exe");
+        let app = b.program_id(Guid(guid), age, name);
+        let rvas: Vec<u32> = probes().iter().map(|p| p.0).collect();
+        let parse = function("parse_token");
+        let hash = function("hash_bytes");
+        let main = function("main_entry");
+        let sum = function("compute_checksum");
+        b.binary_id(app)
+            .ip(RETIRE_INSTR, &rvas)
+            .repeat(2)
+            .ip(UNHALT_CYCLE, &[parse.rva + 5, parse.rva + 5, 0x10])
+            .lbr(&[
+                (parse.rva + 5, hash.rva),
+                (hash.rva + 3, hash.rva + 9),
+                (0x10, hash.rva),
+            ])
+            .callstack(&[main.rva + 4, sum.rva + 0x20, parse.rva + 1]);
+        let dir = root().join("target/symbol-inputs");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("app-probes.spt");
+        std::fs::write(&path, b.build()).unwrap();
+        path
+    })
+    .clone()
+}
+
+fn sptdump(args: &[&str]) -> (String, String, i32) {
+    let out = Command::cargo_bin("sptdump")
+        .unwrap()
+        .current_dir(root().join("testdata/pe"))
+        .args(args)
+        .arg(trace())
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap(),
+    )
+}
+
+fn json_lines(args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["/json"];
+    all.extend(args);
+    let (out, err, status) = sptdump(&all);
+    assert_eq!(status, 0, "{err}");
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn known_rvas_resolve_to_their_functions_and_gaps_stay_bare() {
+    let lines = json_lines(&["/event", "/pdb:app.pdb"]);
+    let ip = lines.iter().find(|l| l["event"] == "RETIRE_INSTR").unwrap();
+    let expected: Vec<Value> = probes()
+        .into_iter()
+        .map(|(_, name)| name.map_or(Value::Null, Value::from))
+        .collect();
+    assert_eq!(ip["symbols"], Value::from(expected));
+    assert_eq!(
+        ip["rvas"].as_array().unwrap().len(),
+        ip["symbols"].as_array().unwrap().len()
+    );
+}
+
+#[test]
+fn branches_and_frames_get_parallel_symbols() {
+    let lines = json_lines(&["/event", "/pdb:app.pdb"]);
+    let lbr = lines.iter().find(|l| l["type"] == "lbr").unwrap();
+    assert_eq!(
+        lbr["symbols"],
+        json!([
+            {"from": "parse_token+0x5", "to": "hash_bytes+0x0"},
+            {"from": "hash_bytes+0x3", "to": "hash_bytes+0x9"},
+            {"from": null, "to": "hash_bytes+0x0"}
+        ])
+    );
+    let stack = lines.iter().find(|l| l["type"] == "callstack").unwrap();
+    assert_eq!(
+        stack["symbols"],
+        json!(["main_entry+0x4", "compute_checksum+0x20", "parse_token+0x1"])
+    );
+}
+
+#[test]
+fn without_pdb_there_are_no_symbols() {
+    let lines = json_lines(&["/event"]);
+    assert!(lines.iter().all(|l| l.get("symbols").is_none()));
+}
+
+#[test]
+fn text_names_each_address_beside_it() {
+    let (out, _, status) = sptdump(&["/event", "/pdb:app.pdb"]);
+    assert_eq!(status, 0);
+    let parse = function("parse_token");
+    let hash = function("hash_bytes");
+    assert!(
+        out.contains(&format!(
+            "0x{:08X}(parse_token+0x5)->0x{:08X}(hash_bytes+0x0) ",
+            parse.rva + 5,
+            hash.rva
+        )),
+        "{out}"
+    );
+    // An address in no function is shown bare.
+    assert!(out.contains(" 0x00000010->"), "{out}");
+}
+
+#[test]
+fn a_pdb_of_another_build_is_refused() {
+    for pdb in ["/pdb:v2/core.pdb", "/pdb:core.pdb"] {
+        let (out, err, status) = sptdump(&["/json", "/event", pdb]);
+        assert_eq!(status, 1, "{pdb}");
+        assert!(err.contains("matches no program ID"), "{err}");
+        assert!(err.contains("symbols would be wrong"), "{err}");
+        assert!(!out.contains("\"symbols\""), "{out}");
+    }
+}
+
+#[test]
+fn an_image_is_not_a_pdb() {
+    let (_, err, status) = sptdump(&["/event", "/pdb:app.exe"]);
+    assert_eq!(status, 1);
+    assert!(
+        err.contains("/pdb:app.exe") && err.contains("not a PDB"),
+        "{err}"
+    );
+}
+
+#[test]
+fn function_tables_add_up_to_the_rva_tables() {
+    let lines = json_lines(&["/summary", "/top:100", "/pdb:app.pdb"]);
+    let summary = lines.iter().find(|l| l["type"] == "summary").unwrap();
+    let n = |v: &Value| v.as_u64().unwrap();
+    for ip in summary["ip"].as_array().unwrap() {
+        let f = &ip["functions"];
+        let listed: u64 = f["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| n(&t["samples"]))
+            .sum();
+        assert_eq!(listed + n(&f["unresolved"]), n(&ip["samples"]), "{ip}");
+    }
+    for (table, total) in [("lbr", "branches"), ("callstack", "arcs")] {
+        let t = &summary[table];
+        let f = &t["function_arcs"];
+        let listed: u64 = f["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| n(&t["hits"]))
+            .sum();
+        assert_eq!(listed + n(&f["unresolved"]), n(&t[total]), "{t}");
+    }
+    // The UNHALT_CYCLE record counted parse_token+5 twice with hits 3, and 0x10 (in no
+    // function) once.
+    let unhalt = summary["ip"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["event"] == "UNHALT_CYCLE")
+        .unwrap();
+    assert_eq!(
+        unhalt["functions"],
+        json!({"unique": 1, "unresolved": 3,
+               "top": [{"function": "parse_token", "rva": function("parse_token").rva, "samples": 6}]})
+    );
+    assert_eq!(
+        summary["lbr"]["function_arcs"]["top"],
+        json!([{"from": "hash_bytes", "to": "hash_bytes", "hits": 1},
+               {"from": "parse_token", "to": "hash_bytes", "hits": 1}])
+    );
+    assert_eq!(
+        summary["callstack"]["function_arcs"]["top"],
+        json!([{"from": "compute_checksum", "to": "parse_token", "hits": 1},
+               {"from": "main_entry", "to": "compute_checksum", "hits": 1}])
+    );
+}
