@@ -708,3 +708,53 @@ fn binary_index_naming_nothing_in_the_file_is_a_usage_error() {
     assert_eq!(stdout(&o), "");
     assert!(stderr(&o).contains("contoso_app.exe"), "{}", stderr(&o));
 }
+
+/// `/summary` over several files: each file's summaries follow its own `file` line, and
+/// `/binary` applies to every file.
+#[test]
+fn summaries_of_several_files_stay_apart() {
+    let (_dir, second) = temp_file("second.spt", &trace_with_warnings());
+    let o = run(&[
+        "/json",
+        "/summary",
+        "/top:1",
+        SAMPLE,
+        second.to_str().unwrap(),
+    ]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let files: Vec<usize> = (0..lines.len())
+        .filter(|&i| kind(&lines[i]) == "file")
+        .collect();
+    assert_eq!(files.len(), 2);
+    let first: Vec<_> = lines[files[0]..files[1]]
+        .iter()
+        .filter(|l| kind(l) == "summary")
+        .collect();
+    let after: Vec<_> = lines[files[1]..]
+        .iter()
+        .filter(|l| kind(l) == "summary")
+        .collect();
+    // The sample has three binaries with samples; each summary shows one top entry.
+    assert_eq!(first.len(), SAMPLE_BINARIES.len());
+    assert!(!after.is_empty());
+    for s in first.iter().chain(&after) {
+        for ip in s["ip"].as_array().unwrap() {
+            assert!(ip["top"].as_array().unwrap().len() <= 1, "{ip}");
+        }
+    }
+    // /binary by index selects progid 0 in each file.
+    let o = run(&[
+        "/json",
+        "/summary",
+        "/binary:0",
+        SAMPLE,
+        second.to_str().unwrap(),
+    ]);
+    let progids: Vec<Value> = json_lines(&o)
+        .iter()
+        .filter(|l| kind(l) == "summary")
+        .map(|l| l["progid"].clone())
+        .collect();
+    assert_eq!(progids, [Value::from(0), Value::from(0)]);
+}
