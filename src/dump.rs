@@ -13,6 +13,7 @@ use crate::ident::Identity;
 use crate::input::{Input, Tables};
 use crate::matching::{self, Status, Verdict};
 use crate::print::{FileInfo, Printer};
+use crate::progid::registry_form;
 use crate::record::Record;
 use crate::summary::Summary;
 use crate::symbols::Symbols;
@@ -232,7 +233,7 @@ fn dump_sections<P: Printer>(
                     "/pdb:{} is {{{}}} age {}, which matches no program ID of this trace ({}); \
                      its symbols would be wrong, so they are not used",
                     pdb.path,
-                    pdb.identity.guid.hyphenated().to_string().to_uppercase(),
+                    registry_form(&pdb.identity.guid),
                     pdb.identity.age,
                     verdict.status
                 );

@@ -31,6 +31,7 @@ use crate::ident::Kind;
 use crate::input::Tables;
 use crate::matching::Status;
 use crate::print::{FileInfo, Printer};
+use crate::progid::registry_form;
 use crate::record::{Record, SampleKind, Samples};
 use crate::strtab::StringTable;
 use crate::summary::Summary;
@@ -362,7 +363,7 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                             Kind::Pe => "pe",
                             Kind::Pdb => "pdb",
                         }),
-                        guid: Some(id.guid.hyphenated().to_string().to_uppercase()),
+                        guid: Some(registry_form(&id.guid)),
                         age: Some(id.age),
                         status: v.status.as_str(),
                         progid: v.progid,

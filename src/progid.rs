@@ -51,8 +51,7 @@ impl ProgramId {
     /// The GUID in registry form without braces, upper case:
     /// `42AC0098-ADB5-E796-8C0E-161D2814780E`.
     pub fn guid_string(&self) -> String {
-        let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-        self.guid.hyphenated().encode_upper(&mut buf).to_owned()
+        registry_form(&self.guid)
     }
 
     /// The symbol-server key: the GUID's 32 hex digits, then the age in upper-case hex
@@ -60,6 +59,13 @@ impl ProgramId {
     pub fn symkey(&self) -> SymKey {
         SymKey(*self)
     }
+}
+
+/// A GUID in registry form without braces, upper case, as everything here shows GUIDs:
+/// `42AC0098-ADB5-E796-8C0E-161D2814780E`.
+pub fn registry_form(guid: &Uuid) -> String {
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    guid.hyphenated().encode_upper(&mut buf).to_owned()
 }
 
 /// Displays a program ID's symbol-server key.

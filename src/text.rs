@@ -34,6 +34,7 @@ use crate::input::Tables;
 use crate::matching::Status;
 use crate::print::{FileInfo, Printer};
 use crate::progid::ProgramIdTable;
+use crate::progid::registry_form;
 use crate::record::{Record, SampleKind, Samples};
 use crate::strtab::StringTable;
 use crate::summary::Summary;
@@ -414,7 +415,7 @@ fn match_row(r: &MatchResult<'_>, tables: &Tables) -> [String; 5] {
             Kind::Pe => "PE".into(),
             Kind::Pdb => "PDB".into(),
         },
-        format!("{{{}}}", id.guid.hyphenated().to_string().to_uppercase()),
+        format!("{{{}}}", registry_form(&id.guid)),
         format!("age {}", id.age),
         verdict,
     ]
