@@ -143,7 +143,7 @@ impl<R: Read> Decoder<R> {
         while self.end < n {
             match self.input.read(&mut self.buf[self.end..]) {
                 Ok(0) => {
-                    self.eof = true;
+                    self.ended(self.base + self.end as u64)?;
                     return Ok(false);
                 }
                 Ok(k) => self.end += k,
@@ -152,6 +152,18 @@ impl<R: Read> Decoder<R> {
             }
         }
         Ok(true)
+    }
+
+    /// Notes that the input ended at `at`. A file that ends before the size it had when it
+    /// was opened was changed while being read: what it holds now is not what its header
+    /// described, so this is a read error rather than a truncated trace.
+    #[cold]
+    fn ended(&mut self, at: u64) -> Result<()> {
+        self.eof = true;
+        match self.size {
+            Some(size) if at < size => Err(crate::input::shrunk(at, size)),
+            _ => Ok(()),
+        }
     }
 
     /// Moves to file offset `target`, which lies at or after the current offset, reading and
@@ -167,7 +179,7 @@ impl<R: Read> Decoder<R> {
         self.end = 0;
         while !self.eof {
             match self.input.read(&mut self.buf) {
-                Ok(0) => self.eof = true,
+                Ok(0) => self.ended(self.base)?,
                 Ok(k) => {
                     if self.base + k as u64 > target {
                         self.pos = (target - self.base) as usize;
@@ -829,6 +841,23 @@ mod tests {
                 .last()
                 .unwrap()
                 .ends_with("RETIRE_INSTR p0 x1 [0x7]")
+        );
+    }
+
+    #[test]
+    fn a_file_shorter_than_its_size_was_changed_while_read() {
+        let stream = [0x81, 0, 0, 0, 10, 0, 0, 0, 0x02, 0x01, 1, 0, 0, 0];
+        let size = START + stream.len() as u64 + 100; // the size when it was opened
+        let err = Decoder::new(&stream[..], START, Some(size), 1)
+            .run(&mut Collect::default())
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::Read { offset, .. } if *offset == START + 14),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string().contains("changed while being read"),
+            "{err}"
         );
     }
 

@@ -270,7 +270,7 @@ fn load_file(mut file: Box<dyn Seekable>, size: u64, layout: &Layout) -> Result<
 }
 
 /// The error for a file that ends before the size it had when it was opened.
-fn shrunk(at: u64, size: u64) -> Error {
+pub(crate) fn shrunk(at: u64, size: u64) -> Error {
     Error::read(
         at,
         io::Error::new(
