@@ -6,16 +6,14 @@
 //! on every platform. `--` ends the options; `-` is standard input.
 
 use std::ffi::OsString;
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use clap::Parser;
 
 use crate::diag::Tally;
-use anyhow::Context as _;
-
 use crate::dump::{self, MatchFile, Options, Outcome, PdbFile, Sections};
+use crate::error;
 use crate::ident;
 use crate::input::Input;
 use crate::json::JsonPrinter;
@@ -324,12 +322,13 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             match_paths,
             pdb_paths,
         } => {
+            let files = expand_wildcards(files);
             let mut status = EXIT_OK;
             for path in pdb_paths {
                 match read_pdb(&path) {
                     Ok(pdb) => options.pdbs.push(pdb),
                     Err(e) => {
-                        eprintln!("sptdump: /pdb:{path}: {e:#}");
+                        eprintln!("sptdump: /pdb:{path}: {e}");
                         status = EXIT_ERRORS;
                     }
                 }
@@ -356,16 +355,78 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     }
 }
 
+/// Expands `*` and `?` in the last component of file arguments. On Windows neither cmd.exe
+/// nor PowerShell does it for a program, so `sptdump /validate *.spt` relies on it there, as
+/// it does with Microsoft's tools; elsewhere the shell has done it already. A pattern that
+/// matches no file is kept, to be reported as not found.
+fn expand_wildcards(files: Vec<String>) -> Vec<String> {
+    if !cfg!(windows) {
+        return files;
+    }
+    let mut out = Vec::with_capacity(files.len());
+    for arg in files {
+        let split = arg.rfind(['/', '\\']).map_or(0, |i| i + 1);
+        let (dir, pattern) = arg.split_at(split);
+        if !pattern.contains(['*', '?']) {
+            out.push(arg);
+            continue;
+        }
+        let mut found: Vec<String> = std::fs::read_dir(if dir.is_empty() { "." } else { dir })
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|name| wildcard_match(pattern, name))
+            .map(|name| format!("{dir}{name}"))
+            .collect();
+        if found.is_empty() {
+            out.push(arg);
+        } else {
+            found.sort_by_key(|name| name.to_lowercase());
+            out.extend(found);
+        }
+    }
+    out
+}
+
+/// Whether `name` matches `pattern`, where `*` stands for any run of characters and `?` for
+/// one, ignoring case as Windows file names do.
+fn wildcard_match(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.to_lowercase().chars().collect();
+    let n: Vec<char> = name.to_lowercase().chars().collect();
+    // The classic two-pointer match, backtracking to the last `*`.
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < n.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some((i, j));
+            i += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
 /// Reads a PDB's identity and functions for `/pdb`.
-fn read_pdb(path: &str) -> anyhow::Result<PdbFile> {
-    let identity = ident::read(Path::new(path))?;
+fn read_pdb(path: &str) -> Result<PdbFile, String> {
+    let identity = ident::read(Path::new(path)).map_err(|e| e.to_string())?;
     if identity.kind != ident::Kind::Pdb {
-        anyhow::bail!(
+        return Err(format!(
             "this is a {}, not a PDB: give the PDB the image was linked with",
             identity.kind
-        );
+        ));
     }
-    let symbols = Symbols::from_pdb(Path::new(path)).context("cannot read its symbols")?;
+    let symbols =
+        Symbols::from_pdb(Path::new(path)).map_err(|e| format!("cannot read its symbols: {e}"))?;
     Ok(PdbFile {
         path: path.to_owned(),
         identity,
@@ -429,7 +490,7 @@ fn dump_one<P: Printer>(
     let outcome = match input {
         Ok(input) => dump::dump(printer, &info, input, options)?,
         Err(e) => {
-            printer.error(&info, &format!("cannot open: {e}"))?;
+            printer.error(&info, &format!("cannot open: {}", error::describe(&e)))?;
             if options.validate {
                 // A pipeline counting verdicts must not miss a file it could not open.
                 printer.begin_file(&info)?;
@@ -449,14 +510,7 @@ fn dump_one<P: Printer>(
 }
 
 fn open(path: &str) -> io::Result<Input> {
-    let file = File::open(path)?;
-    if file.metadata()?.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "it is a directory, not an SPT file",
-        ));
-    }
-    Input::file(file)
+    Input::file(error::open_file(Path::new(path))?)
 }
 
 #[cfg(test)]
@@ -562,6 +616,17 @@ mod tests {
         };
         assert_eq!(match_paths, ["C:\\b\\app.exe", "app.pdb", "core.dll"]);
         assert_eq!(options.sections, Sections::default());
+    }
+
+    #[test]
+    fn wildcards() {
+        assert!(wildcard_match("*.spt", "Trace 1.SPT"));
+        assert!(wildcard_match("t?ace*.spt", "trace-2026.spt"));
+        assert!(wildcard_match("*", ""));
+        assert!(wildcard_match("a*b*c", "aXXbYYbc"));
+        assert!(!wildcard_match("*.spt", "trace.spd"));
+        assert!(!wildcard_match("?.spt", ".spt"));
+        assert!(!wildcard_match("a*b", "ab c"));
     }
 
     #[test]

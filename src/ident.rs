@@ -70,7 +70,7 @@ pub struct Identity {
 #[derive(Debug, thiserror::Error)]
 pub enum IdentError {
     /// The file could not be opened or read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {}", path.display(), crate::error::describe(source))]
     Io {
         /// The file.
         path: PathBuf,
@@ -178,7 +178,7 @@ impl IdentError {
 /// is the information stream's age reported. (lld writes one age, 1, into the image and
 /// both streams.)
 pub fn read(path: &Path) -> Result<Identity, IdentError> {
-    let mut file = File::open(path).map_err(|e| IdentError::io(path, e))?;
+    let mut file = crate::error::open_file(path).map_err(|e| IdentError::io(path, e))?;
     let magic = read_magic(&mut file).map_err(|e| IdentError::io(path, e))?;
     if magic.starts_with(b"MZ") {
         read_pe(path, file)
@@ -193,7 +193,7 @@ pub fn read(path: &Path) -> Result<Identity, IdentError> {
 
 /// Opens the PDB at `path`, checking its signature first.
 pub(crate) fn open_pdb(path: &Path) -> Result<pdb2::PDB<'static, File>, IdentError> {
-    let mut file = File::open(path).map_err(|e| IdentError::io(path, e))?;
+    let mut file = crate::error::open_file(path).map_err(|e| IdentError::io(path, e))?;
     let magic = read_magic(&mut file).map_err(|e| IdentError::io(path, e))?;
     if magic != *MSF7_SIGNATURE {
         return Err(IdentError::NotPdb {
