@@ -510,6 +510,16 @@ fn dump_one<P: Printer>(
 }
 
 fn open(path: &str) -> io::Result<Input> {
+    // A wildcard left after expansion matched nothing: not found, as a Unix shell's would be
+    // (Windows itself calls such a name invalid).
+    if cfg!(windows)
+        && path
+            .rsplit(['/', '\\'])
+            .next()
+            .is_some_and(|n| n.contains(['*', '?']))
+    {
+        return Err(io::ErrorKind::NotFound.into());
+    }
     Input::file(error::open_file(Path::new(path))?)
 }
 
