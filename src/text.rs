@@ -474,9 +474,8 @@ fn push_start(line: &mut Vec<u8>, offset: u64, name: &str) {
 }
 
 /// Appends `(function+0xOFFSET)` when `symbols` place `rva` in a function.
-#[inline]
-fn push_symbol(line: &mut Vec<u8>, symbols: Option<&Symbols>, rva: u32) {
-    if let Some((function, offset)) = symbols.and_then(|s| s.lookup(rva)) {
+fn push_symbol(line: &mut Vec<u8>, symbols: &Symbols, rva: u32) {
+    if let Some((function, offset)) = symbols.lookup(rva) {
         line.push(b'(');
         line.extend_from_slice(clean(function.name).as_bytes());
         line.extend_from_slice(b"+0x");
@@ -487,7 +486,7 @@ fn push_symbol(line: &mut Vec<u8>, symbols: Option<&Symbols>, rva: u32) {
 
 /// Lays out a sample record's line in `line`, naming each address by its function when
 /// `symbols` are attached. This runs for nearly every record of a dump, so it builds the
-/// line by hand and the caller writes it in one piece.
+/// line by hand, and the caller writes it in one piece.
 fn samples_line(line: &mut Vec<u8>, s: &Samples<'_>, symbols: Option<&Symbols>) {
     push_start(line, s.offset, s.opcode.name().unwrap_or_default());
     line.extend_from_slice(b"hits ");
@@ -497,23 +496,62 @@ fn samples_line(line: &mut Vec<u8>, s: &Samples<'_>, symbols: Option<&Symbols>) 
         return;
     }
     line.push(b' ');
+    match symbols {
+        None => plain_values(line, s),
+        Some(symbols) => symbolized_values(line, s, symbols),
+    }
+    line.push(b'\n');
+}
+
+/// The addresses of a record, each copied in one piece from a fixed-size template.
+#[inline]
+fn plain_values(line: &mut Vec<u8>, s: &Samples<'_>) {
     match s.kind() {
         SampleKind::Ip(_) => {
             for rva in s.rvas().iter() {
-                let mut item = *b"  0x00000000";
+                let mut item = *b" 0x00000000";
+                item[1..].copy_from_slice(&hex8(rva));
+                line.extend_from_slice(&item);
+            }
+        }
+        SampleKind::Lbr => {
+            for b in s.branches().iter() {
+                let mut item = *b" 0x00000000->0x00000000";
+                item[1..11].copy_from_slice(&hex8(b.from));
+                item[13..].copy_from_slice(&hex8(b.to));
+                line.extend_from_slice(&item);
+            }
+        }
+        SampleKind::CallStack => {
+            line.push(b' ');
+            for (i, rva) in s.rvas().iter().enumerate() {
+                let mut item = *b"->0x00000000";
                 item[2..].copy_from_slice(&hex8(rva));
-                line.extend_from_slice(&item[1..]);
-                push_symbol(line, symbols, rva);
+                line.extend_from_slice(if i == 0 { &item[2..] } else { &item });
+            }
+        }
+    }
+}
+
+/// The addresses of a record, each followed by its function.
+fn symbolized_values(line: &mut Vec<u8>, s: &Samples<'_>, symbols: &Symbols) {
+    let address = |line: &mut Vec<u8>, rva: u32| {
+        line.extend_from_slice(&hex8(rva));
+        push_symbol(line, symbols, rva);
+    };
+    match s.kind() {
+        SampleKind::Ip(_) => {
+            for rva in s.rvas().iter() {
+                line.push(b' ');
+                address(line, rva);
             }
         }
         SampleKind::Lbr => {
             for b in s.branches().iter() {
                 line.push(b' ');
-                line.extend_from_slice(&hex8(b.from));
-                push_symbol(line, symbols, b.from);
+                address(line, b.from);
                 line.extend_from_slice(b"->");
-                line.extend_from_slice(&hex8(b.to));
-                push_symbol(line, symbols, b.to);
+                address(line, b.to);
             }
         }
         SampleKind::CallStack => {
@@ -522,12 +560,10 @@ fn samples_line(line: &mut Vec<u8>, s: &Samples<'_>, symbols: Option<&Symbols>) 
                 if i > 0 {
                     line.extend_from_slice(b"->");
                 }
-                line.extend_from_slice(&hex8(rva));
-                push_symbol(line, symbols, rva);
+                address(line, rva);
             }
         }
     }
-    line.push(b'\n');
 }
 
 #[cfg(test)]
