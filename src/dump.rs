@@ -5,6 +5,7 @@
 
 use std::io;
 
+use crate::collect::Collector;
 use crate::decode::{Decoder, Selection, Sink};
 use crate::diag::{Diagnostic, Tally};
 use crate::error::Error;
@@ -15,7 +16,6 @@ use crate::matching::{self, Status, Verdict};
 use crate::print::{FileInfo, Printer};
 use crate::progid::registry_form;
 use crate::record::Record;
-use crate::summary::Summary;
 use crate::symbols::Symbols;
 use std::sync::Arc;
 
@@ -256,7 +256,7 @@ fn dump_sections<P: Printer>(
     }
 
     let events = show(opts.sections.event);
-    let mut summary = opts.summary.filter(|_| !opts.validate).map(Summary::new);
+    let mut summary = opts.summary.filter(|_| !opts.validate).map(Collector::new);
     if events || summary.is_some() || opts.validate {
         if events {
             out.print(|p| p.begin_events())?;
@@ -280,8 +280,8 @@ fn dump_sections<P: Printer>(
             out.print(|p| p.end_events())?;
         }
     }
-    if let Some(summary) = &summary {
-        out.print(|p| p.summary(summary, &tables))?;
+    if let Some(summary) = summary.map(Collector::finish) {
+        out.print(|p| p.summary(&summary, &tables))?;
     }
     if !opts.matches.is_empty() {
         let results: Vec<MatchResult<'_>> = opts
@@ -307,7 +307,7 @@ struct EventSink<'a, 'b, P> {
     out: &'a mut Out<'b, P>,
     tables: &'a Tables,
     events: bool,
-    summary: Option<&'a mut Summary>,
+    summary: Option<&'a mut Collector>,
 }
 
 impl<P: Printer> Sink for EventSink<'_, '_, P> {

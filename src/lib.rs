@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod collect;
 pub mod counts;
 pub mod decode;
 pub mod diag;

@@ -78,6 +78,15 @@ impl<K: Key> Tally<K> {
         top(self.hits.iter().collect(), n)
     }
 
+    /// Adds what `other` counted.
+    fn merge(&mut self, other: Tally<K>) {
+        self.records += other.records;
+        self.total = self.total.saturating_add(other.total);
+        for (key, hits) in other.hits.iter() {
+            self.hits.add(key, hits);
+        }
+    }
+
     /// The hits folded by function, through `to_function`; keys it cannot place count as
     /// unresolved. Costs a lookup per unique key, nothing per sample.
     fn fold<F: Ord + Copy + std::hash::Hash>(
@@ -96,6 +105,15 @@ impl<K: Key> Tally<K> {
             }
         }
         (by_function.into_iter().collect(), unresolved)
+    }
+}
+
+/// Merges a table into another, moving it when there is nothing to merge with.
+fn merge_into<K: Key>(ours: &mut Option<Tally<K>>, theirs: Option<Tally<K>>) {
+    match (ours.as_mut(), theirs) {
+        (_, None) => {}
+        (None, theirs) => *ours = theirs,
+        (Some(ours), Some(theirs)) => ours.merge(theirs),
     }
 }
 
@@ -199,6 +217,19 @@ impl Summary {
             }
         };
         &mut self.binaries[at]
+    }
+
+    /// Adds what `other` counted, as if its records had been added here.
+    pub fn absorb(&mut self, other: Summary) {
+        for theirs in other.binaries {
+            let ours = self.binary(theirs.progid);
+            ours.records += theirs.records;
+            for (mine, their) in ours.ip.iter_mut().zip(theirs.ip) {
+                merge_into(mine, their);
+            }
+            merge_into(&mut ours.lbr, theirs.lbr);
+            merge_into(&mut ours.callstack, theirs.callstack);
+        }
     }
 
     /// Counts one sample record.
