@@ -1,13 +1,15 @@
 //! Collecting a summary on two threads.
 //!
 //! A summary's cost is memory latency: one hash-table update per RVA, pair or arc, into
-//! tables that together outgrow one core's L2 cache. So the work is split by table: the
-//! decoding thread counts the IP samples, and a second thread counts the LBR and call-stack
-//! arcs, each with its own tables in its own cache. Arc records travel to the second thread
-//! in batches of their raw bytes:
+//! tables that together outgrow one core's L2 cache. So the work is split by table: a
+//! second thread counts the IP samples, and the decoding thread counts the LBR and
+//! call-stack arcs, each with its own tables in its own cache. IP samples go to the second
+//! thread because they are most of most traces (many have nothing else): then decoding and
+//! counting still overlap. IP records travel to the second thread in batches of their raw
+//! bytes:
 //!
 //! ```text
-//! opcode u8 | has progid u8 | progid u16 | hits u128 | n u8 | payload (n x 8 or n x 4 bytes)
+//! opcode u8 | has progid u8 | progid u16 | hits u128 | n u8 | payload (n x 4 bytes)
 //! ```
 //!
 //! The two halves touch disjoint tables, so merging them is a move, and the result is the
@@ -21,13 +23,13 @@ use crate::opcode::Opcode;
 use crate::record::{SampleKind, Samples};
 use crate::summary::Summary;
 
-/// How many bytes of arc records make a batch.
+/// How many bytes of IP records make a batch.
 const BATCH: usize = 256 * 1024;
 
 /// Batches that may wait for the second thread before the first one waits in turn.
 const IN_FLIGHT: usize = 4;
 
-/// Collects a summary, handing arc records to a second thread.
+/// Collects a summary, handing IP records to a second thread.
 pub struct Collector {
     local: Summary,
     batch: Vec<u8>,
@@ -41,8 +43,8 @@ impl Collector {
         let (to_worker, batches) = sync_channel::<Vec<u8>>(IN_FLIGHT);
         // Without a second thread (the system refused one), everything is counted here.
         let worker = thread::Builder::new()
-            .name("sptdump-arcs".into())
-            .spawn(move || count_arcs(batches, top))
+            .name("sptdump-ip".into())
+            .spawn(move || count(batches, top))
             .ok();
         Collector {
             local: Summary::new(top),
@@ -55,7 +57,7 @@ impl Collector {
     /// Counts one sample record.
     #[inline]
     pub fn add(&mut self, s: &Samples<'_>) {
-        if matches!(s.kind(), SampleKind::Ip(_)) || self.to_worker.is_none() {
+        if !matches!(s.kind(), SampleKind::Ip(_)) || self.to_worker.is_none() {
             self.local.add(s);
             return;
         }
@@ -84,17 +86,17 @@ impl Collector {
         }
         drop(self.to_worker.take());
         if let Some(worker) = self.worker.take() {
-            let arcs = worker
+            let ip = worker
                 .join()
-                .expect("the arc-counting thread does not panic: it only counts");
-            self.local.absorb(arcs);
+                .expect("the counting thread does not panic: it only counts");
+            self.local.absorb(ip);
         }
         self.local
     }
 }
 
 /// The second thread: counts every record of every batch until the channel closes.
-fn count_arcs(batches: Receiver<Vec<u8>>, top: usize) -> Summary {
+fn count(batches: Receiver<Vec<u8>>, top: usize) -> Summary {
     let mut summary = Summary::new(top);
     for batch in batches {
         for_each_record(&batch, |s| summary.add(s));
