@@ -185,6 +185,7 @@ mod tests {
             stream: None,
             size: None,
             symbols: Vec::new(),
+            overlap_after_stream: None,
         };
         summary
             .json_lines(&tables)

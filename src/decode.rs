@@ -195,6 +195,13 @@ impl<R: Read> Decoder<R> {
         Ok(())
     }
 
+    /// Reads to the end of the input (after decoding stopped early) and returns its
+    /// offset, the size of the file.
+    pub fn end_of_input(&mut self) -> Result<u64> {
+        self.skip_to(u64::MAX)?;
+        Ok(self.offset())
+    }
+
     /// Decodes the whole stream into `sink`.
     pub fn run<S: Sink + ?Sized>(&mut self, sink: &mut S) -> Result<()> {
         let mut st = State::default();

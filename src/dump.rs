@@ -275,6 +275,12 @@ fn dump_sections<P: Printer>(
                 events,
                 summary: summary.as_mut(),
             })?;
+            // On a pipe, where the stream ends was not known when the tables were checked.
+            if let Some(layout) = &tables.overlap_after_stream
+                && let Some(d) = layout.check_overlap(decoder.end_of_input()?)
+            {
+                out.report(d).map_err(Error::Write)?;
+            }
         }
         if events {
             out.print(|p| p.end_events())?;

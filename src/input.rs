@@ -52,6 +52,8 @@ pub struct Tables {
     pub size: Option<u64>,
     /// Function symbols attached to program IDs by `/pdb`, indexed by progid.
     pub symbols: Vec<Option<Arc<Symbols>>>,
+    /// On a pipe, a layout whose tables-overlap check waits for the end of the stream.
+    pub overlap_after_stream: Option<Layout>,
 }
 
 impl Tables {
@@ -149,10 +151,19 @@ impl Input {
         };
 
         header.check_reserved(&mut report);
-        // Without a size, the pipe went on past the stream start: the stream is not empty.
-        let stream_end = loaded.size.unwrap_or(u64::MAX);
-        if let Some(d) = layout.check_overlap(stream_end) {
-            report(d);
+        // A pipe that has not ended yet: the stream runs at least as far as it was read. An
+        // overlap with what lies beyond depends on where the stream ends, which only
+        // decoding finds out.
+        let mut overlap_after_stream = None;
+        match loaded.size {
+            Some(size) => report_some(&mut report, layout.check_overlap(size)),
+            None => match layout.check_overlap(loaded.seen) {
+                Some(d) => report(d),
+                None if layout.check_overlap(u64::MAX).is_some() => {
+                    overlap_after_stream = Some(layout.clone());
+                }
+                None => {}
+            },
         }
         layout::check_counts(header, &mut report);
 
@@ -214,6 +225,7 @@ impl Input {
             stream,
             size: loaded.size,
             symbols: Vec::new(),
+            overlap_after_stream,
         })
     }
 }
@@ -224,6 +236,14 @@ struct Loaded {
     progids: std::result::Result<Vec<u8>, String>,
     stream: std::result::Result<Box<dyn Read>, String>,
     size: Option<u64>,
+    /// How far the input was read.
+    seen: u64,
+}
+
+fn report_some(report: &mut impl FnMut(Diagnostic), d: Option<Diagnostic>) {
+    if let Some(d) = d {
+        report(d);
+    }
 }
 
 fn past_end(range: &Range<u64>, size: u64) -> String {
@@ -266,6 +286,7 @@ fn load_file(mut file: Box<dyn Seekable>, size: u64, layout: &Layout) -> Result<
         progids,
         stream,
         size: Some(size),
+        seen: size,
     })
 }
 
@@ -356,6 +377,7 @@ fn load_pipe(
         progids,
         stream,
         size,
+        seen: pos,
     })
 }
 

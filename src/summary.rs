@@ -603,6 +603,7 @@ mod tests {
             stream: None,
             size: None,
             symbols: Vec::new(),
+            overlap_after_stream: None,
         }
     }
 
