@@ -452,9 +452,9 @@ pub fn run<P: Printer>(printer: &mut P, options: &Options, files: &[String]) -> 
         let last = i + 1 == files.len();
         let result = dump_one(printer, options, path, last);
         let file_status = match result {
-            Ok(Outcome::Done(tally, 0)) if tally.errors == 0 => EXIT_OK,
-            Ok(Outcome::Done(..) | Outcome::ReadFailed) => EXIT_ERRORS,
-            Ok(Outcome::NoSuchBinary) => EXIT_USAGE,
+            // The reader has gone: stop quietly, keeping the errors found so far.
+            Ok(outcome @ Outcome::OutputClosed(_)) => return status.max(outcome.status()),
+            Ok(outcome) => outcome.status(),
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return status,
             Err(e) => {
                 eprintln!("sptdump: cannot write the output: {e}");
@@ -505,7 +505,9 @@ fn dump_one<P: Printer>(
             Outcome::ReadFailed
         }
     };
-    printer.end_file(last)?;
+    if !matches!(outcome, Outcome::OutputClosed(_)) {
+        printer.end_file(last)?;
+    }
     Ok(outcome)
 }
 

@@ -125,6 +125,20 @@ pub enum Outcome {
     ReadFailed,
     /// `/binary` names nothing in this file: a usage error.
     NoSuchBinary,
+    /// The reader of the output went away (a closed pipe); the diagnostics found until then.
+    OutputClosed(Tally),
+}
+
+impl Outcome {
+    /// The exit status this file calls for: 0 clean (warnings allowed), 1 errors, a failed
+    /// read or a `/match` or `/pdb` that did not fit, 2 a `/binary` that names nothing.
+    pub fn status(&self) -> u8 {
+        match self {
+            Outcome::Done(tally, 0) | Outcome::OutputClosed(tally) if tally.errors == 0 => 0,
+            Outcome::Done(..) | Outcome::OutputClosed(_) | Outcome::ReadFailed => 1,
+            Outcome::NoSuchBinary => 2,
+        }
+    }
 }
 
 /// Dumps the trace read from `input` into `printer`. Fails only when the output cannot be
@@ -142,6 +156,9 @@ pub fn dump<P: Printer>(
     };
     let outcome = match dump_sections(&mut out, file, input, opts) {
         Ok(outcome) => outcome,
+        Err(Error::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
+            return Ok(Outcome::OutputClosed(out.tally));
+        }
         Err(Error::Write(e)) => return Err(e),
         Err(e @ Error::Read { .. }) => {
             out.printer.error(file, &e.to_string())?;

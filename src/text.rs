@@ -297,10 +297,12 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
     }
 
     fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
-        // Keep the dump and the diagnostics in step on a terminal.
-        self.out.flush()?;
+        // Keep the dump and the diagnostics in step on a terminal. The diagnostic goes out
+        // even when the dump's reader has gone: standard error may still be read.
+        let flushed = self.out.flush();
         writeln!(self.err, "{}: {d}", self.label)?;
-        self.err.flush()
+        self.err.flush()?;
+        flushed
     }
 
     fn summary(&mut self, summary: &Summary, tables: &Tables) -> io::Result<()> {

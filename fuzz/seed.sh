@@ -1,0 +1,44 @@
+#!/bin/sh
+# Seeds the fuzz corpora with real traces: the bundled ones in ../testdata, the regression
+# inputs in ../tests/regressions and, when given, every *.spt in VECTORS_DIR (for example
+# the shared conformance vectors).
+#
+#   fuzz/seed.sh [VECTORS_DIR]
+#
+# `dump` gets each file as it is. `decode` gets each file as it is too (a control byte of
+# 0x3A, the signature's first byte, then the rest as a stream), and also the file's event
+# stream on its own behind a control byte that says "size known, ProgramIdsUsed as in the
+# header" (see fuzz_targets/decode.rs). The corpora are not committed.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+vectors=${1:-}
+mkdir -p "$here/corpus/dump" "$here/corpus/decode"
+
+# The little-endian unsigned integer of $3 bytes at offset $2 of file $1 (od reads in the
+# host's byte order, so assemble the bytes by hand).
+le() {
+    od -An -v -t u1 -j "$2" -N "$3" "$1" | awk '{ for (i = NF; i >= 1; i--) v = v * 256 + $i } END { print v + 0 }'
+}
+
+count=0
+for f in "$here"/../testdata/*.spt "$here"/../tests/regressions/*.spt ${vectors:+"$vectors"/*.spt}; do
+    [ -f "$f" ] || continue
+    name=$(basename "$f" .spt)
+    cp "$f" "$here/corpus/dump/$name.spt"
+    cp "$f" "$here/corpus/decode/$name.spt"
+    size=$(wc -c < "$f")
+    if [ "$size" -ge 32 ]; then
+        start=$(( $(le "$f" 20 4) + $(le "$f" 30 2) * 24 ))
+        used=$(le "$f" 28 2)
+        [ "$used" -gt 63 ] && used=63
+        if [ "$start" -lt "$size" ]; then
+            control=$(( 0x80 | used ))
+            {
+                printf "\\$(printf %o "$control")"
+                tail -c +"$((start + 1))" "$f"
+            } > "$here/corpus/decode/$name.stream"
+        fi
+    fi
+    count=$((count + 1))
+done
+echo "seeded $count traces into $here/corpus/{dump,decode}"
