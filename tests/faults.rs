@@ -12,6 +12,7 @@ mod builder;
 mod dumping;
 
 use std::fs::{File, OpenOptions};
+#[cfg(unix)]
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -228,6 +229,7 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
 // ----- Files that are not traces.
 
 /// A small valid trace.
+#[cfg(unix)]
 fn small_trace() -> Vec<u8> {
     let mut b = SptBuilder::new();
     b.binary("app.exe", APP_GUID, 1);
@@ -240,9 +242,10 @@ fn small_trace() -> Vec<u8> {
 }
 
 /// A directory handed to the library as a file: it cannot be read, and the dump says so
-/// instead of failing or panicking.
+/// instead of failing or panicking. (Only Unix opens a directory as a file at all.)
+#[cfg(unix)]
 #[test]
-fn a_directory_is_a_read_failure() {
+fn a_directory_opened_as_a_file_is_a_read_failure() {
     let dir = tempfile::tempdir().unwrap();
     let file = File::open(dir.path()).unwrap();
     let input = Input::file(file).unwrap();
@@ -258,12 +261,19 @@ fn a_directory_is_a_read_failure() {
         assert!(d.err.starts_with("sptdump: somedir: "), "{}", d.err);
         assert!(!d.err.contains("panicked"), "{}", d.err);
     }
-    // The binary, with /validate /json: a verdict that counts it as an error.
+}
+
+/// A directory given to the binary: a verdict that counts it as an error, on every platform.
+#[test]
+fn a_directory_is_a_read_failure() {
+    let dir = tempfile::tempdir().unwrap();
     let o = run_limited(&["/validate", "/json"], dir.path());
     assert_eq!(o.status.code(), Some(1));
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(out.contains("\"type\":\"validation\""), "{out}");
     assert!(out.contains("\"errors\":1"), "{out}");
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("it is a directory"), "{err}");
 }
 
 #[cfg(unix)]
@@ -419,6 +429,7 @@ fn a_closed_output_ends_every_format_quietly() {
 }
 
 /// A trace whose only problem is an error in its stream.
+#[cfg(unix)]
 fn trace_with_an_error() -> Vec<u8> {
     let mut b = SptBuilder::new();
     b.binary("app.exe", APP_GUID, 1);
