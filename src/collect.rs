@@ -179,14 +179,7 @@ mod tests {
     }
 
     fn json(summary: &Summary) -> Vec<String> {
-        let tables = Tables {
-            strings: None,
-            progids: None,
-            stream: None,
-            size: None,
-            symbols: Vec::new(),
-            overlap_after_stream: None,
-        };
+        let tables = Tables::default();
         summary
             .json_lines(&tables)
             .map(|l| serde_json::to_string(&l).unwrap())

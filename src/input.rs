@@ -40,6 +40,7 @@ enum Source {
 }
 
 /// The tables of a trace and the stream positioned at its start.
+#[derive(Default)]
 pub struct Tables {
     /// The string table; `None` when it lies past the end of the input.
     pub strings: Option<StringTable>,

@@ -139,10 +139,7 @@ mod tests {
         Tables {
             strings: Some(strings),
             progids: Some(ProgramIdTable::parse(&entries, 0x4020)),
-            stream: None,
-            size: None,
-            symbols: Vec::new(),
-            overlap_after_stream: None,
+            ..Tables::default()
         }
     }
 

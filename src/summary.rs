@@ -597,14 +597,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn no_names() -> Tables {
-        Tables {
-            strings: None,
-            progids: None,
-            stream: None,
-            size: None,
-            symbols: Vec::new(),
-            overlap_after_stream: None,
-        }
+        Tables::default()
     }
 
     fn le(values: &[u32]) -> Vec<u8> {
