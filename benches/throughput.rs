@@ -11,17 +11,13 @@ use std::hint::black_box;
 use std::io::{self, BufWriter, Cursor};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use sptdump::decode::{Decoder, Sink};
-use sptdump::diag::Diagnostic;
 use sptdump::dump::{self, Options, Sections};
+use sptdump::format::decode::{Decoder, Sink};
+use sptdump::format::diag::Diagnostic;
+use sptdump::format::record::Record;
 use sptdump::input::Input;
-use sptdump::json::JsonPrinter;
-use sptdump::print::{FileInfo, Printer};
-use sptdump::record::Record;
-use sptdump::text::TextPrinter;
-
-#[path = "../tests/support/synth.rs"]
-mod synth;
+use sptdump::output::{FileInfo, Format};
+use sptdump_testkit::synth;
 
 /// Counts what the decoder hands out, and nothing more.
 struct Count(u64);
@@ -41,31 +37,39 @@ fn out() -> BufWriter<io::Sink> {
     BufWriter::with_capacity(64 * 1024, io::sink())
 }
 
-fn run<P: Printer>(printer: &mut P, trace: &[u8], options: &Options) {
+/// Dumps the trace with the printer the options ask for, as the command line does.
+fn run(trace: &[u8], options: &Options) {
     let file = FileInfo {
         path: "bench.spt",
         size: Some(trace.len() as u64),
     };
-    dump::dump(printer, &file, Input::memory(trace.to_vec()), options).unwrap();
+    let mut printer = dump::printer(options, out(), io::sink());
+    dump::dump(&mut printer, &file, Input::memory(trace.to_vec()), options).unwrap();
 }
 
 fn benches(c: &mut Criterion) {
     let mut trace = Vec::new();
     synth::write_trace(&mut trace, 8 << 20, 7).unwrap();
     let start = 0x20 + 0x4000 + 0x100 * 24;
-    let events = Options {
+    let text_events = Options {
         sections: Sections {
             event: true,
             ..Sections::default()
         },
         ..Options::default()
     };
+    let json_events = Options {
+        format: Format::Json,
+        ..text_events.clone()
+    };
     let summary = Options {
+        format: Format::Json,
         sections: Sections::default(),
         summary: Some(10),
         ..Options::default()
     };
     let validate = Options {
+        format: Format::Json,
         validate: true,
         ..Options::default()
     };
@@ -82,18 +86,10 @@ fn benches(c: &mut Criterion) {
             count.0
         })
     });
-    g.bench_function("validate", |b| {
-        b.iter(|| run(&mut JsonPrinter::new(out(), io::sink()), &trace, &validate))
-    });
-    g.bench_function("text events", |b| {
-        b.iter(|| run(&mut TextPrinter::new(out(), io::sink()), &trace, &events))
-    });
-    g.bench_function("json events", |b| {
-        b.iter(|| run(&mut JsonPrinter::new(out(), io::sink()), &trace, &events))
-    });
-    g.bench_function("summary", |b| {
-        b.iter(|| run(&mut JsonPrinter::new(out(), io::sink()), &trace, &summary))
-    });
+    g.bench_function("validate", |b| b.iter(|| run(&trace, &validate)));
+    g.bench_function("text events", |b| b.iter(|| run(&trace, &text_events)));
+    g.bench_function("json events", |b| b.iter(|| run(&trace, &json_events)));
+    g.bench_function("summary", |b| b.iter(|| run(&trace, &summary)));
     g.finish();
 }
 

@@ -4,15 +4,15 @@
 //! cargo run --release --example synth -- OUT.spt SIZE_MIB [SEED]
 //! ```
 //!
-//! The generator itself is `tests/support/synth.rs`, shared with the benches.
+//! The generator itself is `sptdump_testkit::synth` (`testkit/src/synth.rs`), shared with
+//! the benches.
 
 use std::env;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
-#[path = "../tests/support/synth.rs"]
-mod synth;
+use sptdump_testkit::synth;
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();

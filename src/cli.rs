@@ -1,79 +1,189 @@
-//! The command line: SPTDump's options in every spelling, and the run over the files.
+//! The command line: SPTDump's options in every spelling, written down once in [`OPTIONS`].
 //!
 //! Options are case-insensitive and may be written `/name`, `-name` or `--name`. Values follow
 //! a colon (`/top:20`), or for the dash forms `=` or a space (`--top 20`). An argument that
 //! starts with `/` is an option only when its name is one of ours, so `/tmp/a.spt` is a file
 //! on every platform. `--` ends the options; `-` is standard input.
+//!
+//! Every spelling is first rewritten as `--name[=value]`; clap then parses that, with its
+//! arguments built from the same table the help is written from.
 
 use std::ffi::OsString;
-use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::fmt::Write as _;
 
-use clap::Parser;
+use clap::{Arg, ArgAction, ArgMatches};
+use sptdump::dump::{Options, Sections};
+use sptdump::output::Format;
 
-use crate::diag::Tally;
-use crate::dump::{self, MatchFile, Options, Outcome, PdbFile, Sections};
-use crate::error;
-use crate::ident;
-use crate::input::Input;
-use crate::json::JsonPrinter;
-use crate::print::{FileInfo, Printer};
-use crate::symbols::Symbols;
-use crate::text::TextPrinter;
-use std::sync::Arc;
+/// Where an option is listed in the help.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Group {
+    /// What to print.
+    Sections,
+    /// How to print it.
+    Output,
+}
 
-/// Exit status: no error found.
-pub const EXIT_OK: u8 = 0;
-/// Exit status: an error diagnostic, or a file that could not be read.
-pub const EXIT_ERRORS: u8 = 1;
-/// Exit status: the command line is wrong.
-pub const EXIT_USAGE: u8 = 2;
+/// One option: its name, the name of its value if it takes one, and its help.
+struct Opt {
+    name: &'static str,
+    /// `Some("N")` for `/top:N`.
+    value: Option<&'static str>,
+    /// Whether the value is a comma-separated list that accumulates over repetitions.
+    list: bool,
+    /// How the help shows it, when not as `/name` or `/name:VALUE`.
+    shown: Option<&'static str>,
+    group: Group,
+    /// The help text; a newline continues it on the next line.
+    help: &'static str,
+}
 
-/// The help text, in the style of the MSVC tools.
-pub const HELP: &str = "\
-sptdump: show what is inside SPT (Sample Profile Trace) files of MSVC's Sample PGO
+const fn flag(name: &'static str, group: Group, help: &'static str) -> Opt {
+    Opt {
+        name,
+        value: None,
+        list: false,
+        shown: None,
+        group,
+        help,
+    }
+}
 
-Usage: sptdump [options] sptfile...
+const fn valued(name: &'static str, value: &'static str, list: bool, help: &'static str) -> Opt {
+    Opt {
+        name,
+        value: Some(value),
+        list,
+        shown: None,
+        group: Group::Sections,
+        help,
+    }
+}
 
-Sections (several combine; they print in file order):
-  /all            everything below except /summary (the default)
-  /header         the header fields
-  /strtab         the string table
-  /progid         the program IDs: index, GUID, age, symbol-server key, name
-  /event          every record of the event stream
-  /summary        per binary: totals per event kind and the hottest addresses
-  /top:N          how many entries /summary shows per table (default 10); implies /summary
-  /binary:LIST    only segments of these binaries: names or progid indices, comma-separated
-  /match:FILES    check images (.exe, .dll) or PDBs against the program IDs: match,
-                  age-mismatch, guid-mismatch or absent; exit 1 unless all match
-  /pdb:FILES      name RVAs by function (function+0xOFFSET) with these PDBs; each must
-                  match a program ID's GUID and age
+/// Every option, in the order the help lists them. The parser, the clap arguments and the
+/// help are all made from this table.
+const OPTIONS: &[Opt] = &[
+    flag(
+        "all",
+        Group::Sections,
+        "everything below except /summary (the default)",
+    ),
+    flag("header", Group::Sections, "the header fields"),
+    flag("strtab", Group::Sections, "the string table"),
+    flag(
+        "progid",
+        Group::Sections,
+        "the program IDs: index, GUID, age, symbol-server key, name",
+    ),
+    flag("event", Group::Sections, "every record of the event stream"),
+    flag(
+        "summary",
+        Group::Sections,
+        "per binary: totals per event kind and the hottest addresses",
+    ),
+    valued(
+        "top",
+        "N",
+        false,
+        "how many entries /summary shows per table (default 10); implies /summary",
+    ),
+    valued(
+        "binary",
+        "LIST",
+        true,
+        "only segments of these binaries: names or progid indices, comma-separated",
+    ),
+    valued(
+        "match",
+        "FILES",
+        true,
+        "check images (.exe, .dll) or PDBs against the program IDs: match,\n\
+         age-mismatch, guid-mismatch or absent; exit 1 unless all match",
+    ),
+    valued(
+        "pdb",
+        "FILES",
+        true,
+        "name RVAs by function (function+0xOFFSET) with these PDBs; each must\n\
+         match a program ID's GUID and age",
+    ),
+    flag(
+        "validate",
+        Group::Output,
+        "decode everything; print only the diagnostics and a verdict per file",
+    ),
+    flag(
+        "json",
+        Group::Output,
+        "JSON Lines on standard output instead of text",
+    ),
+    Opt {
+        shown: Some("/help, /?, -h"),
+        ..flag("help", Group::Output, "this help")
+    },
+    flag("version", Group::Output, "the version"),
+];
 
-Output:
-  /validate       decode everything; print only the diagnostics and a verdict per file
-  /json           JSON Lines on standard output instead of text
-  /help, /?, -h   this help
-  /version        the version
+fn option(name: &str) -> Option<&'static Opt> {
+    OPTIONS.iter().find(|o| o.name == name)
+}
 
+/// The help text, in the style of the MSVC tools, its option lists made from [`OPTIONS`].
+pub fn help() -> String {
+    let mut text = String::from(
+        "sptdump: show what is inside SPT (Sample Profile Trace) files of MSVC's Sample PGO\n\
+         \n\
+         Usage: sptdump [options] sptfile...\n",
+    );
+    for (group, title) in [
+        (
+            Group::Sections,
+            "Sections (several combine; they print in file order):",
+        ),
+        (Group::Output, "Output:"),
+    ] {
+        let _ = write!(text, "\n{title}\n");
+        for o in OPTIONS.iter().filter(|o| o.group == group) {
+            let label = match (o.shown, o.value) {
+                (Some(shown), _) => shown.to_owned(),
+                (None, Some(value)) => format!("/{}:{value}", o.name),
+                (None, None) => format!("/{}", o.name),
+            };
+            let mut lines = o.help.lines();
+            let _ = writeln!(text, "  {label:<16}{}", lines.next().unwrap_or_default());
+            for more in lines {
+                let _ = writeln!(text, "{:18}{}", "", more.trim_start());
+            }
+        }
+    }
+    text.push_str(
+        "\n\
 Options are case-insensitive and may also be written -name or --name; values follow a
 colon (/top:20), or for the dash forms '=' or a space (--top 20). An argument that starts
 with '/' and names no option is a file, so /tmp/trace.spt works. '--' ends the options;
 '-' reads standard input.
 
-Exit status: 0 no errors (warnings allowed), 1 errors found or a file unreadable,
-2 usage error.
+Exit status: 0 no errors (warnings allowed), 1 errors found, a file unreadable, or a
+/match or /pdb file that does not fit the trace, 2 usage error.
 
 Examples:
   sptdump sample.spt                  dump everything
   sptdump /progid sample.spt          GUID and age of each binary, to compare with SPDDump /header
   sptdump /validate /json *.spt       check traces in a build pipeline
   sptdump /match:app.exe,app.pdb trace.spt   does the trace fit this build?
-";
+",
+    );
+    text
+}
 
 /// A wrong command line, as one line of text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}; see 'sptdump /help'")]
 pub struct UsageError(String);
+
+fn usage(message: impl Into<String>) -> UsageError {
+    UsageError(message.into())
+}
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,10 +194,8 @@ pub enum Command {
     Version,
     /// Dump files.
     Dump {
-        /// What to print.
+        /// What to print, and how. Its `/match` and `/pdb` files are still to be read.
         options: Options,
-        /// JSON Lines instead of text.
-        json: bool,
         /// The files, `-` for standard input.
         files: Vec<String>,
         /// The images and PDBs given to `/match`, to be read before dumping.
@@ -97,66 +205,24 @@ pub enum Command {
     },
 }
 
-/// The options, once every spelling has become `--name[=value]`.
-#[derive(Parser, Debug)]
-#[command(
-    name = "sptdump",
-    no_binary_name = true,
-    disable_help_flag = true,
-    disable_version_flag = true,
-    args_override_self = true
-)]
-struct Flags {
-    #[arg(long)]
-    all: bool,
-    #[arg(long)]
-    header: bool,
-    #[arg(long)]
-    strtab: bool,
-    #[arg(long)]
-    progid: bool,
-    #[arg(long)]
-    event: bool,
-    #[arg(long)]
-    summary: bool,
-    #[arg(long, value_name = "N")]
-    top: Option<usize>,
-    #[arg(long, value_name = "LIST", value_delimiter = ',', action = clap::ArgAction::Append)]
-    binary: Vec<String>,
-    #[arg(long = "match", value_name = "FILES", value_delimiter = ',', action = clap::ArgAction::Append)]
-    matches: Vec<String>,
-    #[arg(long, value_name = "FILES", value_delimiter = ',', action = clap::ArgAction::Append)]
-    pdb: Vec<String>,
-    #[arg(long)]
-    validate: bool,
-    #[arg(long)]
-    json: bool,
-    #[arg(long)]
-    help: bool,
-    #[arg(long)]
-    version: bool,
-}
-
-/// The option names and whether each takes a value.
-const OPTIONS: &[(&str, bool)] = &[
-    ("all", false),
-    ("header", false),
-    ("strtab", false),
-    ("progid", false),
-    ("event", false),
-    ("summary", false),
-    ("top", true),
-    ("binary", true),
-    ("match", true),
-    ("pdb", true),
-    ("validate", false),
-    ("json", false),
-    ("help", false),
-    ("version", false),
-];
-
-fn takes_value(name: &str) -> Option<bool> {
-    OPTIONS.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+/// The clap parser of the normalised `--name[=value]` arguments, built from [`OPTIONS`].
+fn clap_command() -> clap::Command {
+    let command = clap::Command::new("sptdump")
+        .no_binary_name(true)
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .args_override_self(true);
+    OPTIONS.iter().fold(command, |command, o| {
+        let arg = Arg::new(o.name).long(o.name);
+        command.arg(match o.value {
+            None => arg.action(ArgAction::SetTrue),
+            Some(value) if o.list => arg
+                .value_name(value)
+                .value_delimiter(',')
+                .action(ArgAction::Append),
+            Some(value) => arg.value_name(value).action(ArgAction::Set),
+        })
+    })
 }
 
 /// `--name=value`, once the value is known to be good.
@@ -169,8 +235,14 @@ fn checked(name: &str, value: &str) -> Result<String, UsageError> {
     Ok(format!("--{name}={value}"))
 }
 
-fn usage(message: impl Into<String>) -> UsageError {
-    UsageError(message.into())
+/// The values given to a list option, in order.
+fn list(matches: &ArgMatches, name: &str) -> Vec<String> {
+    matches
+        .get_many::<String>(name)
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect()
 }
 
 /// Parses the arguments (without the program name).
@@ -215,18 +287,18 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             None => (body, None),
         };
         let lower = name.to_ascii_lowercase();
-        let Some(wants_value) = takes_value(&lower) else {
+        let Some(opt) = option(&lower) else {
             if dashed {
                 return Err(usage(format!("unknown option '{arg}'")));
             }
             files.push(arg);
             continue;
         };
-        match (wants_value, value) {
-            (false, None) => flags.push(format!("--{lower}")),
-            (false, Some(_)) => return Err(usage(format!("option '/{lower}' takes no value"))),
-            (true, Some(v)) => flags.push(checked(&lower, v)?),
-            (true, None) if dashed => match args.next() {
+        match (opt.value, value) {
+            (None, None) => flags.push(format!("--{lower}")),
+            (None, Some(_)) => return Err(usage(format!("option '/{lower}' takes no value"))),
+            (Some(_), Some(v)) => flags.push(checked(&lower, v)?),
+            (Some(_), None) if dashed => match args.next() {
                 Some(v) => {
                     let v = v
                         .into_string()
@@ -235,12 +307,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
                 }
                 None => return Err(usage(format!("option '{arg}' needs a value"))),
             },
-            (true, None) => {
-                let what = match lower.as_str() {
-                    "top" => "N",
-                    "match" | "pdb" => "FILE",
-                    _ => "LIST",
-                };
+            (Some(what), None) => {
                 return Err(usage(format!(
                     "option '{arg}' needs a value: /{lower}:{what}"
                 )));
@@ -248,281 +315,64 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         }
     }
 
-    let flags = Flags::try_parse_from(&flags).map_err(|e| {
+    let matches = clap_command().try_get_matches_from(&flags).map_err(|e| {
         let text = e.to_string();
         let first = text.lines().next().unwrap_or("invalid arguments");
         usage(first.trim_start_matches("error: ").to_owned())
     })?;
-    if flags.help {
+    if matches.get_flag("help") {
         return Ok(Command::Help);
     }
-    if flags.version {
+    if matches.get_flag("version") {
         return Ok(Command::Version);
     }
     if files.is_empty() {
         return Err(usage("no SPT file given"));
     }
-    if flags.binary.iter().any(|b| b.trim().is_empty()) {
+    let binaries = list(&matches, "binary");
+    if binaries.iter().any(|b| b.trim().is_empty()) {
         return Err(usage(
             "/binary needs a comma-separated list of names or progid indices",
         ));
     }
+    let top = matches
+        .get_one::<String>("top")
+        .map(|n| n.parse::<usize>().expect("checked while rewriting"));
+    let match_paths = list(&matches, "match");
 
     // /top on its own asks for the top entries: that is a summary.
-    let summary = (flags.summary || flags.top.is_some()).then(|| flags.top.unwrap_or(10));
+    let summary = (matches.get_flag("summary") || top.is_some()).then(|| top.unwrap_or(10));
     let chosen = Sections {
-        header: flags.header,
-        strtab: flags.strtab,
-        progid: flags.progid,
-        event: flags.event,
+        header: matches.get_flag("header"),
+        strtab: matches.get_flag("strtab"),
+        progid: matches.get_flag("progid"),
+        event: matches.get_flag("event"),
     };
-    let only_verdicts = summary.is_some() || !flags.matches.is_empty();
-    let sections = if flags.all || (chosen == Sections::default() && !only_verdicts) {
+    let only_verdicts = summary.is_some() || !match_paths.is_empty();
+    let sections = if matches.get_flag("all") || (chosen == Sections::default() && !only_verdicts) {
         Sections::ALL
     } else {
         chosen
     };
     Ok(Command::Dump {
         options: Options {
+            format: if matches.get_flag("json") {
+                Format::Json
+            } else {
+                Format::Text
+            },
             sections,
             summary,
-            validate: flags.validate,
-            binaries: (!flags.binary.is_empty())
-                .then(|| flags.binary.iter().map(|b| b.trim().to_owned()).collect()),
+            validate: matches.get_flag("validate"),
+            binaries: (!binaries.is_empty())
+                .then(|| binaries.iter().map(|b| b.trim().to_owned()).collect()),
             matches: Vec::new(),
             pdbs: Vec::new(),
         },
-        json: flags.json,
         files,
-        match_paths: flags.matches,
-        pdb_paths: flags.pdb,
+        match_paths,
+        pdb_paths: list(&matches, "pdb"),
     })
-}
-
-/// Runs the command line `args` (without the program name), writing to the process's
-/// standard output and error. Returns the exit status.
-pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
-    let command = match parse(args) {
-        Ok(command) => command,
-        Err(e) => {
-            eprintln!("sptdump: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    let stdout = io::stdout().lock();
-    let out = BufWriter::with_capacity(64 * 1024, stdout);
-    let err = io::stderr().lock();
-    match command {
-        Command::Help => write_quietly(out, HELP),
-        Command::Version => write_quietly(out, &format!("sptdump {}\n", env!("CARGO_PKG_VERSION"))),
-        Command::Dump {
-            mut options,
-            json,
-            files,
-            match_paths,
-            pdb_paths,
-        } => {
-            let files = expand_wildcards(files);
-            let mut status = EXIT_OK;
-            for path in pdb_paths {
-                match read_pdb(&path) {
-                    Ok(pdb) => options.pdbs.push(pdb),
-                    Err(e) => {
-                        eprintln!("sptdump: /pdb:{path}: {e}");
-                        status = EXIT_ERRORS;
-                    }
-                }
-            }
-            options.matches = match_paths
-                .into_iter()
-                .map(|path| {
-                    let identity = ident::read(Path::new(&path)).map_err(|e| e.to_string());
-                    MatchFile { path, identity }
-                })
-                .collect();
-            status.max(if json {
-                run(&mut JsonPrinter::new(out, err), &options, &files)
-            } else {
-                let printer = TextPrinter::new(out, err);
-                let mut printer = if options.validate {
-                    printer.without_banner()
-                } else {
-                    printer
-                };
-                run(&mut printer, &options, &files)
-            })
-        }
-    }
-}
-
-/// Expands `*` and `?` in the last component of file arguments. On Windows neither cmd.exe
-/// nor PowerShell does it for a program, so `sptdump /validate *.spt` relies on it there, as
-/// it does with Microsoft's tools; elsewhere the shell has done it already. A pattern that
-/// matches no file is kept, to be reported as not found.
-fn expand_wildcards(files: Vec<String>) -> Vec<String> {
-    if !cfg!(windows) {
-        return files;
-    }
-    let mut out = Vec::with_capacity(files.len());
-    for arg in files {
-        let split = arg.rfind(['/', '\\']).map_or(0, |i| i + 1);
-        let (dir, pattern) = arg.split_at(split);
-        if !pattern.contains(['*', '?']) {
-            out.push(arg);
-            continue;
-        }
-        let mut found: Vec<String> = std::fs::read_dir(if dir.is_empty() { "." } else { dir })
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|name| wildcard_match(pattern, name))
-            .map(|name| format!("{dir}{name}"))
-            .collect();
-        if found.is_empty() {
-            out.push(arg);
-        } else {
-            found.sort_by_key(|name| name.to_lowercase());
-            out.extend(found);
-        }
-    }
-    out
-}
-
-/// Whether `name` matches `pattern`, where `*` stands for any run of characters and `?` for
-/// one, ignoring case as Windows file names do.
-fn wildcard_match(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.to_lowercase().chars().collect();
-    let n: Vec<char> = name.to_lowercase().chars().collect();
-    // The classic two-pointer match, backtracking to the last `*`.
-    let (mut i, mut j) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while j < n.len() {
-        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
-            i += 1;
-            j += 1;
-        } else if i < p.len() && p[i] == '*' {
-            star = Some((i, j));
-            i += 1;
-        } else if let Some((si, sj)) = star {
-            i = si + 1;
-            j = sj + 1;
-            star = Some((si, sj + 1));
-        } else {
-            return false;
-        }
-    }
-    p[i..].iter().all(|&c| c == '*')
-}
-
-/// Reads a PDB's identity and functions for `/pdb`.
-fn read_pdb(path: &str) -> Result<PdbFile, String> {
-    let identity = ident::read(Path::new(path)).map_err(|e| e.to_string())?;
-    if identity.kind != ident::Kind::Pdb {
-        return Err(format!(
-            "this is a {}, not a PDB: give the PDB the image was linked with",
-            identity.kind
-        ));
-    }
-    let symbols =
-        Symbols::from_pdb(Path::new(path)).map_err(|e| format!("cannot read its symbols: {e}"))?;
-    Ok(PdbFile {
-        path: path.to_owned(),
-        identity,
-        symbols: Arc::new(symbols),
-    })
-}
-
-fn write_quietly(mut out: impl Write, text: &str) -> u8 {
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => EXIT_OK,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
-        Err(e) => {
-            eprintln!("sptdump: cannot write the output: {e}");
-            EXIT_ERRORS
-        }
-    }
-}
-
-/// Dumps every file into `printer` and returns the exit status: the worst over the files.
-pub fn run<P: Printer>(printer: &mut P, options: &Options, files: &[String]) -> u8 {
-    let mut status = EXIT_OK;
-    for (i, path) in files.iter().enumerate() {
-        let last = i + 1 == files.len();
-        let result = dump_one(printer, options, path, last);
-        let file_status = match result {
-            // The reader has gone: stop quietly, keeping the errors found so far.
-            Ok(outcome @ Outcome::OutputClosed(_)) => return status.max(outcome.status()),
-            Ok(outcome) => outcome.status(),
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return status,
-            Err(e) => {
-                eprintln!("sptdump: cannot write the output: {e}");
-                return status.max(EXIT_ERRORS);
-            }
-        };
-        status = status.max(file_status);
-    }
-    match printer.flush() {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            eprintln!("sptdump: cannot write the output: {e}");
-            status.max(EXIT_ERRORS)
-        }
-        _ => status,
-    }
-}
-
-fn dump_one<P: Printer>(
-    printer: &mut P,
-    options: &Options,
-    path: &str,
-    last: bool,
-) -> io::Result<Outcome> {
-    let input = if path == "-" {
-        Ok(Input::pipe(Box::new(io::stdin().lock())))
-    } else {
-        open(path)
-    };
-    let info = FileInfo {
-        path,
-        size: input.as_ref().ok().and_then(Input::size),
-    };
-    let outcome = match input {
-        Ok(input) => dump::dump(printer, &info, input, options)?,
-        Err(e) => {
-            printer.error(&info, &format!("cannot open: {}", error::describe(&e)))?;
-            if options.validate {
-                // A pipeline counting verdicts must not miss a file it could not open.
-                printer.begin_file(&info)?;
-                printer.validation(
-                    &info,
-                    Tally {
-                        errors: 1,
-                        warnings: 0,
-                    },
-                )?;
-            }
-            Outcome::ReadFailed
-        }
-    };
-    if !matches!(outcome, Outcome::OutputClosed(_)) {
-        printer.end_file(last)?;
-    }
-    Ok(outcome)
-}
-
-fn open(path: &str) -> io::Result<Input> {
-    // A wildcard left after expansion matched nothing: not found, as a Unix shell's would be
-    // (Windows itself calls such a name invalid).
-    if cfg!(windows)
-        && path
-            .rsplit(['/', '\\'])
-            .next()
-            .is_some_and(|n| n.contains(['*', '?']))
-    {
-        return Err(io::ErrorKind::NotFound.into());
-    }
-    Input::file(error::open_file(Path::new(path))?)
 }
 
 #[cfg(test)]
@@ -533,30 +383,74 @@ mod tests {
         parse(args.iter().map(OsString::from))
     }
 
-    fn dump_of(args: &[&str]) -> (Options, bool, Vec<String>) {
+    fn dump_of(args: &[&str]) -> (Options, Vec<String>) {
         match parse_strs(args).unwrap() {
-            Command::Dump {
-                options,
-                json,
-                files,
-                ..
-            } => (options, json, files),
+            Command::Dump { options, files, .. } => (options, files),
             other => panic!("{other:?}"),
         }
     }
 
     #[test]
+    fn the_help_lists_every_option_and_the_parser_knows_every_listed_one() {
+        let help = help();
+        for o in OPTIONS {
+            let spelled = match o.value {
+                Some(value) => format!("/{}:{value}", o.name),
+                None => format!("/{}", o.name),
+            };
+            let shown = o.shown.map_or(format!("{spelled} "), |s| format!("{s} "));
+            assert!(shown.starts_with(&spelled), "{shown}");
+            assert!(
+                help.contains(&format!("\n  {shown}")),
+                "{spelled} is not in the help"
+            );
+            assert!(
+                parse_strs(&[&spelled.replace(":N", ":3"), "a.spt"]).is_ok(),
+                "{spelled}"
+            );
+        }
+        // And the other way round: every `/name` the help lists is an option.
+        for line in help.lines() {
+            let Some(word) = line.strip_prefix("  /") else {
+                continue;
+            };
+            let name: String = word
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            if !name.is_empty() {
+                assert!(option(&name).is_some(), "the help lists /{name}");
+            }
+        }
+        // The clap arguments are the table's.
+        let command = clap_command();
+        let names: Vec<_> = command
+            .get_arguments()
+            .map(|a| a.get_id().as_str())
+            .collect();
+        let table: Vec<_> = OPTIONS.iter().map(|o| o.name).collect();
+        assert_eq!(names, table);
+    }
+
+    #[test]
+    fn help_lines_fit_a_terminal() {
+        for line in help().lines() {
+            assert!(line.chars().count() <= 100, "{line}");
+        }
+    }
+
+    #[test]
     fn default_is_all() {
-        let (o, json, files) = dump_of(&["a.spt"]);
+        let (o, files) = dump_of(&["a.spt"]);
         assert_eq!(o, Options::default());
-        assert!(!json);
+        assert_eq!(o.format, Format::Text);
         assert_eq!(files, ["a.spt"]);
     }
 
     #[test]
     fn every_spelling_and_case() {
         for spelling in ["/progid", "-progid", "--progid", "/PROGID", "--ProgId"] {
-            let (o, _, _) = dump_of(&[spelling, "a.spt"]);
+            let (o, _) = dump_of(&[spelling, "a.spt"]);
             assert_eq!(
                 o.sections,
                 Sections {
@@ -576,18 +470,18 @@ mod tests {
             &["/summary", "--top", "20", "a"],
             &["/summary", "-TOP:20", "a"],
         ] {
-            let (o, _, files) = dump_of(args);
+            let (o, files) = dump_of(args);
             assert_eq!(o.summary, Some(20), "{args:?}");
             assert_eq!(files, ["a"]);
         }
-        let (o, _, _) = dump_of(&["/summary", "a"]);
+        let (o, _) = dump_of(&["/summary", "a"]);
         assert_eq!(o.summary, Some(10));
         assert_eq!(o.sections, Sections::default());
     }
 
     #[test]
     fn slash_paths_are_files() {
-        let (_, _, files) = dump_of(&["/tmp/a.spt", "/header.spt", "/json/b.spt"]);
+        let (_, files) = dump_of(&["/tmp/a.spt", "/header.spt", "/json/b.spt"]);
         assert_eq!(
             files,
             ["/tmp/a.spt", "/header.spt", "/json/b.spt"].map(String::from)
@@ -596,8 +490,8 @@ mod tests {
 
     #[test]
     fn double_dash_ends_options_and_dash_is_stdin() {
-        let (o, json, files) = dump_of(&["/json", "-", "--", "/header", "-x"]);
-        assert!(json);
+        let (o, files) = dump_of(&["/json", "-", "--", "/header", "-x"]);
+        assert_eq!(o.format, Format::Json);
         assert_eq!(o.sections, Sections::ALL);
         assert_eq!(files, ["-", "/header", "-x"]);
     }
@@ -631,19 +525,8 @@ mod tests {
     }
 
     #[test]
-    fn wildcards() {
-        assert!(wildcard_match("*.spt", "Trace 1.SPT"));
-        assert!(wildcard_match("t?ace*.spt", "trace-2026.spt"));
-        assert!(wildcard_match("*", ""));
-        assert!(wildcard_match("a*b*c", "aXXbYYbc"));
-        assert!(!wildcard_match("*.spt", "trace.spd"));
-        assert!(!wildcard_match("?.spt", ".spt"));
-        assert!(!wildcard_match("a*b", "ab c"));
-    }
-
-    #[test]
     fn binary_lists_accumulate() {
-        let (o, _, _) = dump_of(&["/binary:core.dll,0", "--binary", "app.exe", "a"]);
+        let (o, _) = dump_of(&["/binary:core.dll,0", "--binary", "app.exe", "a"]);
         assert_eq!(
             o.binaries,
             Some(vec!["core.dll".into(), "0".into(), "app.exe".into()])

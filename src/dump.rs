@@ -1,23 +1,25 @@
-//! Dumping one file: read what the options ask for, check it, and print it in file order.
+//! The driver: dumping one file, as the options ask, into a [`Printer`].
 //!
-//! The header and tables are always read and checked (they are small: at most 64 KiB +
-//! 1.5 MiB); the event stream is decoded only when events, a summary or a verdict is wanted.
+//! It reads the header and tables and checks them (they are small: at most 64 KiB +
+//! 1.5 MiB), attaches the `/pdb` symbols, prints the sections in file order, and decodes the
+//! event stream only when events, a summary or a verdict is wanted, feeding each record to
+//! the printer and to the analyses in one pass.
 
-use std::io;
-
-use crate::collect::Collector;
-use crate::decode::{Decoder, Selection, Sink};
-use crate::diag::{Diagnostic, Tally};
-use crate::error::Error;
-use crate::header::Header;
-use crate::ident::Identity;
-use crate::input::{Input, Tables};
-use crate::matching::{self, Status, Verdict};
-use crate::print::{FileInfo, Printer};
-use crate::progid::registry_form;
-use crate::record::Record;
-use crate::symbols::Symbols;
+use std::io::{self, Write};
 use std::sync::Arc;
+
+use crate::analysis::collect::Collector;
+use crate::format::decode::{Decoder, Selection, Sink};
+use crate::format::diag::{Diagnostic, Tally};
+use crate::format::error::Error;
+use crate::format::header::Header;
+use crate::format::progid::registry_form;
+use crate::format::record::Record;
+use crate::format::tables::{Tables, base_name};
+use crate::image::matching::{self, MatchFile, MatchResult, PdbFile, Status as MatchStatus};
+use crate::image::symbols::SymbolMap;
+use crate::input::{Input, Opened};
+use crate::output::{FileInfo, Format, Output, Printer};
 
 /// The sections of a dump.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,9 +44,11 @@ impl Sections {
     };
 }
 
-/// What to print for each file.
+/// What to print for each file, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
+    /// Text or JSON Lines.
+    pub format: Format,
     /// The sections to print.
     pub sections: Sections,
     /// Print the summary after the sections, with this many top entries per table.
@@ -59,53 +63,10 @@ pub struct Options {
     pub pdbs: Vec<PdbFile>,
 }
 
-/// A PDB given to `/pdb`, read once for all traces.
-#[derive(Clone, Debug)]
-pub struct PdbFile {
-    /// The path as given.
-    pub path: String,
-    /// Its GUID and age, which must match a program ID.
-    pub identity: Identity,
-    /// Its functions.
-    pub symbols: Arc<Symbols>,
-}
-
-impl PartialEq for PdbFile {
-    fn eq(&self, other: &Self) -> bool {
-        self.path == other.path && self.identity == other.identity
-    }
-}
-
-impl Eq for PdbFile {}
-
-/// A file given to `/match`, read once for all traces.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MatchFile {
-    /// The path as given.
-    pub path: String,
-    /// Its identity, or why it has none.
-    pub identity: Result<Identity, String>,
-}
-
-/// One line of the `/match` section.
-#[derive(Clone, Copy, Debug)]
-pub struct MatchResult<'a> {
-    /// The file.
-    pub file: &'a MatchFile,
-    /// The verdict, when the file has an identity.
-    pub verdict: Option<Verdict>,
-}
-
-impl MatchResult<'_> {
-    /// Whether this file fails the check: anything but a match.
-    pub fn failed(&self) -> bool {
-        !matches!(self.verdict, Some(v) if v.status == matching::Status::Match)
-    }
-}
-
 impl Default for Options {
     fn default() -> Self {
         Options {
+            format: Format::Text,
             sections: Sections::ALL,
             summary: None,
             validate: false,
@@ -129,16 +90,70 @@ pub enum Outcome {
     OutputClosed(Tally),
 }
 
+/// What a run calls for, from best to worst; the command line makes an exit code of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// No error found (warnings allowed).
+    Clean,
+    /// An error diagnostic, a file that could not be read, or a `/match` or `/pdb` file
+    /// that does not fit the trace.
+    Errors,
+    /// The command line asked for something the input cannot give: a `/binary` list that
+    /// names nothing in the file.
+    Usage,
+}
+
 impl Outcome {
-    /// The exit status this file calls for: 0 clean (warnings allowed), 1 errors, a failed
-    /// read or a `/match` or `/pdb` that did not fit, 2 a `/binary` that names nothing.
-    pub fn status(&self) -> u8 {
+    /// The status this file calls for.
+    pub fn status(&self) -> Status {
         match self {
-            Outcome::Done(tally, 0) | Outcome::OutputClosed(tally) if tally.errors == 0 => 0,
-            Outcome::Done(..) | Outcome::OutputClosed(_) | Outcome::ReadFailed => 1,
-            Outcome::NoSuchBinary => 2,
+            Outcome::Done(tally, 0) | Outcome::OutputClosed(tally) if tally.errors == 0 => {
+                Status::Clean
+            }
+            Outcome::Done(..) | Outcome::OutputClosed(_) | Outcome::ReadFailed => Status::Errors,
+            Outcome::NoSuchBinary => Status::Usage,
         }
     }
+}
+
+/// The printer these options ask for, writing the dump to `out` and diagnostics to `err`.
+/// The command line, the tests and the fuzzer all print through it.
+pub fn printer<W: Write, E: Write>(opts: &Options, out: W, err: E) -> Output<W, E> {
+    Output::new(opts.format, opts.validate, out, err)
+}
+
+/// Dumps one file of a run into `printer` and closes it (`last` when no file follows).
+/// `input` is the opened trace, or why it could not be opened, said in full: it is printed
+/// as the file's error. Fails only when the output cannot be written.
+pub fn dump_file<P: Printer>(
+    printer: &mut P,
+    file: &FileInfo<'_>,
+    input: Result<Input, String>,
+    opts: &Options,
+    last: bool,
+) -> io::Result<Outcome> {
+    let outcome = match input {
+        Ok(input) => dump(printer, file, input, opts)?,
+        Err(message) => {
+            printer.error(file, &message)?;
+            if opts.validate {
+                // A pipeline counting verdicts must not miss a file it could not open.
+                printer.begin_file(file)?;
+                printer.validation(
+                    file,
+                    Tally {
+                        errors: 1,
+                        warnings: 0,
+                    },
+                )?;
+            }
+            Outcome::ReadFailed
+        }
+    };
+    if !matches!(outcome, Outcome::OutputClosed(_)) {
+        printer.end_file(last)?;
+    }
+    Ok(outcome)
 }
 
 /// Dumps the trace read from `input` into `printer`. Fails only when the output cannot be
@@ -223,16 +238,17 @@ fn dump_sections<P: Printer>(
     }
 
     let mut found = Vec::new();
-    let mut tables = input.tables(&header, &bytes, |d| found.push(d))?;
+    let mut opened = input.tables(&header, &bytes, |d| found.push(d))?;
+    let tables = &opened.tables;
     let selection = match &opts.binaries {
         None => None,
-        Some(list) => match select(list, &tables) {
+        Some(list) => match select(list, tables) {
             Some(selection) => Some(selection),
             None => {
                 let message = format!(
                     "/binary:{} names no binary of this file; its program IDs are {}",
                     list.join(","),
-                    binary_names(&tables)
+                    binary_names(tables)
                 );
                 out.print(|p| p.error(file, &message))?;
                 return Ok(Outcome::NoSuchBinary);
@@ -241,10 +257,11 @@ fn dump_sections<P: Printer>(
     };
 
     out.print(|p| p.begin_file(file))?;
+    let mut symbols = SymbolMap::default();
     for pdb in &opts.pdbs {
-        let verdict = matching::judge(&pdb.identity, &tables);
+        let verdict = matching::judge(&pdb.identity, tables);
         match (verdict.status, verdict.progid) {
-            (Status::Match, Some(progid)) => tables.attach(progid, Arc::clone(&pdb.symbols)),
+            (MatchStatus::Match, Some(progid)) => symbols.attach(progid, Arc::clone(&pdb.symbols)),
             _ => {
                 let message = format!(
                     "/pdb:{} is {{{}}} age {}, which matches no program ID of this trace ({}); \
@@ -269,7 +286,7 @@ fn dump_sections<P: Printer>(
         out.print(|p| p.strings(&header, tables.strings.as_ref()))?;
     }
     if show(opts.sections.progid) {
-        out.print(|p| p.progids(&header, &tables))?;
+        out.print(|p| p.progids(&header, tables))?;
     }
 
     let events = show(opts.sections.event);
@@ -278,22 +295,29 @@ fn dump_sections<P: Printer>(
         if events {
             out.print(|p| p.begin_events())?;
         }
-        if let Some(stream) = tables.stream.take() {
+        let Opened {
+            tables,
+            stream,
+            size,
+            overlap_after_stream,
+        } = &mut opened;
+        if let Some(stream) = stream.take() {
             let mut decoder = Decoder::new(
                 stream,
                 header.stream_offset(),
-                tables.size,
+                *size,
                 header.program_ids_used,
             );
             decoder.select(selection);
             decoder.run(&mut EventSink {
                 out: &mut *out,
-                tables: &tables,
+                tables,
+                symbols: &symbols,
                 events,
                 summary: summary.as_mut(),
             })?;
             // On a pipe, where the stream ends was not known when the tables were checked.
-            if let Some(layout) = &tables.overlap_after_stream
+            if let Some(layout) = overlap_after_stream
                 && let Some(d) = layout.check_overlap(decoder.end_of_input()?)
             {
                 out.report(d).map_err(Error::Write)?;
@@ -303,8 +327,14 @@ fn dump_sections<P: Printer>(
             out.print(|p| p.end_events())?;
         }
     }
-    if let Some(summary) = summary.map(Collector::finish) {
-        out.print(|p| p.summary(&summary, &tables))?;
+    let tables = &opened.tables;
+    match summary.map(Collector::finish) {
+        Some(Ok(summary)) => out.print(|p| p.summary(&summary, tables, &symbols))?,
+        Some(Err(failed)) => {
+            out.print(|p| p.error(file, &failed.to_string()))?;
+            out.tally.errors += 1;
+        }
+        None => {}
     }
     if !opts.matches.is_empty() {
         let results: Vec<MatchResult<'_>> = opts
@@ -316,11 +346,11 @@ fn dump_sections<P: Printer>(
                     .identity
                     .as_ref()
                     .ok()
-                    .map(|id| matching::judge(id, &tables)),
+                    .map(|id| matching::judge(id, tables)),
             })
             .collect();
         out.mismatches = results.iter().filter(|r| r.failed()).count();
-        out.print(|p| p.matches(&results, &tables))?;
+        out.print(|p| p.matches(&results, tables))?;
     }
     Ok(done)
 }
@@ -329,6 +359,7 @@ fn dump_sections<P: Printer>(
 struct EventSink<'a, 'b, P> {
     out: &'a mut Out<'b, P>,
     tables: &'a Tables,
+    symbols: &'a SymbolMap,
     events: bool,
     summary: Option<&'a mut Collector>,
 }
@@ -340,7 +371,7 @@ impl<P: Printer> Sink for EventSink<'_, '_, P> {
             summary.add(s);
         }
         if self.events {
-            self.out.printer.record(record, self.tables)?;
+            self.out.printer.record(record, self.tables, self.symbols)?;
         }
         Ok(())
     }
@@ -352,7 +383,7 @@ impl<P: Printer> Sink for EventSink<'_, '_, P> {
 
 /// The file's binaries as `0 (app.exe), 1 (core.dll)`, for messages.
 fn binary_names(tables: &Tables) -> String {
-    let count = tables.progids.as_ref().map_or(0, |t| t.entries().len());
+    let count = tables.progid_count();
     if count == 0 {
         return "none".to_owned();
     }
@@ -370,8 +401,8 @@ fn binary_names(tables: &Tables) -> String {
 /// component. An index outside the table still selects segments that use it (their
 /// BINARY_IDs are errors, but may be worth seeing), yet does not count as naming anything.
 /// `None` when nothing in the list names a program ID of this file.
-pub fn select(list: &[String], tables: &Tables) -> Option<Selection> {
-    let count = tables.progids.as_ref().map_or(0, |t| t.entries().len());
+fn select(list: &[String], tables: &Tables) -> Option<Selection> {
+    let count = tables.progid_count();
     let mut chosen = Vec::new();
     let mut named = false;
     for item in list {
@@ -385,8 +416,7 @@ pub fn select(list: &[String], tables: &Tables) -> Option<Selection> {
             let i = i as u16;
             let Some(name) = tables.name(i) else { continue };
             let name = String::from_utf8_lossy(name).to_lowercase();
-            let base = name.rsplit(['/', '\\']).next().unwrap_or(&name);
-            if name == wanted || base == wanted {
+            if name == wanted || base_name(&name) == wanted {
                 chosen.push(i);
                 named = true;
             }

@@ -9,15 +9,15 @@
 use std::fs::File;
 use std::io::{self, Cursor, Read, Seek, SeekFrom};
 use std::ops::Range;
-use std::sync::Arc;
+use std::path::Path;
 
-use crate::diag::{Code, Diagnostic};
-use crate::error::{Error, Result};
-use crate::header::{HEADER_SIZE, Header};
-use crate::layout::{self, Layout};
-use crate::progid::{ENTRY_SIZE, ProgramIdTable};
-use crate::strtab::StringTable;
-use crate::symbols::Symbols;
+use crate::format::diag::{Code, Diagnostic};
+use crate::format::error::{Error, Result, read_full, shrunk};
+use crate::format::header::{HEADER_SIZE, Header};
+use crate::format::layout::{self, Layout};
+use crate::format::progid::{ENTRY_SIZE, ProgramIdTable};
+use crate::format::strtab::StringTable;
+use crate::format::tables::Tables;
 
 /// How many stream bytes a pipe may hold back while it reads tables that lie after the
 /// stream start: the most both tables can span, 64 KiB + 1.5 MiB.
@@ -39,47 +39,36 @@ enum Source {
     Pipe(Box<dyn Read>, u64),
 }
 
-/// The tables of a trace and the stream positioned at its start.
-#[derive(Default)]
-pub struct Tables {
-    /// The string table; `None` when it lies past the end of the input.
-    pub strings: Option<StringTable>,
-    /// The program-ID table; `None` when it lies past the end of the input.
-    pub progids: Option<ProgramIdTable>,
+/// What opening a trace gives: its tables, and the stream positioned at its start.
+pub struct Opened {
+    /// The string and program-ID tables, as far as they could be read.
+    pub tables: Tables,
     /// The input positioned at the stream start; `None` when that lies past the end.
     pub stream: Option<Box<dyn Read>>,
     /// The file size when known: always for a file, for a pipe once it ended while the
     /// tables were read.
     pub size: Option<u64>,
-    /// Function symbols attached to program IDs by `/pdb`, indexed by progid.
-    pub symbols: Vec<Option<Arc<Symbols>>>,
     /// On a pipe, a layout whose tables-overlap check waits for the end of the stream.
     pub overlap_after_stream: Option<Layout>,
 }
 
-impl Tables {
-    /// The symbols attached to `progid`, if any.
-    pub fn symbols(&self, progid: Option<u16>) -> Option<&Symbols> {
-        self.symbols.get(usize::from(progid?))?.as_deref()
-    }
-
-    /// Attaches `symbols` to `progid`.
-    pub fn attach(&mut self, progid: u16, symbols: Arc<Symbols>) {
-        let at = usize::from(progid);
-        if self.symbols.len() <= at {
-            self.symbols.resize(at + 1, None);
-        }
-        self.symbols[at] = Some(symbols);
-    }
-
-    /// The name bytes of program ID `progid`, when both tables can resolve it.
-    pub fn name(&self, progid: u16) -> Option<&[u8]> {
-        let entry = self.progids.as_ref()?.get(progid)?;
-        self.strings.as_ref()?.get(entry.string_offset)
-    }
-}
+/// A trace that could not be opened: why, in the same words on every platform.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", describe(.0))]
+pub struct OpenError(pub io::Error);
 
 impl Input {
+    /// Opens the trace at `path`: a regular file is read by seeking, anything else (a FIFO,
+    /// a device) front to back.
+    pub fn open(path: &Path) -> std::result::Result<Input, OpenError> {
+        open_file(path).and_then(Input::file).map_err(OpenError)
+    }
+
+    /// Reads standard input, front to back.
+    pub fn stdin() -> Input {
+        Input::pipe(Box::new(io::stdin().lock()))
+    }
+
     /// Reads `file`: by seeking when it is a regular file, front to back otherwise (a FIFO, a
     /// character device).
     pub fn file(file: File) -> io::Result<Input> {
@@ -144,7 +133,7 @@ impl Input {
         header: &Header,
         header_bytes: &[u8; HEADER_SIZE],
         mut report: impl FnMut(Diagnostic),
-    ) -> Result<Tables> {
+    ) -> Result<Opened> {
         let layout = Layout::new(header);
         let loaded = match self.source {
             Source::File(file, size) => load_file(file, size, &layout)?,
@@ -220,12 +209,10 @@ impl Input {
                 None
             }
         };
-        Ok(Tables {
-            strings,
-            progids,
+        Ok(Opened {
+            tables: Tables { strings, progids },
             stream,
             size: loaded.size,
-            symbols: Vec::new(),
             overlap_after_stream,
         })
     }
@@ -289,19 +276,6 @@ fn load_file(mut file: Box<dyn Seekable>, size: u64, layout: &Layout) -> Result<
         size: Some(size),
         seen: size,
     })
-}
-
-/// The error for a file that ends before the size it had when it was opened.
-pub(crate) fn shrunk(at: u64, size: u64) -> Error {
-    Error::read(
-        at,
-        io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            format!(
-                "the file ended at {at:#010X}, though it had {size} bytes when opened: was it changed while being read?"
-            ),
-        ),
-    )
 }
 
 fn load_pipe(
@@ -382,19 +356,33 @@ fn load_pipe(
     })
 }
 
-/// Reads until `buf` is full or the input ends; returns how many bytes were read. `at` is
-/// the file offset of `buf[0]`, for the error message.
-fn read_full(r: &mut impl Read, buf: &mut [u8], at: u64) -> Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(k) => got += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::read(at + got as u64, e)),
+/// Opens `path` for reading. A directory is refused up front with the same words on every
+/// platform (Windows cannot open one at all, and Unix fails only at the first read).
+pub fn open_file(path: &Path) -> io::Result<File> {
+    if std::fs::metadata(path)?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a directory, not a file",
+        ));
+    }
+    File::open(path)
+}
+
+/// What an I/O error says, in the same words on every platform for the common cases
+/// (Windows and Unix word "not found" and "access denied" differently), and without the
+/// `(os error N)` suffix.
+pub fn describe(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "no such file or directory".to_owned(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => {
+            let text = e.to_string();
+            match text.rfind(" (os error ") {
+                Some(at) if text.ends_with(')') => text[..at].to_owned(),
+                _ => text,
+            }
         }
     }
-    Ok(got)
 }
 
 #[cfg(test)]
@@ -438,7 +426,7 @@ mod tests {
 
     struct Loaded {
         diags: Vec<(Code, u64)>,
-        tables: Tables,
+        opened: Opened,
     }
 
     fn load(input: Input) -> Loaded {
@@ -449,7 +437,10 @@ mod tests {
         let tables = input
             .tables(&h, &bytes, |d| diags.push((d.code, d.offset)))
             .unwrap();
-        Loaded { diags, tables }
+        Loaded {
+            diags,
+            opened: tables,
+        }
     }
 
     fn as_file(bytes: &[u8]) -> Input {
@@ -463,9 +454,9 @@ mod tests {
         Input::pipe(Box::new(Cursor::new(bytes.to_vec())))
     }
 
-    fn rest(tables: &mut Tables) -> Vec<u8> {
+    fn rest(opened: &mut Opened) -> Vec<u8> {
         let mut out = vec![];
-        tables.stream.take().unwrap().read_to_end(&mut out).unwrap();
+        opened.stream.take().unwrap().read_to_end(&mut out).unwrap();
         out
     }
 
@@ -475,8 +466,8 @@ mod tests {
         for input in [as_file(&bytes), as_pipe(&bytes)] {
             let mut l = load(input);
             assert_eq!(l.diags, []);
-            assert_eq!(l.tables.name(0), Some(&b"app.exe"[..]));
-            assert_eq!(rest(&mut l.tables), &bytes[0x48..]);
+            assert_eq!(l.opened.tables.name(0), Some(&b"app.exe"[..]));
+            assert_eq!(rest(&mut l.opened), &bytes[0x48..]);
         }
     }
 
@@ -504,8 +495,8 @@ mod tests {
                     (Code::StreamOutOfBounds, 0x48)
                 ]
             );
-            assert!(l.tables.strings.is_some());
-            assert!(l.tables.progids.is_none() && l.tables.stream.is_none());
+            assert!(l.opened.tables.strings.is_some());
+            assert!(l.opened.tables.progids.is_none() && l.opened.stream.is_none());
         }
     }
 
@@ -518,8 +509,8 @@ mod tests {
             // No string-offset-out-of-range: the table itself is missing. The capacity now
             // overlaps nothing, so there is no overlap either.
             assert_eq!(l.diags, [(Code::StringTableOutOfBounds, 0x10_0000)]);
-            assert_eq!(l.tables.name(0), None);
-            assert!(l.tables.progids.is_some());
+            assert_eq!(l.opened.tables.name(0), None);
+            assert!(l.opened.tables.progids.is_some());
         }
     }
 
@@ -531,7 +522,10 @@ mod tests {
         for input in [as_file(&bytes), as_pipe(&bytes)] {
             let l = load(input);
             assert_eq!(l.diags, []);
-            assert_eq!(l.tables.strings.as_ref().map(|t| t.bytes().len()), Some(0));
+            assert_eq!(
+                l.opened.tables.strings.as_ref().map(|t| t.bytes().len()),
+                Some(0)
+            );
         }
     }
 
@@ -541,7 +535,7 @@ mod tests {
         for input in [as_file(bytes), as_pipe(bytes)] {
             let mut l = load(input);
             assert_eq!(l.diags, []);
-            assert_eq!(rest(&mut l.tables), b"");
+            assert_eq!(rest(&mut l.opened), b"");
         }
     }
 
@@ -560,8 +554,8 @@ mod tests {
         let mut pipe = load(as_pipe(&f));
         assert_eq!(pipe.diags, [(Code::TablesOverlap, 0x10)]);
         assert_eq!(pipe.diags, file.diags);
-        assert_eq!(pipe.tables.name(0), Some(&b"app.exe"[..]));
-        assert_eq!(rest(&mut pipe.tables), &f[0x38..]);
+        assert_eq!(pipe.opened.tables.name(0), Some(&b"app.exe"[..]));
+        assert_eq!(rest(&mut pipe.opened), &f[0x38..]);
     }
 
     #[test]
@@ -574,15 +568,15 @@ mod tests {
         bytes.resize(far, 0);
         bytes.extend(b"app.exe\0");
         let file = load(as_file(&bytes));
-        assert_eq!(file.tables.name(0), Some(&b"app.exe"[..]));
+        assert_eq!(file.opened.tables.name(0), Some(&b"app.exe"[..]));
         let mut pipe = load(as_pipe(&bytes));
         assert!(
             pipe.diags
                 .contains(&(Code::StringTableOutOfBounds, far as u64))
         );
-        assert_eq!(pipe.tables.name(0), None);
+        assert_eq!(pipe.opened.tables.name(0), None);
         // The stream is still complete.
-        assert_eq!(rest(&mut pipe.tables), &bytes[0x48..]);
+        assert_eq!(rest(&mut pipe.opened), &bytes[0x48..]);
     }
 
     #[test]
@@ -602,5 +596,19 @@ mod tests {
                 ]
             );
         }
+    }
+
+    #[test]
+    fn common_errors_read_the_same_everywhere() {
+        let missing = open_file(Path::new("no/such/file.spt")).unwrap_err();
+        assert_eq!(describe(&missing), "no such file or directory");
+        let dir = open_file(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap_err();
+        assert_eq!(describe(&dir), "it is a directory, not a file");
+        let other = io::Error::from_raw_os_error(22);
+        assert!(
+            !describe(&other).contains("os error"),
+            "{}",
+            describe(&other)
+        );
     }
 }

@@ -2,13 +2,46 @@
 //! is inside the SPT (Sample Profile Trace) files of MSVC's Sample Profile-Guided
 //! Optimization.
 //!
-//! The format lives in one module per part of the file ([`header`], [`strtab`], [`progid`],
-//! [`record`], [`decode`]); [`input`] reads them from a file or a pipe; [`dump`] drives a
-//! dump into a [`print::Printer`], of which there are two: [`text`] and [`json`].
-//! [`summary`] aggregates the hottest addresses. [`cli`] is the command line.
+//! The library is built in layers, each using only those below it:
+//!
+//! ```text
+//! dump       the driver: options -> sections -> printer, one pass over the stream
+//! output     the Printer trait; text and JSON Lines (and exporters, beside them)
+//! analysis   what the samples add up to: summary, counting tables
+//! image      PE and PDB identities, /match verdicts, PDB symbols
+//! input      a file or a pipe -> header, tables, and the stream positioned at its start
+//! format     pure SPT: header, string table, program IDs, layout, records, decoder,
+//!            diagnostics; no I/O beyond std::io::Read
+//! ```
+//!
+//! The command line (options, their SPTDump spellings, exit codes) is the binary's, not the
+//! library's.
+//!
+//! Dumping a trace as `sptdump /json /progid trace.spt` does:
 //!
 //! ```no_run
-//! use sptdump::{decode::{Decoder, Sink}, diag::Diagnostic, record::Record};
+//! use sptdump::dump::{self, Options, Sections};
+//! use sptdump::input::Input;
+//! use sptdump::output::{FileInfo, Format, Printer};
+//!
+//! let opts = Options {
+//!     format: Format::Json,
+//!     sections: Sections { progid: true, ..Sections::default() },
+//!     ..Options::default()
+//! };
+//! let input = Input::file(std::fs::File::open("trace.spt")?)?;
+//! let info = FileInfo { path: "trace.spt", size: input.size() };
+//! let mut printer = dump::printer(&opts, std::io::stdout().lock(), std::io::stderr().lock());
+//! let outcome = dump::dump_file(&mut printer, &info, Ok(input), &opts, true)?;
+//! printer.flush()?;
+//! println!("{:?}", outcome.status());
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! Or decoding the records of a stream yourself:
+//!
+//! ```no_run
+//! use sptdump::format::{decode::{Decoder, Sink}, diag::Diagnostic, record::Record};
 //!
 //! struct Count(u64);
 //! impl Sink for Count {
@@ -23,24 +56,9 @@
 
 #![deny(missing_docs)]
 
-pub mod cli;
-pub mod collect;
-pub mod counts;
-pub mod decode;
-pub mod diag;
+pub mod analysis;
 pub mod dump;
-pub mod error;
-pub mod header;
-pub mod ident;
+pub mod format;
+pub mod image;
 pub mod input;
-pub mod json;
-pub mod layout;
-pub mod matching;
-pub mod opcode;
-pub mod print;
-pub mod progid;
-pub mod record;
-pub mod strtab;
-pub mod summary;
-pub mod symbols;
-pub mod text;
+pub mod output;

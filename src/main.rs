@@ -1,7 +1,134 @@
-//! The `sptdump` command: everything it does lives in the library's `cli` module.
+//! The `sptdump` command: the command line, files, exit codes. What it prints is the
+//! library's work.
 
+mod cli;
+
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
+use anyhow::{Context, Result};
+use sptdump::dump::{self, Options, Outcome, Status};
+use sptdump::format::tables::base_name;
+use sptdump::image::matching::{MatchFile, PdbFile};
+use sptdump::input::{Input, OpenError};
+use sptdump::output::{FileInfo, Printer};
+
+use crate::cli::Command;
+
+/// Exit status: no error found (warnings allowed).
+const EXIT_OK: u8 = 0;
+/// Exit status: an error diagnostic, a file that could not be read, or a `/match` or `/pdb`
+/// file that does not fit the trace.
+const EXIT_ERRORS: u8 = 1;
+/// Exit status: the command line is wrong.
+const EXIT_USAGE: u8 = 2;
+
+fn exit_code(status: Status) -> u8 {
+    match status {
+        Status::Clean => EXIT_OK,
+        Status::Errors => EXIT_ERRORS,
+        Status::Usage => EXIT_USAGE,
+    }
+}
+
 fn main() -> ExitCode {
-    ExitCode::from(sptdump::cli::main(std::env::args_os().skip(1)))
+    // On Windows no shell expands `*.spt` for a program; wild does, as Microsoft's tools do.
+    let command = match cli::parse(wild::args_os().skip(1)) {
+        Ok(command) => command,
+        Err(e) => {
+            eprintln!("sptdump: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let status = match command {
+        Command::Help => write_text(out, &cli::help()),
+        Command::Version => write_text(out, &format!("sptdump {}\n", env!("CARGO_PKG_VERSION"))),
+        Command::Dump {
+            options,
+            files,
+            match_paths,
+            pdb_paths,
+        } => run(out, options, &files, &match_paths, &pdb_paths),
+    };
+    ExitCode::from(match status {
+        Ok(status) => exit_code(status),
+        Err(e) if is_broken_pipe(&e) => EXIT_OK,
+        Err(e) => {
+            eprintln!("sptdump: {e:#}");
+            EXIT_ERRORS
+        }
+    })
+}
+
+/// Whether the reader of standard output has gone, which ends the program quietly.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<io::Error>()
+        .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
+fn write_text(mut out: impl Write, text: &str) -> Result<Status> {
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("cannot write the output")?;
+    Ok(Status::Clean)
+}
+
+/// Reads the `/pdb` and `/match` files, then dumps every trace; returns the worst status.
+fn run(
+    out: impl Write,
+    mut options: Options,
+    files: &[String],
+    match_paths: &[String],
+    pdb_paths: &[String],
+) -> Result<Status> {
+    let mut status = Status::Clean;
+    for path in pdb_paths {
+        match PdbFile::read(path).with_context(|| format!("/pdb:{path}")) {
+            Ok(pdb) => options.pdbs.push(pdb),
+            Err(e) => {
+                eprintln!("sptdump: {e:#}");
+                status = Status::Errors;
+            }
+        }
+    }
+    options.matches = match_paths.iter().map(|p| MatchFile::read(p)).collect();
+
+    let mut printer = dump::printer(&options, out, io::stderr().lock());
+    for (i, path) in files.iter().enumerate() {
+        let input = open(path).map_err(|e| format!("{e:#}"));
+        let info = FileInfo {
+            path,
+            size: input.as_ref().ok().and_then(Input::size),
+        };
+        let last = i + 1 == files.len();
+        match dump::dump_file(&mut printer, &info, input, &options, last) {
+            Ok(outcome @ Outcome::OutputClosed(_)) => return Ok(status.max(outcome.status())),
+            Ok(outcome) => status = status.max(outcome.status()),
+            // The reader has gone: stop quietly, keeping the errors found so far.
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(status),
+            Err(e) => return Err(e).context("cannot write the output"),
+        }
+    }
+    match printer.flush() {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(e).context("cannot write the output")
+        }
+        _ => Ok(status),
+    }
+}
+
+/// Opens a trace argument: `-` is standard input.
+fn open(path: &str) -> Result<Input> {
+    if path == "-" {
+        return Ok(Input::stdin());
+    }
+    // A wildcard left after expansion matched nothing: not found, as a Unix shell's would be
+    // (Windows itself calls such a name invalid).
+    if cfg!(windows) && base_name(path).contains(['*', '?']) {
+        let not_found = OpenError(io::Error::from(io::ErrorKind::NotFound));
+        return Err(not_found).context("cannot open");
+    }
+    Input::open(Path::new(path)).context("cannot open")
 }

@@ -1,11 +1,15 @@
 //! Tests of the test-side SPT writer itself, against bytes written out by hand and against
 //! the shared conformance vectors.
+//!
+//! The vectors live outside this repository, in `../shared/conformance/vectors` beside it
+//! (or in `$SPTDUMP_CONFORMANCE/vectors`). Without them the tests that compare with them
+//! fail, saying where they looked; to run the rest without the vectors, set
+//! `SPTDUMP_SKIP_CONFORMANCE=1`.
 
-#[path = "support/builder.rs"]
-mod builder;
-
-use builder::*;
+use std::io::Write as _;
 use std::path::PathBuf;
+
+use sptdump_testkit::builder::*;
 
 const APP_GUID: &str = "42AC0098-ADB5-E796-8C0E-161D2814780E";
 const SEQ_GUID: &str = "03020100-0504-0706-0809-0A0B0C0D0E0F";
@@ -74,14 +78,13 @@ fn minimal_file_is_laid_out_as_drawn() {
 
 #[test]
 fn minimal_matches_the_conformance_vector() {
+    let Some(dir) = conformance_vectors("minimal_matches_the_conformance_vector") else {
+        return;
+    };
     let built = minimal().build();
-    match read_vector("minimal.spt") {
-        Some(expected) => {
-            assert_eq!(expected[..32], MINIMAL_HEADER);
-            assert_eq!(built, expected);
-        }
-        None => eprintln!("note: conformance vector minimal.spt not found; compared by hand only"),
-    }
+    let expected = read_vector(&dir, "minimal.spt").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(expected[..32], MINIMAL_HEADER);
+    assert_eq!(built, expected);
 }
 
 #[test]
@@ -328,12 +331,46 @@ fn more_than_255_rvas_is_refused() {
 
 // ----- The conformance vectors, rebuilt from their expected output in cases.json.
 
+/// Set to `1`, it skips the comparisons with the conformance vectors.
+const SKIP: &str = "SPTDUMP_SKIP_CONFORMANCE";
+
+/// Where the conformance vectors are: `$SPTDUMP_CONFORMANCE/vectors` when that is set, else
+/// `../shared/conformance/vectors` beside the repository.
 fn vector_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/vectors")
+    match std::env::var_os("SPTDUMP_CONFORMANCE") {
+        Some(conformance) => PathBuf::from(conformance).join("vectors"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/vectors"),
+    }
 }
 
-fn read_vector(name: &str) -> Option<Vec<u8>> {
-    std::fs::read(vector_dir().join(name)).ok()
+/// The folder of the conformance vectors, for `test` to compare with; `None` when
+/// `SPTDUMP_SKIP_CONFORMANCE=1` asks to skip the comparison, which is then said on standard
+/// error. Panics, saying where it looked, when the folder is missing.
+fn conformance_vectors(test: &str) -> Option<PathBuf> {
+    let dir = vector_dir();
+    if std::env::var_os(SKIP).is_some_and(|v| v == "1") {
+        // Straight to standard error, past the test harness's capture, so that the skip
+        // shows in every run.
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: {test}: not compared with the conformance vectors ({SKIP}=1)"
+        );
+        return None;
+    }
+    assert!(
+        dir.is_dir(),
+        "the conformance vectors are missing: no folder {} (they come from the shared \
+         conformance suite, checked out as ../shared beside this repository; or set \
+         SPTDUMP_CONFORMANCE to the suite's conformance folder, or {SKIP}=1 to skip this test)",
+        dir.display()
+    );
+    Some(dir)
+}
+
+/// The bytes of the conformance vector `name` in `dir`, or why they cannot be read.
+fn read_vector(dir: &std::path::Path, name: &str) -> Result<Vec<u8>, String> {
+    let path = dir.join(name);
+    std::fs::read(&path).map_err(|e| format!("conformance vector {}: {e}", path.display()))
 }
 
 /// Every conformance vector, as this builder makes it.
@@ -557,12 +594,18 @@ fn vectors() -> Vec<(&'static str, SptBuilder)> {
 
 #[test]
 fn reproduces_the_conformance_vectors() {
+    let Some(dir) = conformance_vectors("reproduces_the_conformance_vectors") else {
+        return;
+    };
     let mut compared = 0;
     let mut failures = Vec::new();
     for (name, builder) in vectors() {
-        let Some(expected) = read_vector(name) else {
-            eprintln!("note: conformance vector {name} not found; not compared");
-            continue;
+        let expected = match read_vector(&dir, name) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                failures.push(e);
+                continue;
+            }
         };
         compared += 1;
         let built = builder.build();
@@ -580,13 +623,12 @@ fn reproduces_the_conformance_vectors() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    if let Ok(dir) = std::fs::read_dir(vector_dir()) {
-        let names: Vec<&str> = vectors().iter().map(|(n, _)| *n).collect();
-        for entry in dir.flatten() {
-            let file = entry.file_name().to_string_lossy().into_owned();
-            if file.ends_with(".spt") && !names.contains(&file.as_str()) {
-                eprintln!("note: conformance vector {file} has no counterpart here");
-            }
+    let names: Vec<&str> = vectors().iter().map(|(n, _)| *n).collect();
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        if file.ends_with(".spt") && !names.contains(&file.as_str()) {
+            eprintln!("note: conformance vector {file} has no counterpart here");
         }
     }
     eprintln!("{compared} conformance vectors compared");

@@ -4,20 +4,15 @@
 //! Every run has the crate root as its current directory, so `testdata/sample.spt` is the
 //! bundled trace.
 
-#[path = "support/builder.rs"]
-mod builder;
-#[path = "support/samples.rs"]
-mod samples;
-
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
-use builder::*;
-use samples::{SAMPLE_BINARIES, SampleRecord, sample_records};
 use serde_json::Value;
+use sptdump_testkit::builder::*;
+use sptdump_testkit::samples::{SAMPLE_BINARIES, SampleRecord, sample_records};
 
 const SAMPLE: &str = "testdata/sample.spt";
 const SAMPLE_SIZE: u64 = 25_546;

@@ -3,12 +3,13 @@
 //! bytes, the whole event stream). Run in-process through the library, so they take a
 //! second or two.
 //!
-//! What is asserted, besides "no panic" and "the outcome is a clean 0 or an error 1":
+//! What is asserted, besides "no panic" and "the outcome is clean or an error, never a
+//! usage error":
 //!
 //! - `/json` output is always JSON Lines;
 //! - **a damaged trace is reported exactly when SPEC.md section 2 says there is something
 //!   to report.** Which changes must be reported is decided by `reference_problem`
-//!   (tests/support/reference.rs), a short reading of the spec that shares nothing with
+//!   (`sptdump_testkit::reference`), a short reading of the spec that shares nothing with
 //!   `src/`: it walks the
 //!   header, the tables and the stream, and names the first thing the spec asks to report.
 //!   Changes it finds nothing wrong with are the legitimately undetectable ones: an RVA, a
@@ -20,20 +21,12 @@
 //!   file, ...) must produce at least one diagnostic, and a damaged file with no problem
 //!   must produce none.
 
-#[path = "support/builder.rs"]
-mod builder;
-#[path = "support/dumping.rs"]
-mod dumping;
-#[path = "support/reference.rs"]
-mod reference;
-#[path = "support/samples.rs"]
-mod samples;
-
-use builder::DEFAULT_STREAM_START;
-use dumping::*;
-use reference::{reference_problem, u16_at};
-use samples::{SAMPLE_BINARIES, SampleRecord, sample_records};
 use serde_json::Value;
+use sptdump::dump::Status;
+use sptdump_testkit::builder::DEFAULT_STREAM_START;
+use sptdump_testkit::dumping::*;
+use sptdump_testkit::reference::{reference_problem, u16_at};
+use sptdump_testkit::samples::{SAMPLE_BINARIES, SampleRecord, sample_records};
 
 fn sample() -> Vec<u8> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sample.spt");
@@ -55,13 +48,13 @@ fn split(values: Vec<Value>) -> (Vec<Value>, Vec<Value>) {
 fn validate(bytes: &[u8]) -> Vec<Value> {
     let d = dump_bytes(bytes, &validate_json(), Via::File);
     let status = d.status();
-    assert!(status <= 1, "status {status}");
+    assert!(status <= Status::Errors, "status {status:?}");
     let (diagnostics, rest) = split(d.json());
     let errors = diagnostics
         .iter()
         .filter(|v| v["severity"] == "error")
         .count();
-    assert_eq!(status == 1, errors > 0, "{diagnostics:?}");
+    assert_eq!(status == Status::Errors, errors > 0, "{diagnostics:?}");
     assert_eq!(
         rest.len(),
         1,
@@ -125,7 +118,7 @@ fn every_truncation_is_reported_unless_it_leaves_a_valid_trace() {
         if diagnostics.is_empty() {
             clean.push(len as u64);
         } else {
-            // Every cut that is reported is an error: exit status 1.
+            // Every cut that is reported is an error: Status::Errors, exit status 1.
             assert!(
                 diagnostics.iter().any(|d| d["severity"] == "error"),
                 "cut at {len:#X}: {diagnostics:?}"
@@ -163,7 +156,7 @@ fn a_truncated_stream_prints_every_whole_record() {
         let at_a_record_end = len == DEFAULT_STREAM_START as usize || ends.contains(&(len as u64));
         for via in [Via::File, Via::Pipe] {
             let d = dump_bytes(&file[..len], &json_all(), via);
-            assert!(d.status() <= 1);
+            assert!(d.status() <= Status::Errors);
             assert_eq!(
                 record_lines(&d.out),
                 records[..whole],
@@ -269,7 +262,7 @@ fn single_byte_changes_dump_as_valid_json() {
             for via in [Via::File, Via::Pipe] {
                 let d = dump_bytes(&bad, &json_all(), via);
                 let context = format!("byte {at:#X} -> {new:#04X} via {via:?}");
-                assert!(d.status() <= 1, "{context}");
+                assert!(d.status() <= Status::Errors, "{context}");
                 let lines = d.json_brief();
                 assert_eq!(lines[0].kind, "file", "{context}");
                 for line in &lines {

@@ -22,16 +22,14 @@
 //! `target/golden-inputs/`, relative to the crate root (the binary runs there), so that the
 //! paths the output prints are the same on every machine.
 
-#[path = "support/builder.rs"]
-mod builder;
-
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::Once;
 
 use assert_cmd::Command;
-use builder::*;
+use sptdump_testkit::builder::*;
+use sptdump_testkit::golden::{self, blessing, describe_difference};
 
 const APP_GUID: &str = "42AC0098-ADB5-E796-8C0E-161D2814780E";
 const CORE_GUID: &str = "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0";
@@ -39,12 +37,15 @@ const CORE_GUID: &str = "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0";
 /// Where the broken traces go, relative to the crate root.
 const INPUTS: &str = "target/golden-inputs";
 
+/// The command that rewrites the golden files.
+const BLESS: &str = "SPTDUMP_BLESS=1 cargo test --test golden";
+
 fn crate_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn blessing() -> bool {
-    std::env::var_os("SPTDUMP_BLESS").is_some_and(|v| v == "1")
+fn golden_dir() -> PathBuf {
+    crate_root().join("tests/golden")
 }
 
 // ----- The broken traces.
@@ -276,9 +277,7 @@ impl Case {
     }
 
     fn golden_path(&self) -> PathBuf {
-        crate_root()
-            .join("tests/golden")
-            .join(format!("{}.txt", self.name))
+        golden_dir().join(format!("{}.txt", self.name))
     }
 }
 
@@ -366,71 +365,25 @@ fn push_stream(text: &mut String, bytes: &[u8]) {
     }
 }
 
-/// Where `actual` first differs from `expected`, with both versions of the line.
-fn describe_difference(expected: &str, actual: &str) -> String {
-    let e: Vec<&str> = expected.lines().collect();
-    let a: Vec<&str> = actual.lines().collect();
-    let at = e
-        .iter()
-        .zip(&a)
-        .position(|(x, y)| x != y)
-        .unwrap_or(e.len().min(a.len()));
-    let show = |lines: &[&str]| match lines.get(at) {
-        Some(line) => format!("{line:?}"),
-        None => "(end of output)".to_owned(),
-    };
-    let mut message = format!(
-        "first difference at line {} ({} lines expected, {} found)\n",
-        at + 1,
-        e.len(),
-        a.len()
-    );
-    if at > 0 {
-        writeln!(message, "    after:    {:?}", e[at - 1]).unwrap();
-    }
-    writeln!(message, "    expected: {}", show(&e)).unwrap();
-    writeln!(message, "    actual:   {}", show(&a)).unwrap();
-    message
-}
-
 /// Compares one case with its golden file, or writes the file when blessing. Returns what
 /// is wrong.
-fn check(case: &Case) -> Option<String> {
+fn check(case: &Case) -> Result<(), String> {
     let actual = render(case, &run(case));
-    let path = case.golden_path();
-    if blessing() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &actual).unwrap();
-        return None;
-    }
-    let expected = match std::fs::read_to_string(&path) {
-        // Git may have checked the file out with CRLF line ends.
-        Ok(text) => text.replace("\r\n", "\n"),
-        Err(e) => {
-            return Some(format!(
-                "{}: {e}\n  create it with: SPTDUMP_BLESS=1 cargo test --test golden",
-                path.display()
-            ));
-        }
-    };
-    (expected != actual).then(|| {
-        format!(
-            "{}: the output of `{}` differs from the golden file\n  {}",
-            path.display(),
-            case.command_line(),
-            describe_difference(&expected, &actual)
-                .trim_end()
-                .replace('\n', "\n  ")
-        )
-    })
+    let what = format!("the output of `{}`", case.command_line());
+    golden::check(&case.golden_path(), &actual, &what, BLESS)
 }
 
 #[test]
 fn outputs_match_the_golden_files() {
     write_inputs();
     let cases = cases();
-    let failures: Vec<String> = cases.iter().filter_map(check).collect();
+    let failures: Vec<String> = cases.iter().filter_map(|c| check(c).err()).collect();
     if blessing() {
+        assert!(
+            failures.is_empty(),
+            "cannot write the golden files:\n{}",
+            failures.join("\n")
+        );
         eprintln!("wrote {} golden files to tests/golden/", cases.len());
         return;
     }
@@ -438,7 +391,7 @@ fn outputs_match_the_golden_files() {
         failures.is_empty(),
         "{} of {} cases fail:\n\n{}\n\
          If the new output is right, regenerate the golden files with\n\
-         SPTDUMP_BLESS=1 cargo test --test golden\n\
+         {BLESS}\n\
          and review the diff.",
         failures.len(),
         cases.len(),
@@ -450,20 +403,35 @@ fn outputs_match_the_golden_files() {
 #[test]
 fn every_golden_file_has_a_case() {
     let names: Vec<String> = cases().into_iter().map(|c| c.name).collect();
-    let Ok(dir) = std::fs::read_dir(crate_root().join("tests/golden")) else {
-        return;
+    let dir = match std::fs::read_dir(golden_dir()) {
+        Ok(dir) => dir,
+        // Blessing writes the folder; until then there is nothing stale in it.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && blessing() => return,
+        Err(e) => panic!(
+            "the golden files are missing: {}: {e} (they are part of the repository; \
+             {BLESS} writes them)",
+            golden_dir().display()
+        ),
     };
     let mut stale = Vec::new();
+    let mut found = 0;
     for entry in dir {
         let path = entry.unwrap().path();
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         if path.extension().is_none_or(|e| e != "txt") || !names.contains(&stem) {
             stale.push(path.display().to_string());
+        } else {
+            found += 1;
         }
     }
     assert!(
         stale.is_empty(),
         "golden files without a case (delete them): {stale:?}"
+    );
+    assert!(
+        found > 0 || blessing(),
+        "no golden files in {} ({BLESS} writes them)",
+        golden_dir().display()
     );
 }
 

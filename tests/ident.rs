@@ -4,9 +4,9 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use sptdump::ident::{self, IdentError, Identity, Kind};
-use sptdump::progid::ProgramId;
-use sptdump::symbols::Symbols;
+use sptdump::format::progid::ProgramId;
+use sptdump::image::ident::{self, IdentError, Identity, Kind};
+use sptdump::image::symbols::Symbols;
 use uuid::Uuid;
 
 fn fixture(name: &str) -> PathBuf {

@@ -8,16 +8,14 @@
 //! `testdata/pe/trace.spt` (app.exe and core.dll) is written by this test with
 //! `SPTDUMP_BLESS=1 cargo test --test matching`; the README walks through it.
 
-#[path = "support/builder.rs"]
-mod builder;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::OnceLock;
 
 use assert_cmd::Command;
-use builder::{Guid, RETIRE_INSTR, SptBuilder};
 use serde_json::{Value, json};
+use sptdump_testkit::builder::{Guid, RETIRE_INSTR, SptBuilder};
+use sptdump_testkit::golden::blessing;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -138,7 +136,7 @@ fn json(args: &[&str], trace: &Path) -> (Vec<Value>, i32) {
 fn the_committed_trace_is_up_to_date() {
     let built = trace(&[("app.exe", "app"), ("core.dll", "core")]);
     let path = root().join("testdata/pe/trace.spt");
-    if std::env::var_os("SPTDUMP_BLESS").is_some_and(|v| v == "1") {
+    if blessing() {
         std::fs::write(&path, &built).unwrap();
         return;
     }

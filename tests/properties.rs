@@ -12,21 +12,15 @@
 //! SPTDUMP_PROPTEST_CASES=20000 SPTDUMP_PROPTEST_SEED=7 cargo test --release --test properties
 //! ```
 
-#[path = "support/builder.rs"]
-mod builder;
-#[path = "support/dumping.rs"]
-mod dumping;
-#[path = "support/reference.rs"]
-mod reference;
-
-use builder::*;
-use dumping::*;
 use proptest::prelude::*;
 use proptest::test_runner::{RngAlgorithm, RngSeed};
-use reference::reference_problem;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sptdump::dump::Outcome;
+use sptdump::dump::{Options, Outcome, Sections, Status};
+use sptdump::output::Format;
+use sptdump_testkit::builder::*;
+use sptdump_testkit::dumping::*;
+use sptdump_testkit::reference::reference_problem;
 
 /// Cases per property.
 const CASES: u32 = 256;
@@ -501,7 +495,7 @@ fn check_round_trip(t: &Trace) -> Result<(), TestCaseError> {
     // Text: one line per record in the events section, each starting with its offset and
     // name and ending with its values; the warnings on standard error.
     let d = dump_bytes(&file, &text_all(), Via::File);
-    prop_assert_eq!(d.status(), 0);
+    prop_assert_eq!(d.status(), Status::Clean);
     let events: Vec<&str> = d
         .out
         .lines()
@@ -545,15 +539,15 @@ fn check_selection(t: &Trace, pick: u16) -> Result<(), TestCaseError> {
     let (file, expected) = write(t);
     let set = OptionSet {
         name: "/json /event /binary:N",
-        options: sptdump::dump::Options {
-            sections: sptdump::dump::Sections {
+        options: Options {
+            format: Format::Json,
+            sections: Sections {
                 event: true,
                 ..Default::default()
             },
             binaries: Some(vec![pick.to_string()]),
             ..Default::default()
         },
-        json: true,
     };
     let kept: Vec<&Expected> = expected.iter().filter(|e| e.segment == pick).collect();
     let want_diagnostics: Vec<(Value, u64)> = invalid_names(t)
@@ -745,7 +739,7 @@ fn check_hostile(bytes: &[u8]) -> Result<(), TestCaseError> {
                     )));
                 }
             };
-            if set.json {
+            if set.is_json() {
                 let values = d.json();
                 prop_assert_eq!(&values[0]["type"], "file", "{}", context);
                 for v in &values {
@@ -1006,12 +1000,12 @@ fn check_summary(t: &Trace, top: usize) -> Result<(), TestCaseError> {
     let (file, _) = write(t);
     let set = OptionSet {
         name: "/summary /json",
-        options: sptdump::dump::Options {
-            sections: sptdump::dump::Sections::default(),
+        options: Options {
+            format: Format::Json,
+            sections: Sections::default(),
             summary: Some(top),
             ..Default::default()
         },
-        json: true,
     };
     let d = dump_bytes(&file, &set, Via::File);
     prop_assert_eq!(d.tally().errors, 0);
@@ -1027,7 +1021,14 @@ fn check_summary(t: &Trace, top: usize) -> Result<(), TestCaseError> {
     }
     prop_assert_eq!(got, expected_summary(t, top));
     // The text summary has a section per binary with sample records.
-    let text = dump_bytes(&file, &OptionSet { json: false, ..set }, Via::File);
+    let text = OptionSet {
+        name: "/summary",
+        options: Options {
+            format: Format::Text,
+            ..set.options
+        },
+    };
+    let text = dump_bytes(&file, &text, Via::File);
     let sections = text
         .out
         .lines()
@@ -1068,7 +1069,7 @@ proptest! {
 
     /// Streams of random records behind good tables: the dump keeps its promises, and it
     /// reports a problem exactly when a second, independent reading of the spec
-    /// (tests/support/reference.rs) finds one, from a file and from a pipe.
+    /// (`sptdump_testkit::reference`) finds one, from a file and from a pipe.
     #[test]
     fn random_records_are_reported_exactly_when_the_spec_says(bytes in structured()) {
         check_hostile(&bytes)?;
@@ -1116,7 +1117,10 @@ fn an_empty_table_past_the_end_is_judged_alike_from_a_file_and_a_pipe() {
     let file = dump_bytes(&bytes, &set, Via::File);
     assert_eq!(pipe.json_diagnostics(), Vec::<Value>::new());
     assert_eq!(file.json_diagnostics(), pipe.json_diagnostics());
-    assert_eq!((file.status(), pipe.status()), (0, 0));
+    assert_eq!(
+        (file.status(), pipe.status()),
+        (Status::Clean, Status::Clean)
+    );
 }
 
 /// The same promise, for the overlap check. The string table below reserves 16 bytes at

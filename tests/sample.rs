@@ -5,14 +5,13 @@
 //! SPTDUMP_BLESS=1 cargo test --test sample
 //! ```
 
-#[path = "support/builder.rs"]
-mod builder;
-#[path = "support/samples.rs"]
-mod samples;
-
-use builder::IP_OPCODES;
-use samples::{SAMPLE_BINARIES, SampleRecord, sample_builder, sample_records, sample_trace};
 use std::path::PathBuf;
+
+use sptdump_testkit::builder::{self, IP_OPCODES};
+use sptdump_testkit::golden::blessing;
+use sptdump_testkit::samples::{
+    SAMPLE_BINARIES, SampleRecord, sample_builder, sample_records, sample_trace,
+};
 
 fn sample_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/sample.spt")
@@ -22,7 +21,7 @@ fn sample_path() -> PathBuf {
 fn sample_spt_is_up_to_date() {
     let built = sample_trace();
     let path = sample_path();
-    if std::env::var_os("SPTDUMP_BLESS").is_some_and(|v| v == "1") {
+    if blessing() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &built).unwrap();
         eprintln!("wrote {} ({} bytes)", path.display(), built.len());

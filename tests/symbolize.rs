@@ -4,15 +4,12 @@
 //! (`testdata/pe/app.pdbutil.txt`), and the trace's identities from what `llvm-readobj`
 //! printed of the images, so neither side of a check comes from the code under test.
 
-#[path = "support/builder.rs"]
-mod builder;
-
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use assert_cmd::Command;
-use builder::{Guid, RETIRE_INSTR, SptBuilder, UNHALT_CYCLE};
 use serde_json::{Value, json};
+use sptdump_testkit::builder::{Guid, RETIRE_INSTR, SptBuilder, UNHALT_CYCLE};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

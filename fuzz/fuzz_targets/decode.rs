@@ -24,10 +24,10 @@
 use std::io;
 
 use libfuzzer_sys::fuzz_target;
-use sptdump::decode::{Decoder, Selection, Sink};
-use sptdump::diag::Diagnostic;
-use sptdump::opcode::Opcode;
-use sptdump::record::Record;
+use sptdump::format::decode::{Decoder, Selection, Sink};
+use sptdump::format::diag::Diagnostic;
+use sptdump::format::opcode::Opcode;
+use sptdump::format::record::Record;
 
 /// Where the stream starts in the usual layout.
 const START: u64 = 0x5820;

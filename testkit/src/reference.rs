@@ -1,24 +1,20 @@
 //! A second reading of SPEC.md section 2, for tests: whether a file has anything a decoder
 //! must report, and the first such thing. It is short on purpose and shares no code with
-//! `src/`, so the two can be checked against each other: the decoder must report a problem
+//! sptdump, so the two can be checked against each other: the decoder must report a problem
 //! exactly when this finds one.
 //!
 //! It answers only "is there something to report" (and names the first thing); which
 //! diagnostics follow, and how decoding resumes, is the decoder's business and is tested
 //! elsewhere.
-//!
-//! ```ignore
-//! #[path = "support/reference.rs"]
-//! mod reference;
-//! ```
-#![allow(dead_code)]
 
 use std::ops::Range;
 
+/// The little-endian u16 at offset `at` of `b`. Panics when it runs past the end.
 pub fn u16_at(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
 }
 
+/// The little-endian u32 at offset `at` of `b`. Panics when it runs past the end.
 pub fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
 }

@@ -20,10 +20,12 @@
 
 use std::io::{self, Read};
 
-use crate::diag::{Code, Diagnostic};
-use crate::error::{Error, Result};
-use crate::opcode::Opcode;
-use crate::record::{BinaryId, Record, Repeat, Samples, Unknown};
+use byteorder::{ByteOrder, LittleEndian as LE};
+
+use crate::format::diag::{Code, Diagnostic};
+use crate::format::error::{Error, Result, read_full, shrunk};
+use crate::format::opcode::Opcode;
+use crate::format::record::{BinaryId, Record, Repeat, Samples, Unknown};
 
 /// The size of the read buffer. Any size above the largest record works; this one keeps
 /// system calls rare and fits in the L2 cache.
@@ -70,6 +72,9 @@ pub struct Decoder<R> {
     end: usize,
     /// File offset of `buf[0]`.
     base: u64,
+    /// Whether the input has no byte beyond `buf[end]`: a read came back short.
+    input_done: bool,
+    /// Whether decoding has reached the end of the input, and [`Decoder::ended`] judged it.
     eof: bool,
     /// The file size, when known up front (not on a pipe).
     size: Option<u64>,
@@ -102,6 +107,7 @@ impl<R: Read> Decoder<R> {
             pos: 0,
             end: 0,
             base: start,
+            input_done: false,
             eof: false,
             size,
             progids_used,
@@ -140,16 +146,18 @@ impl<R: Read> Decoder<R> {
         self.base += self.pos as u64;
         self.end -= self.pos;
         self.pos = 0;
-        while self.end < n {
-            match self.input.read(&mut self.buf[self.end..]) {
-                Ok(0) => {
-                    self.ended(self.base + self.end as u64)?;
-                    return Ok(false);
-                }
-                Ok(k) => self.end += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Error::read(self.base + self.end as u64, e)),
-            }
+        if !self.input_done {
+            let space = self.buf.len() - self.end;
+            let at = self.base + self.end as u64;
+            let got = read_full(&mut self.input, &mut self.buf[self.end..], at)?;
+            self.end += got;
+            self.input_done = got < space;
+        }
+        // The buffer holds far more than a record, so fewer than `n` bytes means the input
+        // has ended.
+        if self.end < n {
+            self.ended(self.base + self.end as u64)?;
+            return Ok(false);
         }
         Ok(true)
     }
@@ -161,7 +169,7 @@ impl<R: Read> Decoder<R> {
     fn ended(&mut self, at: u64) -> Result<()> {
         self.eof = true;
         match self.size {
-            Some(size) if at < size => Err(crate::input::shrunk(at, size)),
+            Some(size) if at < size => Err(shrunk(at, size)),
             _ => Ok(()),
         }
     }
@@ -178,19 +186,18 @@ impl<R: Read> Decoder<R> {
         self.pos = 0;
         self.end = 0;
         while !self.eof {
-            match self.input.read(&mut self.buf) {
-                Ok(0) => self.ended(self.base)?,
-                Ok(k) => {
-                    if self.base + k as u64 > target {
-                        self.pos = (target - self.base) as usize;
-                        self.end = k;
-                        return Ok(());
-                    }
-                    self.base += k as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Error::read(self.base, e)),
+            if self.input_done {
+                self.ended(self.base)?;
+                break;
             }
+            let got = read_full(&mut self.input, &mut self.buf, self.base)?;
+            self.input_done = got < self.buf.len();
+            if self.base + got as u64 > target {
+                self.pos = (target - self.base) as usize;
+                self.end = got;
+                return Ok(());
+            }
+            self.base += got as u64;
         }
         Ok(())
     }
@@ -219,8 +226,8 @@ impl<R: Read> Decoder<R> {
                     let b = &self.buf[self.pos..self.pos + 8];
                     let binary = BinaryId {
                         offset,
-                        progid: u16::from_le_bytes([b[2], b[3]]),
-                        length: u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+                        progid: LE::read_u16(&b[2..4]),
+                        length: LE::read_u32(&b[4..8]),
                     };
                     self.pos += 8;
                     self.end_segment(&mut st, offset, sink)?;
@@ -230,8 +237,7 @@ impl<R: Read> Decoder<R> {
                     if !self.fill(10)? {
                         return truncated(sink, offset, opcode, 10, self.offset_end());
                     }
-                    let b = &self.buf[self.pos + 2..self.pos + 10];
-                    let count = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+                    let count = LE::read_u64(&self.buf[self.pos + 2..self.pos + 10]);
                     self.pos += 10;
                     self.orphan_check(&mut st, offset, opcode, sink)?;
                     if let Some(previous) = st.repeat {
@@ -503,7 +509,7 @@ fn truncated<S: Sink + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Branch;
+    use crate::format::record::Branch;
 
     /// Everything a decode produced, owned.
     #[derive(Debug, Default)]
@@ -522,7 +528,7 @@ mod tests {
                 Record::Samples(s) => {
                     let progid = s.progid.map_or("-".into(), |p| p.to_string());
                     let values: Vec<String> = match s.kind() {
-                        crate::record::SampleKind::Lbr => s
+                        crate::format::record::SampleKind::Lbr => s
                             .branches()
                             .iter()
                             .map(|Branch { from, to }| format!("{from:#X}->{to:#X}"))

@@ -20,7 +20,7 @@
 //! search and allocates nothing.
 //!
 //! ```no_run
-//! use sptdump::symbols::Symbols;
+//! use sptdump::image::symbols::Symbols;
 //!
 //! let symbols = Symbols::from_pdb(std::path::Path::new("app.pdb"))?;
 //! match symbols.lookup(0x1234) {
@@ -28,15 +28,16 @@
 //!     Some((function, offset)) => println!("{}+{offset:#X}", function.name),
 //!     None => println!("0x1234"),
 //! }
-//! # Ok::<(), sptdump::ident::IdentError>(())
+//! # Ok::<(), sptdump::image::ident::IdentError>(())
 //! ```
 
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use pdb2::{FallibleIterator, ImageSectionHeader, SymbolData};
 
-use crate::ident::{self, IdentError};
+use crate::image::ident::{self, IdentError};
 
 /// A function found in a PDB.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -237,6 +238,32 @@ impl Symbols {
             rva: entry.rva,
             size: entry.size,
         }
+    }
+}
+
+/// The symbols attached to a trace's program IDs by `/pdb`, by progid.
+#[derive(Clone, Debug, Default)]
+pub struct SymbolMap(Vec<Option<Arc<Symbols>>>);
+
+impl SymbolMap {
+    /// The symbols attached to `progid`, if any.
+    #[inline]
+    pub fn get(&self, progid: Option<u16>) -> Option<&Symbols> {
+        self.0.get(usize::from(progid?))?.as_deref()
+    }
+
+    /// Attaches `symbols` to `progid`.
+    pub fn attach(&mut self, progid: u16, symbols: Arc<Symbols>) {
+        let at = usize::from(progid);
+        if self.0.len() <= at {
+            self.0.resize(at + 1, None);
+        }
+        self.0[at] = Some(symbols);
+    }
+
+    /// Whether no program ID has symbols.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(Option::is_none)
     }
 }
 

@@ -19,8 +19,8 @@
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 
-use crate::diag::{Code, Diagnostic};
-use crate::progid::ENTRY_SIZE;
+use crate::format::diag::{Code, Diagnostic};
+use crate::format::progid::ENTRY_SIZE;
 
 /// The size of the header in bytes.
 pub const HEADER_SIZE: usize = 32;
@@ -57,8 +57,8 @@ pub struct Header {
 }
 
 impl Header {
-    /// Reads the header from its 32 bytes. Any bytes form a header; [`Header::check`] says
-    /// whether they form a good one.
+    /// Reads the header from its 32 bytes. Any bytes form a header; [`Header::check_fatal`]
+    /// and [`Header::check_reserved`] say whether they form a good one.
     pub fn parse(bytes: &[u8; HEADER_SIZE]) -> Header {
         Header {
             signature: LE::read_u32(&bytes[0x00..]),

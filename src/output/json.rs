@@ -24,18 +24,17 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::diag::{Diagnostic, Tally};
-use crate::dump::MatchResult;
-use crate::header::Header;
-use crate::ident::Kind;
-use crate::input::Tables;
-use crate::matching::Status;
-use crate::print::{FileInfo, Printer};
-use crate::progid::registry_form;
-use crate::record::{Record, SampleKind, Samples};
-use crate::strtab::StringTable;
-use crate::summary::Summary;
-use crate::symbols::Symbols;
+use crate::analysis::summary::Summary;
+use crate::format::diag::{Diagnostic, Tally};
+use crate::format::header::Header;
+use crate::format::progid::registry_form;
+use crate::format::record::{Record, SampleKind, Samples};
+use crate::format::strtab::StringTable;
+use crate::format::tables::Tables;
+use crate::image::ident::Kind;
+use crate::image::matching::{MatchResult, Status};
+use crate::image::symbols::{SymbolMap, Symbols};
+use crate::output::{FileInfo, Printer};
 
 /// Writes JSON Lines to `out`; failures to read a file go to `err` as text.
 pub struct JsonPrinter<W: Write, E: Write> {
@@ -146,7 +145,7 @@ fn push_dec(line: &mut Vec<u8>, v: impl itoa::Integer) {
     line.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// Appends `"offset":N,` and the progid of a sample record, `null` before any BINARY_ID.
+/// Appends `"progid":N` for a sample record, or `"progid":null` before any BINARY_ID.
 #[inline]
 fn push_progid(line: &mut Vec<u8>, progid: Option<u16>) {
     line.extend_from_slice(b"\"progid\":");
@@ -193,7 +192,7 @@ fn push_symbols(line: &mut Vec<u8>, s: &Samples<'_>, symbols: &Symbols) {
 }
 
 /// Lays out the line of an event record in `line`, or leaves it empty for an unknown one.
-fn record_line(line: &mut Vec<u8>, record: &Record<'_>, tables: &Tables) {
+fn record_line(line: &mut Vec<u8>, record: &Record<'_>, symbols: &SymbolMap) {
     match record {
         Record::BinaryId(b) => {
             line.extend_from_slice(b"{\"type\":\"binary\",\"offset\":");
@@ -257,7 +256,7 @@ fn record_line(line: &mut Vec<u8>, record: &Record<'_>, tables: &Tables) {
                 }
             }
             line.push(b']');
-            if let Some(symbols) = tables.symbols(s.progid) {
+            if let Some(symbols) = symbols.get(s.progid) {
                 push_symbols(line, s, symbols);
             }
             line.extend_from_slice(b"}\n");
@@ -329,9 +328,9 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
         Ok(())
     }
 
-    fn record(&mut self, record: &Record<'_>, tables: &Tables) -> io::Result<()> {
+    fn record(&mut self, record: &Record<'_>, _: &Tables, symbols: &SymbolMap) -> io::Result<()> {
         self.line.clear();
-        record_line(&mut self.line, record, tables);
+        record_line(&mut self.line, record, symbols);
         self.out.write_all(&self.line)
     }
 
@@ -344,8 +343,13 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
         })
     }
 
-    fn summary(&mut self, summary: &Summary, tables: &Tables) -> io::Result<()> {
-        for line in summary.json_lines(tables) {
+    fn summary(
+        &mut self,
+        summary: &Summary,
+        tables: &Tables,
+        symbols: &SymbolMap,
+    ) -> io::Result<()> {
+        for line in summary.lines(tables, symbols) {
             self.line(&line)?;
         }
         Ok(())

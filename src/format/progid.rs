@@ -19,8 +19,8 @@ use std::fmt;
 use byteorder::{ByteOrder, LittleEndian as LE};
 use uuid::Uuid;
 
-use crate::diag::{Code, Diagnostic};
-use crate::strtab::StringTable;
+use crate::format::diag::{Code, Diagnostic};
+use crate::format::strtab::StringTable;
 
 /// The size of one entry in bytes.
 pub const ENTRY_SIZE: usize = 24;

@@ -10,9 +10,9 @@
 
 use std::ops::Range;
 
-use crate::diag::{Code, Diagnostic};
-use crate::header::{HEADER_SIZE, Header};
-use crate::progid::ENTRY_SIZE;
+use crate::format::diag::{Code, Diagnostic};
+use crate::format::header::{HEADER_SIZE, Header};
+use crate::format::progid::ENTRY_SIZE;
 
 /// The byte ranges of a file's parts, computed in 64 bits so that nothing wraps.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,7 +110,7 @@ mod tests {
 
     fn header(so: u32, scap: u16, po: u32, pcap: u16) -> Header {
         Header {
-            signature: crate::header::SIGNATURE,
+            signature: crate::format::header::SIGNATURE,
             version: 1,
             raw_data_id: 0,
             target_arch: 0,

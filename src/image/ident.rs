@@ -6,25 +6,28 @@
 //! DBI stream. [`read`] recognises either kind of file by its first bytes (`MZ`, or the
 //! MSF 7.00 signature of a PDB) and returns its [`Identity`].
 //!
-//! GUIDs are [`uuid::Uuid`] values built as [`crate::progid`] builds them from a trace
+//! GUIDs are [`uuid::Uuid`] values built as [`crate::format::progid`] builds them from a trace
 //! (`Uuid::from_bytes_le` of the 16 bytes on disk), so an identity read here compares equal
 //! with the program ID of the same build.
 //!
 //! ```no_run
-//! let id = sptdump::ident::read(std::path::Path::new("core.dll"))?;
+//! let id = sptdump::image::ident::read(std::path::Path::new("core.dll"))?;
 //! println!("{} {{{}}} {}", id.name, id.guid.hyphenated().to_string().to_uppercase(), id.age);
-//! # Ok::<(), sptdump::ident::IdentError>(())
+//! # Ok::<(), sptdump::image::ident::IdentError>(())
 //! ```
 
 use std::error::Error as StdError;
 use std::fmt;
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use object::read::pe::{ImageNtHeaders, PeFile, PeFile32, PeFile64};
 use object::{FileKind, Object, ReadCache, ReadRef};
 use uuid::Uuid;
+
+use crate::format::error::{Error as ReadError, read_full};
+use crate::format::tables::base_name;
 
 /// The first 32 bytes of a PDB in the MSF 7.00 ("big MSF") container, the only PDB format
 /// whose GUID a CodeView `RSDS` record can name.
@@ -70,7 +73,7 @@ pub struct Identity {
 #[derive(Debug, thiserror::Error)]
 pub enum IdentError {
     /// The file could not be opened or read.
-    #[error("cannot read {}: {}", path.display(), crate::error::describe(source))]
+    #[error("cannot read {}: {}", path.display(), crate::input::describe(source))]
     Io {
         /// The file.
         path: PathBuf,
@@ -178,7 +181,7 @@ impl IdentError {
 /// is the information stream's age reported. (lld writes one age, 1, into the image and
 /// both streams.)
 pub fn read(path: &Path) -> Result<Identity, IdentError> {
-    let mut file = crate::error::open_file(path).map_err(|e| IdentError::io(path, e))?;
+    let mut file = crate::input::open_file(path).map_err(|e| IdentError::io(path, e))?;
     let magic = read_magic(&mut file).map_err(|e| IdentError::io(path, e))?;
     if magic.starts_with(b"MZ") {
         read_pe(path, file)
@@ -193,7 +196,7 @@ pub fn read(path: &Path) -> Result<Identity, IdentError> {
 
 /// Opens the PDB at `path`, checking its signature first.
 pub(crate) fn open_pdb(path: &Path) -> Result<pdb2::PDB<'static, File>, IdentError> {
-    let mut file = crate::error::open_file(path).map_err(|e| IdentError::io(path, e))?;
+    let mut file = crate::input::open_file(path).map_err(|e| IdentError::io(path, e))?;
     let magic = read_magic(&mut file).map_err(|e| IdentError::io(path, e))?;
     if magic != *MSF7_SIGNATURE {
         return Err(IdentError::NotPdb {
@@ -203,27 +206,17 @@ pub(crate) fn open_pdb(path: &Path) -> Result<pdb2::PDB<'static, File>, IdentErr
     pdb2::PDB::open(file).map_err(|e| IdentError::pdb(path, e))
 }
 
-/// Up to the first 32 bytes of `file` (fewer if the file is shorter).
+/// Up to the first 32 bytes of `file` (zeros past the end of a shorter file).
 fn read_magic(file: &mut File) -> io::Result<[u8; 32]> {
     let mut magic = [0u8; 32];
-    let mut filled = 0;
-    while filled < magic.len() {
-        match file.read(&mut magic[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
+    read_full(file, &mut magic, 0).map_err(ReadError::into_io)?;
     Ok(magic)
 }
 
-/// The file name of `path`, for [`Identity::name`].
+/// The file name of `path`, for [`Identity::name`]: its last component, whether `/` or `\`
+/// separates them, as everywhere a binary's name is compared.
 fn file_name(path: &Path) -> String {
-    path.file_name()
-        .unwrap_or(path.as_os_str())
-        .to_string_lossy()
-        .into_owned()
+    base_name(&path.to_string_lossy()).to_owned()
 }
 
 fn read_pe(path: &Path, file: File) -> Result<Identity, IdentError> {

@@ -11,7 +11,9 @@
 //! Sample records borrow their payload from the decoder's buffer, so handing one out
 //! allocates nothing; [`Rvas`] and [`Branches`] read the little-endian values on demand.
 
-use crate::opcode::Opcode;
+use byteorder::{ByteOrder, LittleEndian as LE};
+
+use crate::format::opcode::Opcode;
 
 /// One record of the event stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,8 +117,9 @@ impl<'a> Samples<'a> {
     }
 }
 
+#[inline]
 fn u32_at(bytes: &[u8]) -> u32 {
-    u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+    LE::read_u32(bytes)
 }
 
 /// A run of little-endian `u32` RVAs.

@@ -26,19 +26,19 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use crate::diag::{Diagnostic, Tally};
-use crate::dump::MatchResult;
-use crate::header::{Header, fourcc};
-use crate::ident::Kind;
-use crate::input::Tables;
-use crate::matching::Status;
-use crate::print::{FileInfo, Printer};
-use crate::progid::ProgramIdTable;
-use crate::progid::registry_form;
-use crate::record::{Record, SampleKind, Samples};
-use crate::strtab::StringTable;
-use crate::summary::Summary;
-use crate::symbols::Symbols;
+use crate::analysis::summary::Summary;
+use crate::format::diag::{Diagnostic, Tally};
+use crate::format::header::{Header, fourcc};
+use crate::format::progid::{ProgramIdTable, registry_form};
+use crate::format::record::{Record, SampleKind, Samples};
+use crate::format::strtab::StringTable;
+use crate::format::tables::Tables;
+use crate::image::ident::Kind;
+use crate::image::matching::{MatchResult, Status};
+use crate::image::symbols::{SymbolMap, Symbols};
+use crate::output::{FileInfo, Printer};
+
+mod summary;
 
 /// Writes text to `out` and diagnostics to `err`.
 pub struct TextPrinter<W: Write, E: Write> {
@@ -101,7 +101,7 @@ fn hex8(v: u32) -> [u8; 10] {
 }
 
 /// Escapes control characters, so that a name never breaks a line.
-pub(crate) fn clean(s: &str) -> Cow<'_, str> {
+fn clean(s: &str) -> Cow<'_, str> {
     if s.chars().any(char::is_control) {
         Cow::Owned(
             s.chars()
@@ -245,7 +245,12 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         Ok(())
     }
 
-    fn record(&mut self, record: &Record<'_>, tables: &Tables) -> io::Result<()> {
+    fn record(
+        &mut self,
+        record: &Record<'_>,
+        tables: &Tables,
+        symbols: &SymbolMap,
+    ) -> io::Result<()> {
         self.records += 1;
         let o = &mut self.out;
         match record {
@@ -276,7 +281,7 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
             }
             Record::Samples(s) => {
                 self.line.clear();
-                samples_line(&mut self.line, s, tables.symbols(s.progid));
+                samples_line(&mut self.line, s, symbols.get(s.progid));
                 o.write_all(&self.line)
             }
             Record::Unknown(u) => match u.resumed_at {
@@ -305,8 +310,13 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         flushed
     }
 
-    fn summary(&mut self, summary: &Summary, tables: &Tables) -> io::Result<()> {
-        crate::summary::write_text(&mut self.out, summary, tables)
+    fn summary(
+        &mut self,
+        summary: &Summary,
+        tables: &Tables,
+        symbols: &SymbolMap,
+    ) -> io::Result<()> {
+        summary::write(&mut self.out, summary, tables, symbols)
     }
 
     fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()> {

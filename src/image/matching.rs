@@ -16,9 +16,13 @@
 
 use std::fmt;
 
-use crate::ident::{Identity, Kind};
-use crate::input::Tables;
-use crate::progid::ProgramId;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::format::progid::ProgramId;
+use crate::format::tables::{Tables, base_name};
+use crate::image::ident::{self, IdentError, Identity, Kind};
+use crate::image::symbols::Symbols;
 
 /// How a file's identity relates to the trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -63,21 +67,105 @@ pub struct Verdict {
 }
 
 /// The last path component, lower case: how Windows compares file names.
-fn base_name(name: &str) -> String {
-    name.rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(name)
-        .to_lowercase()
+fn folded_name(name: &str) -> String {
+    base_name(name).to_lowercase()
 }
 
 /// The base name without its last extension.
 fn stem(name: &str) -> String {
-    let base = base_name(name);
+    let base = folded_name(name);
     match base.rfind('.') {
         Some(dot) if dot > 0 => base[..dot].to_owned(),
         _ => base,
     }
 }
+
+/// A file given to `/match`, read once for all traces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatchFile {
+    /// The path as given.
+    pub path: String,
+    /// Its identity, or why it has none.
+    pub identity: Result<Identity, String>,
+}
+
+/// One line of the `/match` section: a file and its verdict.
+#[derive(Clone, Copy, Debug)]
+pub struct MatchResult<'a> {
+    /// The file.
+    pub file: &'a MatchFile,
+    /// The verdict, when the file has an identity.
+    pub verdict: Option<Verdict>,
+}
+
+impl MatchResult<'_> {
+    /// Whether this file fails the check: anything but a match.
+    pub fn failed(&self) -> bool {
+        !matches!(self.verdict, Some(v) if v.status == Status::Match)
+    }
+}
+
+/// A PDB given to `/pdb`, read once for all traces: its identity, which must match a program
+/// ID, and its functions.
+#[derive(Clone, Debug)]
+pub struct PdbFile {
+    /// The path as given.
+    pub path: String,
+    /// Its GUID and age.
+    pub identity: Identity,
+    /// Its functions.
+    pub symbols: Arc<Symbols>,
+}
+
+impl MatchFile {
+    /// Reads the identity of the image or PDB at `path`; a file without one is kept with the
+    /// reason, which the `/match` section shows.
+    pub fn read(path: &str) -> MatchFile {
+        MatchFile {
+            path: path.to_owned(),
+            identity: ident::read(Path::new(path)).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// Why a file given to `/pdb` cannot be used. The messages are whole: no error chain
+/// follows them.
+#[derive(Debug, thiserror::Error)]
+pub enum PdbFileError {
+    /// Its identity could not be read.
+    #[error("{0}")]
+    Identity(IdentError),
+    /// It is an image, not a PDB.
+    #[error("this is a {0}, not a PDB: give the PDB the image was linked with")]
+    NotPdb(Kind),
+    /// Its functions could not be read.
+    #[error("cannot read its symbols: {0}")]
+    Symbols(IdentError),
+}
+
+impl PdbFile {
+    /// Reads the PDB at `path`: its identity and its functions.
+    pub fn read(path: &str) -> Result<PdbFile, PdbFileError> {
+        let identity = ident::read(Path::new(path)).map_err(PdbFileError::Identity)?;
+        if identity.kind != Kind::Pdb {
+            return Err(PdbFileError::NotPdb(identity.kind));
+        }
+        let symbols = Symbols::from_pdb(Path::new(path)).map_err(PdbFileError::Symbols)?;
+        Ok(PdbFile {
+            path: path.to_owned(),
+            identity,
+            symbols: Arc::new(symbols),
+        })
+    }
+}
+
+impl PartialEq for PdbFile {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path && self.identity == other.identity
+    }
+}
+
+impl Eq for PdbFile {}
 
 /// Judges `id` against the program IDs of a trace.
 pub fn judge(id: &Identity, tables: &Tables) -> Verdict {
@@ -102,7 +190,7 @@ pub fn judge(id: &Identity, tables: &Tables) -> Verdict {
         };
         let name = String::from_utf8_lossy(name);
         match id.kind {
-            Kind::Pe => base_name(&name) == base_name(&id.name),
+            Kind::Pe => folded_name(&name) == folded_name(&id.name),
             Kind::Pdb => stem(&name) == stem(&id.name),
         }
     };
@@ -119,8 +207,8 @@ pub fn judge(id: &Identity, tables: &Tables) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::progid::ProgramIdTable;
-    use crate::strtab::StringTable;
+    use crate::format::progid::ProgramIdTable;
+    use crate::format::strtab::StringTable;
     use uuid::Uuid;
 
     const APP: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
@@ -139,7 +227,6 @@ mod tests {
         Tables {
             strings: Some(strings),
             progids: Some(ProgramIdTable::parse(&entries, 0x4020)),
-            ..Tables::default()
         }
     }
 
@@ -202,8 +289,8 @@ mod tests {
 
     #[test]
     fn names_and_stems() {
-        assert_eq!(base_name("C:\\build\\Core.DLL"), "core.dll");
-        assert_eq!(base_name("/x/y/app.exe"), "app.exe");
+        assert_eq!(folded_name("C:\\build\\Core.DLL"), "core.dll");
+        assert_eq!(folded_name("/x/y/app.exe"), "app.exe");
         assert_eq!(stem("C:\\build\\Core.DLL"), "core");
         assert_eq!(stem("a.b.pdb"), "a.b");
         assert_eq!(stem(".hidden"), ".hidden");

@@ -1,7 +1,7 @@
 //! A writer of SPT v1 files for tests.
 //!
 //! It encodes the layout of `shared/SPEC.md` section 1 on its own and shares no code with
-//! the decoder in `src/`, so a misreading of the format in one cannot hide the same
+//! sptdump's decoder, so a misreading of the format in one cannot hide the same
 //! misreading in the other. Every integer is little-endian.
 //!
 //! # File
@@ -114,7 +114,6 @@
 //! * Then [`SptBuilder::patch`] and its `patch_u*` helpers overwrite bytes (to make a
 //!   header disagree with where the data really is), and [`SptBuilder::truncate`] cuts
 //!   the file short.
-#![allow(dead_code)]
 
 use std::fmt;
 

@@ -1,24 +1,18 @@
 //! Dumping a trace in-process, through the library, into memory: the option sets the
-//! hostile-input tests run every input through, and what a run printed.
+//! hostile-input tests and the fuzzer run every input through, and what a run printed.
 //!
-//! Include it as a sibling of the builder:
-//!
-//! ```ignore
-//! #[path = "support/dumping.rs"]
-//! mod dumping;
-//! ```
-#![allow(dead_code)]
+//! The printer is the one the command line would make for the options
+//! ([`sptdump::dump::printer`]), and each file is dumped as the command line dumps it
+//! ([`sptdump::dump::dump_file`]).
 
 use std::io::Cursor;
 
 use serde::Deserialize;
 use serde_json::Value;
-use sptdump::diag::Tally;
-use sptdump::dump::{self, Options, Outcome, Sections};
+use sptdump::dump::{self, Options, Outcome, Sections, Status};
+use sptdump::format::diag::Tally;
 use sptdump::input::Input;
-use sptdump::json::JsonPrinter;
-use sptdump::print::{FileInfo, Printer};
-use sptdump::text::TextPrinter;
+use sptdump::output::{FileInfo, Format, Printer};
 
 /// How the trace reaches the dump.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,10 +28,15 @@ pub enum Via {
 pub struct OptionSet {
     /// The command line it stands for, for messages.
     pub name: &'static str,
-    /// What to dump.
+    /// What to dump, and in which format.
     pub options: Options,
-    /// `/json`.
-    pub json: bool,
+}
+
+impl OptionSet {
+    /// Whether the output is JSON Lines (`/json`).
+    pub fn is_json(&self) -> bool {
+        self.options.format == Format::Json
+    }
 }
 
 /// The option sets every hostile input goes through: the default dump, `/json`,
@@ -62,19 +61,21 @@ pub fn option_sets() -> Vec<OptionSet> {
         binaries: Some(vec!["0".to_owned()]),
         ..Options::default()
     };
-    let set = |name, options: &Options, json| OptionSet {
+    let set = |name, options: &Options, format| OptionSet {
         name,
-        options: options.clone(),
-        json,
+        options: Options {
+            format,
+            ..options.clone()
+        },
     };
     vec![
-        set("/all", &all, false),
-        set("/json", &all, true),
-        set("/validate", &validate, false),
-        set("/validate /json", &validate, true),
-        set("/summary /top:3", &summary, false),
-        set("/summary /top:3 /json", &summary, true),
-        set("/json /event /binary:0", &binary0, true),
+        set("/all", &all, Format::Text),
+        set("/json", &all, Format::Json),
+        set("/validate", &validate, Format::Text),
+        set("/validate /json", &validate, Format::Json),
+        set("/summary /top:3", &summary, Format::Text),
+        set("/summary /top:3 /json", &summary, Format::Json),
+        set("/json /event /binary:0", &binary0, Format::Json),
     ]
 }
 
@@ -96,7 +97,7 @@ pub fn validate_json() -> OptionSet {
 /// What one dump printed and how it ended.
 #[derive(Debug)]
 pub struct Dumped {
-    /// What `dump::dump` returned.
+    /// What `dump::dump_file` returned.
     pub outcome: Outcome,
     /// Standard output.
     pub out: String,
@@ -113,8 +114,8 @@ impl Dumped {
         }
     }
 
-    /// The exit status the command line gives this file.
-    pub fn status(&self) -> u8 {
+    /// The status this file calls for; the command line makes its exit code of it.
+    pub fn status(&self) -> Status {
         self.outcome.status()
     }
 
@@ -166,35 +167,20 @@ pub fn dump_bytes(bytes: &[u8], set: &OptionSet, via: Via) -> Dumped {
     dump_input(input, &info, set)
 }
 
-/// Dumps `input` with `set` into memory.
+/// Dumps `input` with `set` into memory, as the only file of a run.
 pub fn dump_input(input: Input, info: &FileInfo<'_>, set: &OptionSet) -> Dumped {
     let mut out = Vec::new();
     let mut err = Vec::new();
-    let outcome = if set.json {
-        let mut p = JsonPrinter::new(&mut out, &mut err);
-        finish(&mut p, info, input, &set.options)
-    } else {
-        let p = TextPrinter::new(&mut out, &mut err);
-        // The command line leaves out the `File:` banner under /validate.
-        let mut p = if set.options.validate {
-            p.without_banner()
-        } else {
-            p
-        };
-        finish(&mut p, info, input, &set.options)
-    };
+    let mut printer = dump::printer(&set.options, &mut out, &mut err);
+    let outcome = dump::dump_file(&mut printer, info, Ok(input), &set.options, true)
+        .expect("writing to memory cannot fail");
+    printer.flush().expect("writing to memory cannot fail");
+    drop(printer);
     Dumped {
         outcome,
         out: String::from_utf8(out).expect("standard output is UTF-8"),
         err: String::from_utf8(err).expect("standard error is UTF-8"),
     }
-}
-
-fn finish<P: Printer>(p: &mut P, info: &FileInfo<'_>, input: Input, options: &Options) -> Outcome {
-    let outcome = dump::dump(p, info, input, options).expect("writing to memory cannot fail");
-    p.end_file(true).unwrap();
-    p.flush().unwrap();
-    outcome
 }
 
 /// The diagnostics whose offset is where a part of the file *would* be, and so may lie past

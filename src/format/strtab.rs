@@ -17,7 +17,7 @@
 
 use std::borrow::Cow;
 
-use crate::diag::{Code, Diagnostic};
+use crate::format::diag::{Code, Diagnostic};
 
 /// The used bytes of a string table, as loaded from the file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

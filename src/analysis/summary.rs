@@ -11,17 +11,14 @@
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
-use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::counts::{Counts, Key};
-
-use crate::input::Tables;
-use crate::opcode::Opcode;
-use crate::record::{Branch, SampleKind, Samples};
-use crate::symbols::Symbols;
-use crate::text::clean;
+use crate::analysis::counts::{Counts, Key};
+use crate::format::opcode::Opcode;
+use crate::format::record::{Branch, SampleKind, Samples};
+use crate::format::tables::Tables;
+use crate::image::symbols::{SymbolMap, Symbols};
 
 /// Per-binary aggregates of one file.
 #[derive(Debug)]
@@ -263,10 +260,14 @@ impl Summary {
         all
     }
 
-    /// The summary as JSON lines, one per binary.
-    pub fn json_lines<'a>(&'a self, tables: &'a Tables) -> impl Iterator<Item = SummaryLine<'a>> {
+    /// The summary's report, one line per binary, as JSON prints it and text lays it out.
+    pub fn lines<'a>(
+        &'a self,
+        tables: &'a Tables,
+        symbols: &'a SymbolMap,
+    ) -> impl Iterator<Item = SummaryLine<'a>> {
         self.ordered().into_iter().map(move |b| {
-            let symbols = tables.symbols(b.progid);
+            let symbols = symbols.get(b.progid);
             SummaryLine {
                 kind: "summary",
                 progid: b.progid,
@@ -324,271 +325,90 @@ fn top_arcs(t: &Tally<[u32; 2]>, n: usize) -> Vec<TopArc> {
 #[derive(Serialize)]
 pub struct SummaryLine<'a> {
     #[serde(rename = "type")]
-    kind: &'a str,
-    progid: Option<u16>,
-    name: Option<String>,
-    records: u64,
-    ip: Vec<IpSummary>,
-    lbr: Option<LbrSummary>,
-    callstack: Option<CallstackSummary>,
+    pub(crate) kind: &'a str,
+    pub(crate) progid: Option<u16>,
+    pub(crate) name: Option<String>,
+    pub(crate) records: u64,
+    pub(crate) ip: Vec<IpSummary>,
+    pub(crate) lbr: Option<LbrSummary>,
+    pub(crate) callstack: Option<CallstackSummary>,
 }
 
 #[derive(Serialize)]
-struct IpSummary {
-    event: &'static str,
-    records: u64,
-    samples: u128,
-    unique_rvas: usize,
-    top: Vec<TopRva>,
+pub(crate) struct IpSummary {
+    pub(crate) event: &'static str,
+    pub(crate) records: u64,
+    pub(crate) samples: u128,
+    pub(crate) unique_rvas: usize,
+    pub(crate) top: Vec<TopRva>,
     /// With `/pdb`: the samples by function.
     #[serde(skip_serializing_if = "Option::is_none")]
-    functions: Option<FunctionTable>,
+    pub(crate) functions: Option<FunctionTable>,
 }
 
 /// Samples by function: the top functions, and the samples outside every function.
 #[derive(Serialize)]
-struct FunctionTable {
-    unique: usize,
-    unresolved: u128,
-    top: Vec<TopFunction>,
+pub(crate) struct FunctionTable {
+    pub(crate) unique: usize,
+    pub(crate) unresolved: u128,
+    pub(crate) top: Vec<TopFunction>,
 }
 
 #[derive(Serialize)]
-struct TopFunction {
-    function: String,
-    rva: u32,
-    samples: u128,
+pub(crate) struct TopFunction {
+    pub(crate) function: String,
+    pub(crate) rva: u32,
+    pub(crate) samples: u128,
 }
 
 /// Arcs folded to function pairs.
 #[derive(Serialize)]
-struct FunctionArcTable {
-    unique: usize,
-    unresolved: u128,
-    top: Vec<TopFunctionArc>,
+pub(crate) struct FunctionArcTable {
+    pub(crate) unique: usize,
+    pub(crate) unresolved: u128,
+    pub(crate) top: Vec<TopFunctionArc>,
 }
 
 #[derive(Serialize)]
-struct TopFunctionArc {
-    from: String,
-    to: String,
-    hits: u128,
+pub(crate) struct TopFunctionArc {
+    pub(crate) from: String,
+    pub(crate) to: String,
+    pub(crate) hits: u128,
 }
 
 #[derive(Serialize)]
-struct LbrSummary {
-    records: u64,
-    branches: u128,
-    unique_arcs: usize,
-    top: Vec<TopArc>,
+pub(crate) struct LbrSummary {
+    pub(crate) records: u64,
+    pub(crate) branches: u128,
+    pub(crate) unique_arcs: usize,
+    pub(crate) top: Vec<TopArc>,
     /// With `/pdb`: the arcs between functions.
     #[serde(skip_serializing_if = "Option::is_none")]
-    function_arcs: Option<FunctionArcTable>,
+    pub(crate) function_arcs: Option<FunctionArcTable>,
 }
 
 #[derive(Serialize)]
-struct CallstackSummary {
-    records: u64,
-    arcs: u128,
-    unique_arcs: usize,
-    top: Vec<TopArc>,
+pub(crate) struct CallstackSummary {
+    pub(crate) records: u64,
+    pub(crate) arcs: u128,
+    pub(crate) unique_arcs: usize,
+    pub(crate) top: Vec<TopArc>,
     /// With `/pdb`: the arcs between functions.
     #[serde(skip_serializing_if = "Option::is_none")]
-    function_arcs: Option<FunctionArcTable>,
+    pub(crate) function_arcs: Option<FunctionArcTable>,
 }
 
 #[derive(Serialize)]
-struct TopRva {
-    rva: u32,
-    hits: u128,
+pub(crate) struct TopRva {
+    pub(crate) rva: u32,
+    pub(crate) hits: u128,
 }
 
 #[derive(Serialize)]
-struct TopArc {
-    from: u32,
-    to: u32,
-    hits: u128,
-}
-
-/// The share of `part` in `total` as a percentage with two decimals.
-fn percent(part: u128, total: u128) -> String {
-    if total == 0 {
-        return "-".into();
-    }
-    let share = part as f64 * 100.0 / total as f64;
-    if part > 0 && share < 0.005 {
-        "<0.01%".into()
-    } else {
-        format!("{share:.2}%")
-    }
-}
-
-/// Writes the summary as text: a block per binary, each table aligned like a profiler's
-/// report.
-pub fn write_text(o: &mut impl Write, summary: &Summary, tables: &Tables) -> io::Result<()> {
-    for line in summary.json_lines(tables) {
-        writeln!(o)?;
-        let name = line.name.as_deref().unwrap_or("no name");
-        match line.progid {
-            Some(p) => writeln!(
-                o,
-                "Summary of progid {p} ({name}): {} sample record{}",
-                line.records,
-                plural(line.records)
-            )?,
-            None => writeln!(
-                o,
-                "Summary of records before any BINARY_ID: {} sample record{}",
-                line.records,
-                plural(line.records)
-            )?,
-        }
-        for ip in &line.ip {
-            writeln!(
-                o,
-                "  {}: {} record{}, {} sample{}, {} unique RVA{}",
-                ip.event,
-                ip.records,
-                plural(ip.records),
-                ip.samples,
-                plural(ip.samples),
-                ip.unique_rvas,
-                plural(ip.unique_rvas as u64)
-            )?;
-            let rows: Vec<_> = ip
-                .top
-                .iter()
-                .map(|t| {
-                    (
-                        t.hits,
-                        percent(t.hits, ip.samples),
-                        format!("0x{:08X}", t.rva),
-                    )
-                })
-                .collect();
-            table(o, "RVA", &rows)?;
-            if let Some(f) = &ip.functions {
-                let rows: Vec<_> = f
-                    .top
-                    .iter()
-                    .map(|t| {
-                        (
-                            t.samples,
-                            percent(t.samples, ip.samples),
-                            clean(&t.function).into_owned(),
-                        )
-                    })
-                    .collect();
-                table(o, "function", &rows)?;
-                unresolved(
-                    o,
-                    f.unresolved,
-                    ip.samples,
-                    "samples outside every function",
-                )?;
-            }
-        }
-        if let Some(lbr) = &line.lbr {
-            writeln!(
-                o,
-                "  LBR: {} record{}, {} branch{}, {} unique arc{}",
-                lbr.records,
-                plural(lbr.records),
-                lbr.branches,
-                if lbr.branches == 1 { "" } else { "es" },
-                lbr.unique_arcs,
-                plural(lbr.unique_arcs as u64)
-            )?;
-            table(o, "from->to", &arc_rows(&lbr.top, lbr.branches))?;
-            if let Some(f) = &lbr.function_arcs {
-                function_arcs(o, f, lbr.branches)?;
-            }
-        }
-        if let Some(cs) = &line.callstack {
-            writeln!(
-                o,
-                "  ETW_CALLSTACK: {} record{}, {} arc{}, {} unique arc{}",
-                cs.records,
-                plural(cs.records),
-                cs.arcs,
-                plural(cs.arcs),
-                cs.unique_arcs,
-                plural(cs.unique_arcs as u64)
-            )?;
-            table(o, "from->to", &arc_rows(&cs.top, cs.arcs))?;
-            if let Some(f) = &cs.function_arcs {
-                function_arcs(o, f, cs.arcs)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The function-pair table of an arc table.
-fn function_arcs(o: &mut impl Write, f: &FunctionArcTable, total: u128) -> io::Result<()> {
-    let rows: Vec<_> = f
-        .top
-        .iter()
-        .map(|t| {
-            let arc = format!("{}->{}", clean(&t.from), clean(&t.to));
-            (t.hits, percent(t.hits, total), arc)
-        })
-        .collect();
-    table(o, "function->function", &rows)?;
-    unresolved(
-        o,
-        f.unresolved,
-        total,
-        "arcs with an end outside every function",
-    )
-}
-
-/// A closing line for what no function holds, when there is any.
-fn unresolved(o: &mut impl Write, part: u128, total: u128, what: &str) -> io::Result<()> {
-    if part == 0 {
-        return Ok(());
-    }
-    writeln!(o, "    ({part} {what}, {})", percent(part, total))
-}
-
-fn arc_rows(top: &[TopArc], total: u128) -> Vec<(u128, String, String)> {
-    top.iter()
-        .map(|t| {
-            (
-                t.hits,
-                percent(t.hits, total),
-                format!("0x{:08X}->0x{:08X}", t.from, t.to),
-            )
-        })
-        .collect()
-}
-
-fn plural(n: impl Into<u128>) -> &'static str {
-    let n: u128 = n.into();
-    if n == 1 { "" } else { "s" }
-}
-
-/// Right-aligned hits and shares, then the key: `      hits   share  RVA`.
-fn table(o: &mut impl Write, key: &str, rows: &[(u128, String, String)]) -> io::Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let hits_width = rows
-        .iter()
-        .map(|r| r.0.to_string().len())
-        .max()
-        .unwrap_or(0)
-        .max(4);
-    let share_width = "100.00%".len();
-    writeln!(
-        o,
-        "    {:>hits_width$}  {:>share_width$}  {key}",
-        "hits", "share"
-    )?;
-    for (hits, share, key) in rows {
-        writeln!(o, "    {hits:>hits_width$}  {share:>share_width$}  {key}")?;
-    }
-    Ok(())
+pub(crate) struct TopArc {
+    pub(crate) from: u32,
+    pub(crate) to: u32,
+    pub(crate) hits: u128,
 }
 
 #[cfg(test)]
@@ -596,8 +416,8 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
-    fn no_names() -> Tables {
-        Tables::default()
+    fn no_names() -> (Tables, SymbolMap) {
+        (Tables::default(), SymbolMap::default())
     }
 
     fn le(values: &[u32]) -> Vec<u8> {
@@ -618,8 +438,8 @@ mod tests {
     }
 
     fn lines(s: &Summary) -> Vec<Value> {
-        let tables = no_names();
-        s.json_lines(&tables)
+        let (tables, symbols) = no_names();
+        s.lines(&tables, &symbols)
             .map(|l| serde_json::to_value(&l).unwrap())
             .collect()
     }
@@ -665,7 +485,8 @@ mod tests {
         let mut s = Summary::new(10);
         add(&mut s, Some(1), Opcode::ETW_INSTR, max, &[7, 7, 8]);
         add(&mut s, Some(1), Opcode::ETW_CALLSTACK, max, &[1, 2, 3]);
-        let text = serde_json::to_string(&s.json_lines(&no_names()).next().unwrap()).unwrap();
+        let (tables, symbols) = no_names();
+        let text = serde_json::to_string(&s.lines(&tables, &symbols).next().unwrap()).unwrap();
         assert!(text.contains(r#""samples":55340232221128654848"#), "{text}");
         assert!(
             text.contains(r#"{"rva":7,"hits":36893488147419103232}"#),
@@ -706,32 +527,5 @@ mod tests {
         assert_eq!(got["ip"][0]["samples"], 0);
         assert_eq!(got["lbr"], Value::Null);
         assert_eq!(got["callstack"], Value::Null);
-    }
-
-    #[test]
-    fn text_shows_shares_aligned() {
-        let mut s = Summary::new(10);
-        add(
-            &mut s,
-            Some(0),
-            Opcode::RETIRE_INSTR,
-            1,
-            &[0x10, 0x20, 0x20, 0x20],
-        );
-        let mut out = Vec::new();
-        write_text(&mut out, &s, &no_names()).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert!(
-            text.contains("RETIRE_INSTR: 1 record, 4 samples, 2 unique RVAs"),
-            "{text}"
-        );
-        let rows: Vec<&str> = text.lines().filter(|l| l.contains("0x000000")).collect();
-        assert_eq!(
-            rows,
-            [
-                "       3   75.00%  0x00000020",
-                "       1   25.00%  0x00000010"
-            ]
-        );
     }
 }

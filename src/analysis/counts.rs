@@ -85,11 +85,6 @@ impl<K: Key> Counts<K> {
         self.len + usize::from(self.empty_key.is_some())
     }
 
-    /// Whether no key was added.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Adds `hits` to `key`.
     #[inline]
     pub fn add(&mut self, key: K, hits: u128) {

@@ -9,8 +9,6 @@
 //! The writer lays the bytes out from the format description and shares no code with the
 //! decoder, so a benchmark never measures the decoder against its own mirror image.
 
-#![allow(dead_code)]
-
 use std::io::Write;
 
 /// xorshift64*: small, fast, deterministic.

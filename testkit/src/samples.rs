@@ -5,20 +5,11 @@
 //! clustered in a few hot functions, a few large REPEAT counts (one of 2^64 - 1) and two
 //! empty records. It is valid: decoding it gives no diagnostic at all.
 //!
-//! Include it next to the builder, as sibling modules:
-//!
-//! ```ignore
-//! #[path = "support/builder.rs"]
-//! mod builder;
-//! #[path = "support/samples.rs"]
-//! mod samples;
-//! ```
-//!
-//! The trace is generated from a fixed seed; [`sample_records`] gives the records as
-//! values, so that tests can compute what a decoder must report without decoding.
-#![allow(dead_code)]
+//! The trace is generated from a fixed seed with the [`builder`](crate::builder);
+//! [`sample_records`] gives the records as values, so that tests can compute what a decoder
+//! must report without decoding.
 
-use super::builder::{
+use crate::builder::{
     ETW_INSTR, Guid, L1_DCACHE_MISS, L1_ICACHE_MISS, LBR, RETIRE_BR_INSTR, RETIRE_INSTR,
     SptBuilder, UNHALT_CYCLE,
 };

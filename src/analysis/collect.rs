@@ -16,18 +16,26 @@
 //! same summary, to the byte, as one thread would make. Memory stays bounded: at most a few
 //! batches are in flight.
 
+use std::any::Any;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::{self, JoinHandle};
 
-use crate::opcode::Opcode;
-use crate::record::{SampleKind, Samples};
-use crate::summary::Summary;
+use byteorder::{ByteOrder, LittleEndian as LE};
+
+use crate::analysis::summary::Summary;
+use crate::format::opcode::Opcode;
+use crate::format::record::{SampleKind, Samples};
 
 /// How many bytes of IP records make a batch.
 const BATCH: usize = 256 * 1024;
 
 /// Batches that may wait for the second thread before the first one waits in turn.
 const IN_FLIGHT: usize = 4;
+
+/// The counting thread stopped before the end (it panicked), so the counts it held are lost.
+#[derive(Debug, thiserror::Error)]
+#[error("the thread counting IP samples stopped ({0}); the summary would be incomplete")]
+pub struct CountingFailed(String);
 
 /// Collects a summary, handing IP records to a second thread.
 pub struct Collector {
@@ -40,15 +48,20 @@ pub struct Collector {
 impl Collector {
     /// A collector for a summary showing `top` entries per table.
     pub fn new(top: usize) -> Self {
+        Collector::with_worker(top, count)
+    }
+
+    /// A collector whose second thread runs `work`.
+    fn with_worker(top: usize, work: fn(Receiver<Vec<u8>>, usize) -> Summary) -> Self {
         let (to_worker, batches) = sync_channel::<Vec<u8>>(IN_FLIGHT);
         // Without a second thread (the system refused one), everything is counted here.
         let worker = thread::Builder::new()
             .name("sptdump-ip".into())
-            .spawn(move || count(batches, top))
+            .spawn(move || work(batches, top))
             .ok();
         Collector {
             local: Summary::new(top),
-            batch: Vec::with_capacity(BATCH + crate::decode::MAX_RECORD + 24),
+            batch: Vec::with_capacity(BATCH + crate::format::decode::MAX_RECORD + 24),
             to_worker: worker.as_ref().map(|_| to_worker),
             worker,
         }
@@ -73,25 +86,35 @@ impl Collector {
         if let Some(to_worker) = &self.to_worker
             && let Err(returned) = to_worker.send(full)
         {
-            // The second thread is gone (it can only have panicked): count here instead.
+            // The second thread is gone (it can only have panicked). What it counted is lost,
+            // which `finish` reports; the rest is counted here.
             self.to_worker = None;
             for_each_record(&returned.0, |s| self.local.add(s));
         }
     }
 
-    /// The whole summary.
-    pub fn finish(mut self) -> Summary {
+    /// The whole summary, or why it cannot be had: the second thread stopped early.
+    pub fn finish(mut self) -> Result<Summary, CountingFailed> {
         if !self.batch.is_empty() {
             self.send();
         }
         drop(self.to_worker.take());
         if let Some(worker) = self.worker.take() {
-            let ip = worker
-                .join()
-                .expect("the counting thread does not panic: it only counts");
+            let ip = worker.join().map_err(|p| CountingFailed(panic_text(&*p)))?;
             self.local.absorb(ip);
         }
-        self.local
+        Ok(self.local)
+    }
+}
+
+/// What a panic said, when it said it with a string.
+fn panic_text(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "it panicked".to_owned()
     }
 }
 
@@ -124,8 +147,8 @@ fn for_each_record(mut batch: &[u8], mut f: impl FnMut(&Samples<'_>)) {
         f(&Samples {
             offset: 0,
             opcode,
-            progid: (*has_progid != 0).then(|| u16::from_le_bytes([*p0, *p1])),
-            hits: u128::from_le_bytes(hits.try_into().expect("16 bytes")),
+            progid: (*has_progid != 0).then(|| LE::read_u16(&[*p0, *p1])),
+            hits: LE::read_u128(hits),
             count,
             payload,
         });
@@ -136,7 +159,8 @@ fn for_each_record(mut batch: &[u8], mut f: impl FnMut(&Samples<'_>)) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::Tables;
+    use crate::format::tables::Tables;
+    use crate::image::symbols::SymbolMap;
 
     fn le(values: &[u32]) -> Vec<u8> {
         values.iter().flat_map(|v| v.to_le_bytes()).collect()
@@ -179,9 +203,9 @@ mod tests {
     }
 
     fn json(summary: &Summary) -> Vec<String> {
-        let tables = Tables::default();
+        let (tables, symbols) = (Tables::default(), SymbolMap::default());
         summary
-            .json_lines(&tables)
+            .lines(&tables, &symbols)
             .map(|l| serde_json::to_string(&l).unwrap())
             .collect()
     }
@@ -193,7 +217,24 @@ mod tests {
         let mut two = Collector::new(5);
         feed(&mut |s| two.add(s));
         assert!(two.worker.is_some(), "the second thread started");
-        assert_eq!(json(&two.finish()), json(&one));
+        assert_eq!(json(&two.finish().unwrap()), json(&one));
+    }
+
+    #[test]
+    fn a_second_thread_that_stops_is_an_error_not_a_short_summary() {
+        fn stops(batches: Receiver<Vec<u8>>, _: usize) -> Summary {
+            let _first = batches.recv();
+            panic!("counting went wrong");
+        }
+        // Keep the panic's report out of the test output.
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let mut two = Collector::with_worker(5, stops);
+        feed(&mut |s| two.add(s));
+        let result = two.finish();
+        std::panic::set_hook(hook);
+        let e = result.expect_err("the IP counts of the first batch are lost");
+        assert!(e.to_string().contains("counting went wrong"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,171 @@
+//! Output: every format behind one [`Printer`] trait, in the order the dump calls it.
+//!
+//! Per file: [`Printer::begin_file`], then the selected sections in file order (header,
+//! string table, program IDs, events), then the summary, then the verdicts of `/match` and
+//! `/validate`. Diagnostics may come at any point after `begin_file`.
+//!
+//! [`text`] is for people and `diff`, [`json`] for pipelines; [`Output`] is either, as the
+//! options choose. An exporter that writes a file of its own (a flame graph, a profile for
+//! another viewer) goes here too, beside them, and reads an analysis's report.
+
+use std::borrow::Cow;
+use std::io;
+
+use std::io::Write;
+
+use crate::analysis::summary::Summary;
+use crate::format::diag::{Diagnostic, Tally};
+use crate::format::header::Header;
+use crate::format::record::Record;
+use crate::format::strtab::StringTable;
+use crate::format::tables::Tables;
+use crate::image::matching::MatchResult;
+use crate::image::symbols::SymbolMap;
+
+pub mod json;
+pub mod text;
+
+pub use json::JsonPrinter;
+pub use text::TextPrinter;
+
+/// The file being dumped, as the output names it.
+#[derive(Clone, Copy, Debug)]
+pub struct FileInfo<'a> {
+    /// The path as given on the command line; `-` for standard input.
+    pub path: &'a str,
+    /// The size when known up front; `None` on a pipe.
+    pub size: Option<u64>,
+}
+
+impl FileInfo<'_> {
+    /// Whether this is standard input.
+    pub fn is_stdin(&self) -> bool {
+        self.path == "-"
+    }
+
+    /// How text names the file: its path, or "standard input".
+    pub fn label(&self) -> Cow<'_, str> {
+        if self.is_stdin() {
+            Cow::Borrowed("standard input")
+        } else {
+            Cow::Borrowed(self.path)
+        }
+    }
+}
+
+/// An output format.
+pub trait Printer {
+    /// Starts a file.
+    fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()>;
+    /// The header section.
+    fn header(&mut self, header: &Header) -> io::Result<()>;
+    /// The string-table section; `table` is `None` when it could not be read.
+    fn strings(&mut self, header: &Header, table: Option<&StringTable>) -> io::Result<()>;
+    /// The program-ID section.
+    fn progids(&mut self, header: &Header, tables: &Tables) -> io::Result<()>;
+    /// Starts the events section.
+    fn begin_events(&mut self) -> io::Result<()>;
+    /// Ends the events section.
+    fn end_events(&mut self) -> io::Result<()>;
+    /// One record of the events section; `tables` name its binary, `symbols` its addresses.
+    fn record(
+        &mut self,
+        record: &Record<'_>,
+        tables: &Tables,
+        symbols: &SymbolMap,
+    ) -> io::Result<()>;
+    /// A problem in the file.
+    fn diagnostic(&mut self, diagnostic: &Diagnostic) -> io::Result<()>;
+    /// The summary of the file's samples.
+    fn summary(
+        &mut self,
+        summary: &Summary,
+        tables: &Tables,
+        symbols: &SymbolMap,
+    ) -> io::Result<()>;
+    /// The verdicts of `/match`, one per file.
+    fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()>;
+    /// The verdict of `/validate`.
+    fn validation(&mut self, file: &FileInfo<'_>, tally: Tally) -> io::Result<()>;
+    /// Ends a file; `last` when no file follows.
+    fn end_file(&mut self, last: bool) -> io::Result<()>;
+    /// The file could not be opened or read to its end.
+    fn error(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()>;
+    /// Writes out what is buffered.
+    fn flush(&mut self) -> io::Result<()>;
+}
+
+/// The output format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    /// Text for people (the default).
+    #[default]
+    Text,
+    /// JSON Lines (`/json`).
+    Json,
+}
+
+/// A printer of either format, chosen at run time. An enum rather than a trait object, so
+/// that the per-record calls stay direct.
+pub enum Output<W: Write, E: Write> {
+    /// Text.
+    Text(TextPrinter<W, E>),
+    /// JSON Lines.
+    Json(JsonPrinter<W, E>),
+}
+
+impl<W: Write, E: Write> Output<W, E> {
+    /// A printer of `format` writing to `out`, and diagnostics to `err`. `verdicts_only`
+    /// (`/validate`) leaves out text's `File:` banner, as only verdicts follow.
+    pub fn new(format: Format, verdicts_only: bool, out: W, err: E) -> Self {
+        match format {
+            Format::Text if verdicts_only => {
+                Output::Text(TextPrinter::new(out, err).without_banner())
+            }
+            Format::Text => Output::Text(TextPrinter::new(out, err)),
+            Format::Json => Output::Json(JsonPrinter::new(out, err)),
+        }
+    }
+
+    /// Gives back the writers.
+    pub fn into_inner(self) -> (W, E) {
+        match self {
+            Output::Text(p) => p.into_inner(),
+            Output::Json(p) => p.into_inner(),
+        }
+    }
+}
+
+/// Calls the same method on whichever printer is inside.
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(
+            #[inline]
+            fn $name(&mut self, $($arg: $ty),*) -> io::Result<()> {
+                match self {
+                    Output::Text(p) => p.$name($($arg),*),
+                    Output::Json(p) => p.$name($($arg),*),
+                }
+            }
+        )*
+    };
+}
+
+impl<W: Write, E: Write> Printer for Output<W, E> {
+    delegate! {
+        begin_file(file: &FileInfo<'_>);
+        header(header: &Header);
+        strings(header: &Header, table: Option<&StringTable>);
+        progids(header: &Header, tables: &Tables);
+        begin_events();
+        end_events();
+        record(record: &Record<'_>, tables: &Tables, symbols: &SymbolMap);
+        diagnostic(diagnostic: &Diagnostic);
+        summary(summary: &Summary, tables: &Tables, symbols: &SymbolMap);
+        matches(results: &[MatchResult<'_>], tables: &Tables);
+        validation(file: &FileInfo<'_>, tally: Tally);
+        end_file(last: bool);
+        error(file: &FileInfo<'_>, message: &str);
+        flush();
+    }
+}

@@ -1,0 +1,245 @@
+//! The text form of `/summary`: a block per binary, each table of top entries with its hits
+//! and their share, right-aligned like a profiler's report.
+
+use std::io::{self, Write};
+
+use super::clean;
+use crate::analysis::summary::{FunctionArcTable, Summary, TopArc};
+use crate::format::tables::Tables;
+use crate::image::symbols::SymbolMap;
+
+/// The share of `part` in `total` as a percentage with two decimals.
+fn percent(part: u128, total: u128) -> String {
+    if total == 0 {
+        return "-".into();
+    }
+    let share = part as f64 * 100.0 / total as f64;
+    if part > 0 && share < 0.005 {
+        "<0.01%".into()
+    } else {
+        format!("{share:.2}%")
+    }
+}
+
+/// Writes the summary as text: a block per binary, each table aligned like a profiler's
+/// report.
+pub(super) fn write(
+    o: &mut impl Write,
+    summary: &Summary,
+    tables: &Tables,
+    symbols: &SymbolMap,
+) -> io::Result<()> {
+    for line in summary.lines(tables, symbols) {
+        writeln!(o)?;
+        let name = line.name.as_deref().unwrap_or("no name");
+        match line.progid {
+            Some(p) => writeln!(
+                o,
+                "Summary of progid {p} ({name}): {} sample record{}",
+                line.records,
+                plural(line.records)
+            )?,
+            None => writeln!(
+                o,
+                "Summary of records before any BINARY_ID: {} sample record{}",
+                line.records,
+                plural(line.records)
+            )?,
+        }
+        for ip in &line.ip {
+            writeln!(
+                o,
+                "  {}: {} record{}, {} sample{}, {} unique RVA{}",
+                ip.event,
+                ip.records,
+                plural(ip.records),
+                ip.samples,
+                plural(ip.samples),
+                ip.unique_rvas,
+                plural(ip.unique_rvas as u64)
+            )?;
+            let rows: Vec<_> = ip
+                .top
+                .iter()
+                .map(|t| {
+                    (
+                        t.hits,
+                        percent(t.hits, ip.samples),
+                        format!("0x{:08X}", t.rva),
+                    )
+                })
+                .collect();
+            table(o, "RVA", &rows)?;
+            if let Some(f) = &ip.functions {
+                let rows: Vec<_> = f
+                    .top
+                    .iter()
+                    .map(|t| {
+                        (
+                            t.samples,
+                            percent(t.samples, ip.samples),
+                            clean(&t.function).into_owned(),
+                        )
+                    })
+                    .collect();
+                table(o, "function", &rows)?;
+                unresolved(
+                    o,
+                    f.unresolved,
+                    ip.samples,
+                    "samples outside every function",
+                )?;
+            }
+        }
+        if let Some(lbr) = &line.lbr {
+            writeln!(
+                o,
+                "  LBR: {} record{}, {} branch{}, {} unique arc{}",
+                lbr.records,
+                plural(lbr.records),
+                lbr.branches,
+                if lbr.branches == 1 { "" } else { "es" },
+                lbr.unique_arcs,
+                plural(lbr.unique_arcs as u64)
+            )?;
+            table(o, "from->to", &arc_rows(&lbr.top, lbr.branches))?;
+            if let Some(f) = &lbr.function_arcs {
+                function_arcs(o, f, lbr.branches)?;
+            }
+        }
+        if let Some(cs) = &line.callstack {
+            writeln!(
+                o,
+                "  ETW_CALLSTACK: {} record{}, {} arc{}, {} unique arc{}",
+                cs.records,
+                plural(cs.records),
+                cs.arcs,
+                plural(cs.arcs),
+                cs.unique_arcs,
+                plural(cs.unique_arcs as u64)
+            )?;
+            table(o, "from->to", &arc_rows(&cs.top, cs.arcs))?;
+            if let Some(f) = &cs.function_arcs {
+                function_arcs(o, f, cs.arcs)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The function-pair table of an arc table.
+fn function_arcs(o: &mut impl Write, f: &FunctionArcTable, total: u128) -> io::Result<()> {
+    let rows: Vec<_> = f
+        .top
+        .iter()
+        .map(|t| {
+            let arc = format!("{}->{}", clean(&t.from), clean(&t.to));
+            (t.hits, percent(t.hits, total), arc)
+        })
+        .collect();
+    table(o, "function->function", &rows)?;
+    unresolved(
+        o,
+        f.unresolved,
+        total,
+        "arcs with an end outside every function",
+    )
+}
+
+/// A closing line for what no function holds, when there is any.
+fn unresolved(o: &mut impl Write, part: u128, total: u128, what: &str) -> io::Result<()> {
+    if part == 0 {
+        return Ok(());
+    }
+    writeln!(o, "    ({part} {what}, {})", percent(part, total))
+}
+
+fn arc_rows(top: &[TopArc], total: u128) -> Vec<(u128, String, String)> {
+    top.iter()
+        .map(|t| {
+            (
+                t.hits,
+                percent(t.hits, total),
+                format!("0x{:08X}->0x{:08X}", t.from, t.to),
+            )
+        })
+        .collect()
+}
+
+fn plural(n: impl Into<u128>) -> &'static str {
+    let n: u128 = n.into();
+    if n == 1 { "" } else { "s" }
+}
+
+/// Right-aligned hits and shares, then the key: `      hits   share  RVA`.
+fn table(o: &mut impl Write, key: &str, rows: &[(u128, String, String)]) -> io::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let hits_width = rows
+        .iter()
+        .map(|r| r.0.to_string().len())
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    let share_width = "100.00%".len();
+    writeln!(
+        o,
+        "    {:>hits_width$}  {:>share_width$}  {key}",
+        "hits", "share"
+    )?;
+    for (hits, share, key) in rows {
+        writeln!(o, "    {hits:>hits_width$}  {share:>share_width$}  {key}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::opcode::Opcode;
+    use crate::format::record::Samples;
+
+    fn le(values: &[u32]) -> Vec<u8> {
+        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    fn add(s: &mut Summary, progid: Option<u16>, opcode: Opcode, hits: u128, values: &[u32]) {
+        let payload = le(values);
+        s.add(&Samples {
+            offset: 0,
+            opcode,
+            progid,
+            hits,
+            count: values.len() as u8,
+            payload: &payload,
+        });
+    }
+
+    #[test]
+    fn text_shows_shares_aligned() {
+        let mut s = Summary::new(10);
+        add(
+            &mut s,
+            Some(0),
+            Opcode::RETIRE_INSTR,
+            1,
+            &[0x10, 0x20, 0x20, 0x20],
+        );
+        let mut out = Vec::new();
+        write(&mut out, &s, &Tables::default(), &SymbolMap::default()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("RETIRE_INSTR: 1 record, 4 samples, 2 unique RVAs"),
+            "{text}"
+        );
+        let rows: Vec<&str> = text.lines().filter(|l| l.contains("0x000000")).collect();
+        assert_eq!(
+            rows,
+            [
+                "       3   75.00%  0x00000020",
+                "       1   25.00%  0x00000010"
+            ]
+        );
+    }
+}

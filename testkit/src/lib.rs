@@ -1,0 +1,24 @@
+//! The test kit of sptdump, shared by the integration tests, the benches, the examples and
+//! the fuzz targets, and compiled once for all of them.
+//!
+//! ```text
+//! builder    a writer of SPT v1 files, from the format description alone
+//! samples    the bundled sample trace, testdata/sample.spt, and its records as values
+//! synth      a realistic synthetic trace of any size, for benchmarks
+//! reference  a second, short reading of the spec: the first thing a decoder must report
+//! dumping    dumping a trace in-process, through the library, into memory
+//! golden     golden files: comparing an output with the pinned one, or rewriting it
+//! ```
+//!
+//! [`builder`], [`samples`], [`synth`] and [`reference`](mod@reference) share no code with
+//! sptdump's decoder: they are an independent reading of the format, so that a misreading
+//! in one cannot hide the same misreading in the other. Only [`dumping`] uses the library.
+
+#![deny(missing_docs)]
+
+pub mod builder;
+pub mod dumping;
+pub mod golden;
+pub mod reference;
+pub mod samples;
+pub mod synth;
