@@ -83,8 +83,11 @@ codes! {
     ProgidTableOverflow = "progid-table-overflow", Error;
     /// The used program-ID entries run past the end of the file.
     ProgidTableOutOfBounds = "progid-table-out-of-bounds", Error;
-    /// A program ID's string index lies outside the used string table.
+    /// A program ID's string index names no string: past the used string table, or (read as
+    /// an ordinal) past its names.
     StringOffsetOutOfRange = "string-offset-out-of-range", Error;
+    /// The program IDs' string indices were read as ordinals of names, not byte offsets.
+    StringIndexOrdinal = "string-index-ordinal", Warning;
     /// The event stream would start past the end of the file.
     StreamOutOfBounds = "stream-out-of-bounds", Error;
     /// A sample or REPEAT record comes before any BINARY_ID.
@@ -189,7 +192,7 @@ mod tests {
                     .all(|b| b.is_ascii_lowercase() || b == b'-' || b.is_ascii_digit())
             );
         }
-        assert_eq!(Code::ALL.len(), 22);
+        assert_eq!(Code::ALL.len(), 23);
     }
 
     #[test]

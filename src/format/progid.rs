@@ -5,14 +5,15 @@
 //! v
 //! +-----------------------------------------------+-----------+--------------+
 //! | GUID (16 bytes)                               | age (u32) | string (u32) |
-//! | u32 LE   u16 LE  u16 LE  8 bytes as they are  |           | byte offset  |
+//! | u32 LE   u16 LE  u16 LE  8 bytes as they are  |           | string index |
 //! +-----------------------------------------------+-----------+--------------+
 //! 0                                               16          20             24
 //! ```
 //!
 //! The GUID and age are those of the binary's CodeView (RSDS) record, the pair SPDConvert
 //! compares with the build being optimised. `ProgramIdsUsed` entries are in use;
-//! `ProgramIdCapacity` entries are reserved.
+//! `ProgramIdCapacity` entries are reserved. The string index is a byte offset into the
+//! string table or the ordinal of a name; [`crate::format::tables`] decides which.
 
 use std::fmt;
 
@@ -32,7 +33,8 @@ pub struct ProgramId {
     pub guid: Uuid,
     /// The PDB's age.
     pub age: u32,
-    /// Byte offset of the binary's name in the string table.
+    /// The string index of the binary's name, as stored: a byte offset into the string
+    /// table, or the ordinal of a non-empty name (see [`crate::format::tables`]).
     pub string_offset: u32,
 }
 
@@ -57,7 +59,7 @@ impl ProgramId {
     /// The symbol-server key: the GUID's 32 hex digits, then the age in upper-case hex
     /// without leading zeros: `42AC0098ADB5E7968C0E161D2814780E1`.
     pub fn symkey(&self) -> SymKey {
-        SymKey(*self)
+        SymKey::new(self.guid, self.age)
     }
 }
 
@@ -70,13 +72,23 @@ pub fn registry_form(guid: &Uuid) -> String {
 
 /// Displays a program ID's symbol-server key.
 #[derive(Clone, Copy, Debug)]
-pub struct SymKey(ProgramId);
+pub struct SymKey {
+    guid: Uuid,
+    age: u32,
+}
+
+impl SymKey {
+    /// The key of a PDB with this GUID and age.
+    pub fn new(guid: Uuid, age: u32) -> SymKey {
+        SymKey { guid, age }
+    }
+}
 
 impl fmt::Display for SymKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut buf = [0u8; uuid::fmt::Simple::LENGTH];
-        f.write_str(self.0.guid.simple().encode_upper(&mut buf))?;
-        write!(f, "{:X}", self.0.age)
+        f.write_str(self.guid.simple().encode_upper(&mut buf))?;
+        write!(f, "{:X}", self.age)
     }
 }
 
@@ -116,7 +128,8 @@ impl ProgramIdTable {
         self.file_offset + (index * ENTRY_SIZE) as u64
     }
 
-    /// Reports entries whose string offset lies outside the used string table.
+    /// Reports entries whose string index, read as a byte offset, lies outside the used
+    /// string table.
     pub fn check_names(&self, strings: &StringTable, mut report: impl FnMut(Diagnostic)) {
         for (index, entry) in self.entries.iter().enumerate() {
             if strings.get(entry.string_offset).is_none() {
@@ -128,6 +141,24 @@ impl ProgramIdTable {
                         entry.string_offset,
                         entry.string_offset,
                         strings.bytes().len()
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// Reports entries whose string index, read as an ordinal, is not below the number of
+    /// names the string table lists.
+    pub fn check_ordinals(&self, strings: &StringTable, mut report: impl FnMut(Diagnostic)) {
+        for (index, entry) in self.entries.iter().enumerate() {
+            if strings.nth(entry.string_offset).is_none() {
+                report(Diagnostic::new(
+                    Code::StringOffsetOutOfRange,
+                    self.entry_offset(index) + 20,
+                    format!(
+                        "program ID {index} names string ordinal {}, but the string table lists only {} names",
+                        entry.string_offset,
+                        strings.name_count()
                     ),
                 ));
             }

@@ -10,10 +10,11 @@
 //! |<------------------------------- StringTableCapacity -------------------------->|
 //! ```
 //!
-//! Names are UTF-8 and NUL-terminated. A program-ID entry names its binary by a byte offset
-//! into the table (a decision this project made: the field is called an "index", but every
-//! trace we know of stores byte offsets). A name runs from its offset to the next NUL or to
-//! the end of the used bytes. Empty strings are padding and are not listed.
+//! Names are UTF-8 and NUL-terminated. A program-ID entry names its binary by a "string
+//! index": a byte offset into the table ([`StringTable::get`]), or the ordinal of a
+//! non-empty name ([`StringTable::nth`]); [`crate::format::tables`] decides which for each
+//! file. A name runs from its start to the next NUL or to the end of the used bytes. Empty
+//! strings are padding and are not listed.
 
 use std::borrow::Cow;
 
@@ -24,6 +25,9 @@ use crate::format::diag::{Code, Diagnostic};
 pub struct StringTable {
     bytes: Vec<u8>,
     file_offset: u64,
+    /// The byte offset of each non-empty name, in table order: at most 32768 of them, as
+    /// the table holds at most 64 KiB.
+    starts: Vec<u32>,
 }
 
 /// One string of the table.
@@ -47,7 +51,13 @@ impl Entry<'_> {
 impl StringTable {
     /// A table over `bytes`, the used bytes found at `file_offset`.
     pub fn new(bytes: Vec<u8>, file_offset: u64) -> Self {
-        StringTable { bytes, file_offset }
+        let mut table = StringTable {
+            bytes,
+            file_offset,
+            starts: Vec::new(),
+        };
+        table.starts = table.entries().map(|e| e.offset).collect();
+        table
     }
 
     /// The used bytes.
@@ -127,6 +137,24 @@ impl StringTable {
         let len = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
         Some(&rest[..len])
     }
+
+    /// How many non-empty names the table lists.
+    pub fn name_count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Whether byte `offset` starts a non-empty name: it is 0 or follows a NUL, and is not
+    /// itself a NUL.
+    pub fn is_name_start(&self, offset: u32) -> bool {
+        self.starts.binary_search(&offset).is_ok()
+    }
+
+    /// The bytes of the non-empty name with ordinal `ordinal` (0 for the first), up to its
+    /// NUL or the end of the used bytes. `None` when the table lists fewer names.
+    pub fn nth(&self, ordinal: u32) -> Option<&[u8]> {
+        let start = *self.starts.get(usize::try_from(ordinal).ok()?)?;
+        self.get(start)
+    }
 }
 
 #[cfg(test)]
@@ -187,5 +215,26 @@ mod tests {
         let t = table(b"");
         assert_eq!(t.entries().count(), 0);
         assert_eq!(t.get(0), None);
+        assert_eq!(t.name_count(), 0);
+        assert_eq!(t.nth(0), None);
+        assert!(!t.is_name_start(0));
+    }
+
+    #[test]
+    fn names_by_ordinal_skip_padding() {
+        let t = table(b"\0app.exe\0\0core.dll\0x");
+        assert_eq!(t.name_count(), 3);
+        assert_eq!(t.nth(0), Some(&b"app.exe"[..]));
+        assert_eq!(t.nth(1), Some(&b"core.dll"[..]));
+        assert_eq!(t.nth(2), Some(&b"x"[..])); // unterminated, to the end
+        assert_eq!(t.nth(3), None);
+        assert_eq!(t.nth(u32::MAX), None);
+    }
+
+    #[test]
+    fn name_starts_follow_a_nul_and_are_not_one() {
+        let t = table(b"\0app.exe\0\0core.dll\0x");
+        let starts: Vec<u32> = (0..30).filter(|&o| t.is_name_start(o)).collect();
+        assert_eq!(starts, [1, 10, 19]);
     }
 }

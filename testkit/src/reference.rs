@@ -84,8 +84,22 @@ pub fn reference_problem(file: &[u8]) -> Option<String> {
     if table.last().is_some_and(|&b| b != 0) {
         return Some("unterminated-string".into());
     }
-    for i in 0..u64::from(p_used) {
-        let index = u32_at(file, (po + i * 24 + 20) as usize);
+    // The string indices (section 1, the hedge): ordinals when one of them starts no
+    // non-empty name and all are below the number of such names, else byte offsets.
+    let indices: Vec<u32> = (0..u64::from(p_used))
+        .map(|i| u32_at(file, (po + i * 24 + 20) as usize))
+        .collect();
+    let starts_name = |i: u32| {
+        let i = i as usize;
+        i < table.len() && table[i] != 0 && (i == 0 || table[i - 1] == 0)
+    };
+    let names = (0..table.len() as u32).filter(|&i| starts_name(i)).count();
+    if let Some(i) = indices.iter().position(|&x| !starts_name(x))
+        && indices.iter().all(|&x| (x as usize) < names)
+    {
+        return Some(format!("string-index-ordinal in entry {i}"));
+    }
+    for (i, &index) in indices.iter().enumerate() {
         if index >= u32::from(s_used) {
             return Some(format!("string-offset-out-of-range in entry {i}"));
         }
