@@ -16,6 +16,7 @@ pub mod diag;
 pub mod error;
 pub mod header;
 pub mod layout;
+pub mod magic;
 pub mod opcode;
 pub mod progid;
 pub mod record;
