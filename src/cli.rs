@@ -8,11 +8,13 @@
 //! Every spelling is first rewritten as `--name[=value]`; clap then parses that, with its
 //! arguments built from the same table the help is written from.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
+use std::path::Path;
 
 use clap::{Arg, ArgAction, ArgMatches};
 use sptdump::dump::{Options, Sections};
+use sptdump::format::tables::StringIndex;
 use sptdump::output::Format;
 
 /// Where an option is listed in the help.
@@ -94,6 +96,12 @@ const OPTIONS: &[Opt] = &[
         "only segments of these binaries: names or progid indices, comma-separated",
     ),
     valued(
+        "strindex",
+        "MODE",
+        false,
+        "read program-ID string indices as auto (the default), offset or ordinal",
+    ),
+    valued(
         "match",
         "FILES",
         true,
@@ -113,16 +121,33 @@ const OPTIONS: &[Opt] = &[
         "decode everything; print only the diagnostics and a verdict per file",
     ),
     flag(
+        "strict",
+        Group::Output,
+        "warnings count as errors for the verdict and the exit status",
+    ),
+    flag(
         "json",
         Group::Output,
         "JSON Lines on standard output instead of text",
     ),
     Opt {
-        shown: Some("/help, /?, -h"),
+        shown: Some("/help, /?, /h"),
         ..flag("help", Group::Output, "this help")
     },
-    flag("version", Group::Output, "the version"),
+    Opt {
+        shown: Some("/version, /V"),
+        ..flag("version", Group::Output, "the version")
+    },
 ];
+
+/// Short spellings: `/h`, `/?` for help, `/V` for version.
+fn canonical(name: &str) -> &str {
+    match name {
+        "h" | "?" => "help",
+        "v" => "version",
+        other => other,
+    }
+}
 
 fn option(name: &str) -> Option<&'static Opt> {
     OPTIONS.iter().find(|o| o.name == name)
@@ -160,8 +185,11 @@ pub fn help() -> String {
         "\n\
 Options are case-insensitive and may also be written -name or --name; values follow a
 colon (/top:20), or for the dash forms '=' or a space (--top 20). An argument that starts
-with '/' and names no option is a file, so /tmp/trace.spt works. '--' ends the options;
-'-' reads standard input.
+with '/' and names no option is a file, so /tmp/trace.spt works; a mistyped option is an
+error, never a file. '--' ends the options; '-' reads standard input.
+
+Call stacks (ETW_CALLSTACK) are stored leaf first, as ETW walks them: the first frame is the
+sampled one, the last the outermost recorded; /event shows them as stored.
 
 Exit status: 0 no errors (warnings allowed), 1 errors found, a file unreadable, or a
 /match or /pdb file that does not fit the trace, 2 usage error.
@@ -192,16 +220,23 @@ pub enum Command {
     Help,
     /// Show the version.
     Version,
+    /// Show the identities of the `/match` files: there is no trace to match them with.
+    Identities {
+        /// JSON Lines instead of text.
+        format: Format,
+        /// The images and PDBs.
+        paths: Vec<OsString>,
+    },
     /// Dump files.
     Dump {
         /// What to print, and how. Its `/match` and `/pdb` files are still to be read.
         options: Options,
         /// The files, `-` for standard input.
-        files: Vec<String>,
+        files: Vec<OsString>,
         /// The images and PDBs given to `/match`, to be read before dumping.
-        match_paths: Vec<String>,
+        match_paths: Vec<OsString>,
         /// The PDBs given to `/pdb`, to be read before dumping.
-        pdb_paths: Vec<String>,
+        pdb_paths: Vec<OsString>,
     },
 }
 
@@ -216,45 +251,205 @@ fn clap_command() -> clap::Command {
         let arg = Arg::new(o.name).long(o.name);
         command.arg(match o.value {
             None => arg.action(ArgAction::SetTrue),
-            Some(value) if o.list => arg
+            Some(value) => arg
                 .value_name(value)
-                .value_delimiter(',')
-                .action(ArgAction::Append),
-            Some(value) => arg.value_name(value).action(ArgAction::Set),
+                .value_parser(clap::value_parser!(OsString))
+                .action(if o.list {
+                    ArgAction::Append
+                } else {
+                    ArgAction::Set
+                }),
         })
     })
 }
 
-/// `--name=value`, once the value is known to be good.
-fn checked(name: &str, value: &str) -> Result<String, UsageError> {
-    if name == "top" && value.parse::<usize>().is_err() {
-        return Err(usage(format!(
-            "invalid value '{value}' for /top: expected a whole number, 0 or more"
-        )));
-    }
-    Ok(format!("--{name}={value}"))
+/// An argument that may be an option: its spelling, name and value.
+struct Spelled {
+    /// Written `-name` or `--name` (else `/name`).
+    dashed: bool,
+    /// The name as written.
+    name: String,
+    /// What separates the value: `:` or `=`.
+    separator: Option<char>,
+    /// The value after it.
+    value: Option<OsString>,
 }
 
-/// The values given to a list option, in order.
-fn list(matches: &ArgMatches, name: &str) -> Vec<String> {
+/// Splits `/name:value`, `-name=value` and the like. `None` when the argument does not
+/// start like an option, or its name is not text (then it can only be a file).
+fn spelled(arg: &OsStr) -> Result<Option<Spelled>, UsageError> {
+    let bytes = arg.as_encoded_bytes();
+    let (dashed, body) = match bytes {
+        [b'-', b'-', body @ ..] => (true, body),
+        [b'-', body @ ..] => (true, body),
+        [b'/', body @ ..] => (false, body),
+        _ => return Ok(None),
+    };
+    let at = body.iter().position(|b| matches!(b, b':' | b'='));
+    let name = &body[..at.unwrap_or(body.len())];
+    let Ok(name) = std::str::from_utf8(name) else {
+        return Ok(None);
+    };
+    let (separator, value) = match at {
+        Some(i) => (
+            Some(char::from(body[i])),
+            Some(value_of(arg, bytes.len() - body.len() + i + 1)?),
+        ),
+        None => (None, None),
+    };
+    Ok(Some(Spelled {
+        dashed,
+        name: name.to_owned(),
+        separator,
+        value,
+    }))
+}
+
+/// The part of `arg` from byte `at` on, which follows an ASCII separator.
+fn value_of(arg: &OsStr, at: usize) -> Result<OsString, UsageError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(OsStr::from_bytes(&arg.as_bytes()[at..]).to_owned())
+    }
+    #[cfg(not(unix))]
+    {
+        // Elsewhere an option's value must be text (file arguments need not be).
+        match arg.to_str() {
+            Some(text) => Ok(OsString::from(&text[at..])),
+            None => Err(usage(format!("option {arg:?} is not valid Unicode"))),
+        }
+    }
+}
+
+/// Splits a list value at its commas and trims each item of surrounding spaces.
+fn items(value: &OsStr) -> Result<Vec<OsString>, UsageError> {
+    let bytes = value.as_encoded_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for end in (0..=bytes.len()).filter(|&i| i == bytes.len() || bytes[i] == b',') {
+        let (mut lo, mut hi) = (start, end);
+        while lo < hi && bytes[lo] == b' ' {
+            lo += 1;
+        }
+        while hi > lo && bytes[hi - 1] == b' ' {
+            hi -= 1;
+        }
+        out.push(slice(value, lo, hi)?);
+        start = end + 1;
+    }
+    Ok(out)
+}
+
+/// The bytes `lo..hi` of `value`, both at ASCII boundaries.
+fn slice(value: &OsStr, lo: usize, hi: usize) -> Result<OsString, UsageError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(OsStr::from_bytes(&value.as_bytes()[lo..hi]).to_owned())
+    }
+    #[cfg(not(unix))]
+    {
+        match value.to_str() {
+            Some(text) => Ok(OsString::from(&text[lo..hi])),
+            None => Err(usage(format!("value {value:?} is not valid Unicode"))),
+        }
+    }
+}
+
+/// Whether an argument that names no option was meant as one: `/` and a word of letters,
+/// digits, `-` and `?` (a value may follow a colon), naming no file. Anything else (`/tmp/a`,
+/// `/trace.spt`, a file that exists) is a file.
+fn mistyped(arg: &OsStr, name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '?')
+        && !Path::new(arg).exists()
+}
+
+/// The option nearest to a mistyped name, when one is near enough to be what was meant.
+fn nearest(name: &str) -> Option<&'static str> {
+    let name = name.to_ascii_lowercase();
+    OPTIONS
+        .iter()
+        .map(|o| (strsim::jaro_winkler(&name, o.name), o.name))
+        .filter(|&(score, _)| score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n)
+}
+
+/// The usage error for an unknown option, with the nearest known one.
+fn unknown(shown: &str, name: &str) -> UsageError {
+    match nearest(name) {
+        Some(near) => usage(format!("unknown option '{shown}' (did you mean /{near}?)")),
+        None => usage(format!("unknown option '{shown}'")),
+    }
+}
+
+/// `--name=value`, once the value is known to be good.
+fn flag_with(name: &str, value: &OsStr) -> Result<Vec<OsString>, UsageError> {
+    let opt = option(name).expect("a known option");
+    let values = if opt.list {
+        let items = items(value)?;
+        if items.iter().any(|i| i.is_empty()) {
+            return Err(usage(format!(
+                "/{name} needs a comma-separated list of {}",
+                match name {
+                    "binary" => "names or progid indices",
+                    _ => "files",
+                }
+            )));
+        }
+        items
+    } else {
+        vec![value.to_owned()]
+    };
+    for v in &values {
+        check_value(name, v)?;
+    }
+    Ok(values
+        .into_iter()
+        .map(|v| {
+            let mut flag = OsString::from(format!("--{name}="));
+            flag.push(v);
+            flag
+        })
+        .collect())
+}
+
+/// Checks the values that are not files.
+fn check_value(name: &str, value: &OsStr) -> Result<(), UsageError> {
+    let text = value.to_string_lossy();
+    match name {
+        "top" if text.parse::<usize>().is_err() => Err(usage(format!(
+            "invalid value '{text}' for /top: expected a whole number, 0 or more"
+        ))),
+        "strindex" if text.parse::<StringIndex>().is_err() => Err(usage(format!(
+            "invalid value '{text}' for /strindex: expected auto, offset or ordinal"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The values given to an option, in order.
+fn values(matches: &ArgMatches, name: &str) -> Vec<OsString> {
     matches
-        .get_many::<String>(name)
+        .get_many::<OsString>(name)
         .into_iter()
         .flatten()
         .cloned()
         .collect()
 }
 
-/// Parses the arguments (without the program name).
+/// Parses the arguments (without the program name). Every argument is checked before any
+/// file is read: a mistyped option never dumps a file.
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageError> {
-    let mut flags: Vec<String> = Vec::new();
+    let mut flags: Vec<OsString> = Vec::new();
     let mut files = Vec::new();
     let mut args = args.into_iter();
     let mut options_ended = false;
     while let Some(arg) = args.next() {
-        let arg = arg
-            .into_string()
-            .map_err(|a| usage(format!("argument {a:?} is not valid Unicode")))?;
         if options_ended || arg == "-" {
             files.push(arg);
             continue;
@@ -263,53 +458,47 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             options_ended = true;
             continue;
         }
-        if matches!(arg.as_str(), "/?" | "-?" | "-h") {
-            flags.push("--help".into());
-            continue;
-        }
-        let (dashed, body) = if let Some(body) = arg.strip_prefix("--") {
-            (true, body)
-        } else if let Some(body) = arg.strip_prefix('-') {
-            (true, body)
-        } else if let Some(body) = arg.strip_prefix('/') {
-            (false, body)
-        } else {
+        let Some(Spelled {
+            dashed,
+            name,
+            separator,
+            value,
+        }) = spelled(&arg)?
+        else {
             files.push(arg);
             continue;
         };
-        let split = if dashed {
-            body.find(['=', ':'])
-        } else {
-            body.find(':')
-        };
-        let (name, value) = match split {
-            Some(i) => (&body[..i], Some(&body[i + 1..])),
-            None => (body, None),
-        };
+        let shown = arg.to_string_lossy();
         let lower = name.to_ascii_lowercase();
-        let Some(opt) = option(&lower) else {
-            if dashed {
-                return Err(usage(format!("unknown option '{arg}'")));
+        let Some(opt) = option(canonical(&lower)) else {
+            if dashed || (separator != Some('=') && mistyped(&arg, &name)) {
+                let written = match separator {
+                    Some(sep) => shown.split(sep).next().unwrap_or(&shown),
+                    None => &shown,
+                };
+                return Err(unknown(written, &name));
             }
             files.push(arg);
             continue;
         };
+        let name = opt.name;
         match (opt.value, value) {
-            (None, None) => flags.push(format!("--{lower}")),
-            (None, Some(_)) => return Err(usage(format!("option '/{lower}' takes no value"))),
-            (Some(_), Some(v)) => flags.push(checked(&lower, v)?),
+            (_, Some(_)) if !dashed && separator == Some('=') => {
+                return Err(usage(format!(
+                    "'{shown}': values follow a colon, as in /{name}:{}",
+                    shown.split_once('=').map_or("", |(_, v)| v)
+                )));
+            }
+            (None, None) => flags.push(OsString::from(format!("--{name}"))),
+            (None, Some(_)) => return Err(usage(format!("option '/{name}' takes no value"))),
+            (Some(_), Some(v)) => flags.extend(flag_with(name, &v)?),
             (Some(_), None) if dashed => match args.next() {
-                Some(v) => {
-                    let v = v
-                        .into_string()
-                        .map_err(|v| usage(format!("value {v:?} is not valid Unicode")))?;
-                    flags.push(checked(&lower, &v)?);
-                }
-                None => return Err(usage(format!("option '{arg}' needs a value"))),
+                Some(v) => flags.extend(flag_with(name, &v)?),
+                None => return Err(usage(format!("option '{shown}' needs a value"))),
             },
             (Some(what), None) => {
                 return Err(usage(format!(
-                    "option '{arg}' needs a value: /{lower}:{what}"
+                    "option '{shown}' needs a value: /{name}:{what}"
                 )));
             }
         }
@@ -326,19 +515,35 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     if matches.get_flag("version") {
         return Ok(Command::Version);
     }
+    let format = if matches.get_flag("json") {
+        Format::Json
+    } else {
+        Format::Text
+    };
+    let match_paths = values(&matches, "match");
     if files.is_empty() {
+        // Images and PDBs without a trace: say who they are.
+        if !match_paths.is_empty() {
+            return Ok(Command::Identities {
+                format,
+                paths: match_paths,
+            });
+        }
         return Err(usage("no SPT file given"));
     }
-    let binaries = list(&matches, "binary");
-    if binaries.iter().any(|b| b.trim().is_empty()) {
-        return Err(usage(
-            "/binary needs a comma-separated list of names or progid indices",
-        ));
-    }
-    let top = matches
-        .get_one::<String>("top")
-        .map(|n| n.parse::<usize>().expect("checked while rewriting"));
-    let match_paths = list(&matches, "match");
+    let text = |name: &str| {
+        values(&matches, name)
+            .into_iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+    };
+    let top = text("top")
+        .first()
+        .map(|n| n.parse::<usize>().expect("checked"));
+    let strindex = text("strindex")
+        .first()
+        .map_or(StringIndex::Auto, |m| m.parse().expect("checked"));
+    let binaries = text("binary");
 
     // /top on its own asks for the top entries: that is a summary.
     let summary = (matches.get_flag("summary") || top.is_some()).then(|| top.unwrap_or(10));
@@ -356,22 +561,19 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     };
     Ok(Command::Dump {
         options: Options {
-            format: if matches.get_flag("json") {
-                Format::Json
-            } else {
-                Format::Text
-            },
+            format,
             sections,
             summary,
             validate: matches.get_flag("validate"),
-            binaries: (!binaries.is_empty())
-                .then(|| binaries.iter().map(|b| b.trim().to_owned()).collect()),
+            strict: matches.get_flag("strict"),
+            strindex,
+            binaries: (!binaries.is_empty()).then_some(binaries),
             matches: Vec::new(),
             pdbs: Vec::new(),
         },
         files,
         match_paths,
-        pdb_paths: list(&matches, "pdb"),
+        pdb_paths: values(&matches, "pdb"),
     })
 }
 
@@ -385,7 +587,13 @@ mod tests {
 
     fn dump_of(args: &[&str]) -> (Options, Vec<String>) {
         match parse_strs(args).unwrap() {
-            Command::Dump { options, files, .. } => (options, files),
+            Command::Dump { options, files, .. } => (
+                options,
+                files
+                    .into_iter()
+                    .map(|f| f.into_string().unwrap())
+                    .collect(),
+            ),
             other => panic!("{other:?}"),
         }
     }
@@ -405,7 +613,11 @@ mod tests {
                 "{spelled} is not in the help"
             );
             assert!(
-                parse_strs(&[&spelled.replace(":N", ":3"), "a.spt"]).is_ok(),
+                parse_strs(&[
+                    &spelled.replace(":N", ":3").replace(":MODE", ":auto"),
+                    "a.spt"
+                ])
+                .is_ok(),
                 "{spelled}"
             );
         }

@@ -10,12 +10,13 @@ use std::sync::Arc;
 
 use crate::analysis::collect::Collector;
 use crate::format::decode::{Decoder, Selection, Sink};
-use crate::format::diag::{Diagnostic, Tally};
+use crate::format::diag::{Code, Diagnostic, Tally};
 use crate::format::error::Error;
 use crate::format::header::Header;
+use crate::format::magic::Foreign;
 use crate::format::progid::registry_form;
 use crate::format::record::Record;
-use crate::format::tables::{Tables, base_name};
+use crate::format::tables::{StringIndex, Tables, base_name};
 use crate::image::matching::{self, MatchFile, MatchResult, PdbFile, Status as MatchStatus};
 use crate::image::symbols::SymbolMap;
 use crate::input::{Input, Opened};
@@ -55,12 +56,18 @@ pub struct Options {
     pub summary: Option<usize>,
     /// Print only the diagnostics and a verdict.
     pub validate: bool,
+    /// Warnings count as errors for the exit status and the verdict (`/strict`).
+    pub strict: bool,
     /// Keep only the segments of these binaries: names (case-insensitive) or progid indices.
     pub binaries: Option<Vec<String>>,
     /// Images and PDBs to match against each trace's program IDs (`/match`).
     pub matches: Vec<MatchFile>,
     /// PDBs whose symbols name the RVAs of the program ID they match (`/pdb`).
     pub pdbs: Vec<PdbFile>,
+    /// How the program IDs' string indices are read (`/strindex`): byte offsets into the
+    /// string table, ordinals of its names, or (the default) whichever the file's indices
+    /// call for.
+    pub strindex: StringIndex,
 }
 
 impl Default for Options {
@@ -70,9 +77,11 @@ impl Default for Options {
             sections: Sections::ALL,
             summary: None,
             validate: false,
+            strict: false,
             binaries: None,
             matches: Vec::new(),
             pdbs: Vec::new(),
+            strindex: StringIndex::Auto,
         }
     }
 }
@@ -84,16 +93,18 @@ pub enum Outcome {
     Done(Tally, usize),
     /// The file could not be read to its end; what was read was printed.
     ReadFailed,
-    /// `/binary` names nothing in this file: a usage error.
+    /// `/binary` names nothing in this file: a note, and a usage error when it names nothing
+    /// in any trace of the run (see [`RunStatus`]).
     NoSuchBinary,
     /// The reader of the output went away (a closed pipe); the diagnostics found until then.
     OutputClosed(Tally),
 }
 
 /// What a run calls for, from best to worst; the command line makes an exit code of it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Status {
     /// No error found (warnings allowed).
+    #[default]
     Clean,
     /// An error diagnostic, a file that could not be read, or a `/match` or `/pdb` file
     /// that does not fit the trace.
@@ -114,6 +125,71 @@ impl Outcome {
             Outcome::NoSuchBinary => Status::Usage,
         }
     }
+}
+
+impl Outcome {
+    /// The status this file calls for under `opts`: with `/strict`, a warning is an error.
+    pub fn status_under(&self, opts: &Options) -> Status {
+        match self {
+            Outcome::Done(tally, _) | Outcome::OutputClosed(tally)
+                if opts.strict && tally.warnings > 0 =>
+            {
+                Status::Errors
+            }
+            other => other.status(),
+        }
+    }
+}
+
+/// The status of a run over several files: the worst of theirs, save that a `/binary` list
+/// is a usage error only when it names no binary of any trace read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunStatus {
+    worst: Status,
+    /// A trace was read with the `/binary` list naming some of its binaries (or no list).
+    named: bool,
+    /// A trace was read whose binaries the list names none of.
+    unnamed: bool,
+}
+
+impl RunStatus {
+    /// Adds the outcome of one file.
+    pub fn add(&mut self, outcome: &Outcome, opts: &Options) {
+        match outcome {
+            Outcome::NoSuchBinary => self.unnamed = true,
+            Outcome::ReadFailed => self.worst = self.worst.max(Status::Errors),
+            Outcome::Done(..) | Outcome::OutputClosed(_) => {
+                self.named = true;
+                self.worst = self.worst.max(outcome.status_under(opts));
+            }
+        }
+    }
+
+    /// Adds a status found outside the files (a `/pdb` file that could not be read).
+    pub fn add_status(&mut self, status: Status) {
+        self.worst = self.worst.max(status);
+    }
+
+    /// The status of the run so far.
+    pub fn status(&self) -> Status {
+        if self.unnamed && !self.named {
+            self.worst.max(Status::Usage)
+        } else {
+            self.worst
+        }
+    }
+}
+
+/// Prints the identities of the files given to `/match` when no trace is: what a user
+/// compares with `SPDDump /header`. The status is `Errors` when one has no identity.
+pub fn identities<P: Printer>(printer: &mut P, files: &[MatchFile]) -> io::Result<Status> {
+    printer.identities(files)?;
+    printer.flush()?;
+    Ok(if files.iter().all(|f| f.identity.is_ok()) {
+        Status::Clean
+    } else {
+        Status::Errors
+    })
 }
 
 /// The printer these options ask for, writing the dump to `out` and diagnostics to `err`.
@@ -139,13 +215,11 @@ pub fn dump_file<P: Printer>(
             if opts.validate {
                 // A pipeline counting verdicts must not miss a file it could not open.
                 printer.begin_file(file)?;
-                printer.validation(
-                    file,
-                    Tally {
-                        errors: 1,
-                        warnings: 0,
-                    },
-                )?;
+                let tally = Tally {
+                    errors: 1,
+                    warnings: 0,
+                };
+                printer.validation(file, tally, false)?;
             }
             Outcome::ReadFailed
         }
@@ -182,7 +256,8 @@ pub fn dump<P: Printer>(
         }
     };
     if opts.validate && outcome != Outcome::NoSuchBinary {
-        out.printer.validation(file, out.tally)?;
+        let valid = out.tally.errors == 0 && !(opts.strict && out.tally.warnings > 0);
+        out.printer.validation(file, out.tally, valid)?;
     }
     Ok(match outcome {
         Outcome::Done(..) => Outcome::Done(out.tally, out.mismatches),
@@ -229,16 +304,22 @@ fn dump_sections<P: Printer>(
     };
     let header = Header::parse(&bytes);
     if let Some(fatal) = header.check_fatal() {
+        // A file of another format gets a word on what it is, and no header full of junk.
+        let foreign = match fatal.code {
+            Code::BadSignature => Foreign::identify(&bytes),
+            _ => None,
+        };
         out.print(|p| p.begin_file(file))?;
-        if show(opts.sections.header) {
+        if show(opts.sections.header) && foreign.is_none() {
             out.print(|p| p.header(&header))?;
         }
+        let fatal = foreign.map_or(fatal, |kind| kind.bad_signature(&bytes));
         out.report(fatal).map_err(Error::Write)?;
         return Ok(done);
     }
 
     let mut found = Vec::new();
-    let mut opened = input.tables(&header, &bytes, |d| found.push(d))?;
+    let mut opened = input.tables(&header, &bytes, opts.strindex, |d| found.push(d))?;
     let tables = &opened.tables;
     let selection = match &opts.binaries {
         None => None,
@@ -250,7 +331,7 @@ fn dump_sections<P: Printer>(
                     list.join(","),
                     binary_names(tables)
                 );
-                out.print(|p| p.error(file, &message))?;
+                out.print(|p| p.note(file, &message))?;
                 return Ok(Outcome::NoSuchBinary);
             }
         },

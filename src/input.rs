@@ -15,9 +15,10 @@ use crate::format::diag::{Code, Diagnostic};
 use crate::format::error::{Error, Result, read_full, shrunk};
 use crate::format::header::{HEADER_SIZE, Header};
 use crate::format::layout::{self, Layout};
+use crate::format::magic::Foreign;
 use crate::format::progid::{ENTRY_SIZE, ProgramIdTable};
 use crate::format::strtab::StringTable;
-use crate::format::tables::Tables;
+use crate::format::tables::{StringIndex, Tables};
 
 /// How many stream bytes a pipe may hold back while it reads tables that lie after the
 /// stream start: the most both tables can span, 64 KiB + 1.5 MiB.
@@ -120,18 +121,30 @@ impl Input {
             return Ok(Err(Diagnostic::new(
                 Code::TruncatedHeader,
                 0,
-                format!("the file has {got} bytes, fewer than the {HEADER_SIZE} of an SPT header"),
+                match Foreign::identify(&bytes[..got]) {
+                    _ if got == 0 => {
+                        "the file is empty: an SPT trace starts with a 32-byte header".to_owned()
+                    }
+                    Some(kind) => format!(
+                        "the file has {got} bytes, fewer than the {HEADER_SIZE} of an SPT header, and looks like {kind}"
+                    ),
+                    None => format!(
+                        "the file has {got} bytes, fewer than the {HEADER_SIZE} of an SPT header"
+                    ),
+                },
             )));
         }
         Ok(Ok(bytes))
     }
 
     /// Reads the tables the header describes and positions the input at the stream start,
-    /// reporting every problem of the header and tables into `report`.
+    /// reporting every problem of the header and tables into `report`. The program IDs'
+    /// string indices are read as `strindex` asks (see [`Tables::read_indices`]).
     pub fn tables(
         self,
         header: &Header,
         header_bytes: &[u8; HEADER_SIZE],
+        strindex: StringIndex,
         mut report: impl FnMut(Diagnostic),
     ) -> Result<Opened> {
         let layout = Layout::new(header);
@@ -176,13 +189,7 @@ impl Input {
             }
         };
         let progids = match loaded.progids {
-            Ok(bytes) => {
-                let table = ProgramIdTable::parse(&bytes, layout.progids_used.start);
-                if let Some(strings) = &strings {
-                    table.check_names(strings, &mut report);
-                }
-                Some(table)
-            }
+            Ok(bytes) => Some(ProgramIdTable::parse(&bytes, layout.progids_used.start)),
             Err(why) => {
                 report(Diagnostic::new(
                     Code::ProgidTableOutOfBounds,
@@ -195,6 +202,12 @@ impl Input {
                 None
             }
         };
+        let mut tables = Tables {
+            strings,
+            progids,
+            ..Tables::default()
+        };
+        tables.read_indices(strindex, &mut report);
         let stream = match loaded.stream {
             Ok(stream) => Some(stream),
             Err(why) => {
@@ -210,7 +223,7 @@ impl Input {
             }
         };
         Ok(Opened {
-            tables: Tables { strings, progids },
+            tables,
             stream,
             size: loaded.size,
             overlap_after_stream,
@@ -435,7 +448,9 @@ mod tests {
         let h = Header::parse(&bytes);
         let mut diags = vec![];
         let tables = input
-            .tables(&h, &bytes, |d| diags.push((d.code, d.offset)))
+            .tables(&h, &bytes, StringIndex::Auto, |d| {
+                diags.push((d.code, d.offset))
+            })
             .unwrap();
         Loaded {
             diags,
@@ -479,7 +494,15 @@ mod tests {
             assert_eq!((d.code, d.offset), (Code::TruncatedHeader, 0));
         }
         let d = as_file(&[]).header().unwrap().unwrap_err();
-        assert!(d.message.contains("0 bytes"), "{}", d.message);
+        assert!(d.message.contains("the file is empty"), "{}", d.message);
+        let d = as_pipe(b"hello\n").header().unwrap().unwrap_err();
+        assert!(
+            d.message.ends_with(
+                "6 bytes, fewer than the 32 of an SPT header, and looks like a text file"
+            ),
+            "{}",
+            d.message
+        );
     }
 
     #[test]

@@ -3,12 +3,13 @@
 
 mod cli;
 
+use std::ffi::{OsStr, OsString};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use sptdump::dump::{self, Options, Outcome, Status};
+use sptdump::dump::{self, Options, Outcome, RunStatus, Status};
 use sptdump::format::tables::base_name;
 use sptdump::image::matching::{MatchFile, PdbFile};
 use sptdump::input::{Input, OpenError};
@@ -45,6 +46,18 @@ fn main() -> ExitCode {
     let status = match command {
         Command::Help => write_text(out, &cli::help()),
         Command::Version => write_text(out, &format!("sptdump {}\n", env!("CARGO_PKG_VERSION"))),
+        Command::Identities { format, paths } => {
+            let files: Vec<MatchFile> = paths
+                .iter()
+                .map(|p| MatchFile::read(Path::new(p)))
+                .collect();
+            let options = Options {
+                format,
+                ..Options::default()
+            };
+            let mut printer = dump::printer(&options, out, io::stderr().lock());
+            dump::identities(&mut printer, &files).context("cannot write the output")
+        }
         Command::Dump {
             options,
             files,
@@ -75,58 +88,77 @@ fn write_text(mut out: impl Write, text: &str) -> Result<Status> {
     Ok(Status::Clean)
 }
 
-/// Reads the `/pdb` and `/match` files, then dumps every trace; returns the worst status.
+/// Reads the `/pdb` and `/match` files, then dumps every trace; returns the status of the
+/// run.
 fn run(
     out: impl Write,
     mut options: Options,
-    files: &[String],
-    match_paths: &[String],
-    pdb_paths: &[String],
+    files: &[OsString],
+    match_paths: &[OsString],
+    pdb_paths: &[OsString],
 ) -> Result<Status> {
-    let mut status = Status::Clean;
+    let mut status = RunStatus::default();
     for path in pdb_paths {
-        match PdbFile::read(path).with_context(|| format!("/pdb:{path}")) {
+        let path = Path::new(path);
+        match PdbFile::read(path).with_context(|| format!("/pdb:{}", path.display())) {
             Ok(pdb) => options.pdbs.push(pdb),
             Err(e) => {
                 eprintln!("sptdump: {e:#}");
-                status = Status::Errors;
+                status.add_status(Status::Errors);
             }
         }
     }
-    options.matches = match_paths.iter().map(|p| MatchFile::read(p)).collect();
+    options.matches = match_paths
+        .iter()
+        .map(|p| MatchFile::read(Path::new(p)))
+        .collect();
 
     let mut printer = dump::printer(&options, out, io::stderr().lock());
     for (i, path) in files.iter().enumerate() {
         let input = open(path).map_err(|e| format!("{e:#}"));
+        let shown = path.to_string_lossy();
         let info = FileInfo {
-            path,
+            path: &shown,
             size: input.as_ref().ok().and_then(Input::size),
         };
         let last = i + 1 == files.len();
         match dump::dump_file(&mut printer, &info, input, &options, last) {
-            Ok(outcome @ Outcome::OutputClosed(_)) => return Ok(status.max(outcome.status())),
-            Ok(outcome) => status = status.max(outcome.status()),
-            // The reader has gone: stop quietly, keeping the errors found so far.
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(status),
+            Ok(outcome) => {
+                status.add(&outcome, &options);
+                if let Outcome::OutputClosed(_) = outcome {
+                    // The reader has gone: stop quietly, keeping the errors found so far.
+                    return Ok(status.status());
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(status.status()),
             Err(e) => return Err(e).context("cannot write the output"),
         }
     }
     match printer.flush() {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(e).context("cannot write the output")
+            return Err(e).context("cannot write the output");
         }
-        _ => Ok(status),
+        _ => {}
     }
+    if status.status() == Status::Usage
+        && let Some(list) = &options.binaries
+    {
+        eprintln!(
+            "sptdump: /binary:{} names no binary of any trace given; see 'sptdump /help'",
+            list.join(",")
+        );
+    }
+    Ok(status.status())
 }
 
 /// Opens a trace argument: `-` is standard input.
-fn open(path: &str) -> Result<Input> {
+fn open(path: &OsStr) -> Result<Input> {
     if path == "-" {
         return Ok(Input::stdin());
     }
     // A wildcard left after expansion matched nothing: not found, as a Unix shell's would be
     // (Windows itself calls such a name invalid).
-    if cfg!(windows) && base_name(path).contains(['*', '?']) {
+    if cfg!(windows) && base_name(&path.to_string_lossy()).contains(['*', '?']) {
         let not_found = OpenError(io::Error::from(io::ErrorKind::NotFound));
         return Err(not_found).context("cannot open");
     }

@@ -128,6 +128,12 @@ fn json(args: &[&str], trace: &Path) -> (Vec<Value>, i32) {
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|v| v["type"] == "match")
+        .map(|mut v| {
+            // Each line names the trace it was matched against, as given.
+            let path = v.as_object_mut().unwrap().remove("path");
+            assert_eq!(path.as_ref().and_then(Value::as_str), trace.to_str());
+            v
+        })
         .collect();
     (lines, out.status.code().unwrap())
 }

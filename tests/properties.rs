@@ -832,6 +832,8 @@ fn check_hostile(bytes: &[u8]) -> Result<(), TestCaseError> {
 struct SummaryLine {
     #[serde(rename = "type")]
     kind: String,
+    /// The trace the summary is of.
+    path: String,
     progid: Option<u16>,
     name: Option<String>,
     records: u64,
@@ -959,6 +961,7 @@ fn expected_summary(t: &Trace, top: usize) -> Vec<SummaryLine> {
         .into_iter()
         .map(|(progid, (records, ip, lbr, stack))| SummaryLine {
             kind: "summary".into(),
+            path: "trace.spt".into(),
             progid: Some(progid),
             name: Some(t.binaries[usize::from(progid)].lossy_name()),
             records,

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use sptdump_testkit::builder::{self, IP_OPCODES};
 use sptdump_testkit::golden::blessing;
 use sptdump_testkit::samples::{
-    SAMPLE_BINARIES, SampleRecord, sample_builder, sample_records, sample_trace,
+    SAMPLE_BINARIES, SampleRecord, broken_trace, sample_builder, sample_records, sample_trace,
+    swapped_trace,
 };
 
 fn sample_path() -> PathBuf {
@@ -19,8 +20,19 @@ fn sample_path() -> PathBuf {
 
 #[test]
 fn sample_spt_is_up_to_date() {
-    let built = sample_trace();
-    let path = sample_path();
+    up_to_date(sample_path(), sample_trace());
+}
+
+/// The README's damaged traces are generated too.
+#[test]
+fn broken_and_swapped_spt_are_up_to_date() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    up_to_date(dir.join("broken.spt"), broken_trace());
+    up_to_date(dir.join("swapped.spt"), swapped_trace());
+}
+
+/// Checks that the file at `path` holds `built`, or writes it there when blessing.
+fn up_to_date(path: PathBuf, built: Vec<u8>) {
     if blessing() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &built).unwrap();

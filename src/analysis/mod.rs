@@ -2,7 +2,7 @@
 //!
 //! Each analysis takes the decoded records one at a time and keeps a table per unique key
 //! (an RVA, an arc), never anything per sample: [`summary`] counts per binary and event kind,
-//! with `counts` as its hash tables and [`collect`] spreading the work over two threads.
+//! with `counts` as its hash tables and `collect` spreading the work over two threads.
 //! An analysis produces a report of plain values; printing it is the output layer's work.
 
 pub(crate) mod collect;

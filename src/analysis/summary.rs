@@ -265,11 +265,10 @@ impl Summary {
         &'a self,
         tables: &'a Tables,
         symbols: &'a SymbolMap,
-    ) -> impl Iterator<Item = SummaryLine<'a>> {
+    ) -> impl Iterator<Item = SummaryLine> + 'a {
         self.ordered().into_iter().map(move |b| {
             let symbols = symbols.get(b.progid);
             SummaryLine {
-                kind: "summary",
                 progid: b.progid,
                 name: b
                     .progid
@@ -321,11 +320,9 @@ fn top_arcs(t: &Tally<[u32; 2]>, n: usize) -> Vec<TopArc> {
         .collect()
 }
 
-/// One `{"type":"summary",...}` line.
+/// The summary of one binary: a `{"type":"summary",...}` line in JSON.
 #[derive(Serialize)]
-pub struct SummaryLine<'a> {
-    #[serde(rename = "type")]
-    pub(crate) kind: &'a str,
+pub struct SummaryLine {
     pub(crate) progid: Option<u16>,
     pub(crate) name: Option<String>,
     pub(crate) records: u64,

@@ -27,6 +27,7 @@ use object::{FileKind, Object, ReadCache, ReadRef};
 use uuid::Uuid;
 
 use crate::format::error::{Error as ReadError, read_full};
+use crate::format::progid::SymKey;
 use crate::format::tables::base_name;
 
 /// The first 32 bytes of a PDB in the MSF 7.00 ("big MSF") container, the only PDB format
@@ -67,6 +68,14 @@ pub struct Identity {
     pub pdb_path: Option<String>,
     /// The file name of the file that was read, such as `core.dll`.
     pub name: String,
+}
+
+impl Identity {
+    /// The symbol-server key of the PDB this identity names: its GUID's 32 hex digits and
+    /// its age in hex, as symbol stores file it.
+    pub fn symkey(&self) -> SymKey {
+        SymKey::new(self.guid, self.age)
+    }
 }
 
 /// Why the identity of a file could not be read.

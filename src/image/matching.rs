@@ -120,10 +120,10 @@ pub struct PdbFile {
 impl MatchFile {
     /// Reads the identity of the image or PDB at `path`; a file without one is kept with the
     /// reason, which the `/match` section shows.
-    pub fn read(path: &str) -> MatchFile {
+    pub fn read(path: &Path) -> MatchFile {
         MatchFile {
-            path: path.to_owned(),
-            identity: ident::read(Path::new(path)).map_err(|e| e.to_string()),
+            path: path.to_string_lossy().into_owned(),
+            identity: ident::read(path).map_err(|e| e.to_string()),
         }
     }
 }
@@ -145,14 +145,14 @@ pub enum PdbFileError {
 
 impl PdbFile {
     /// Reads the PDB at `path`: its identity and its functions.
-    pub fn read(path: &str) -> Result<PdbFile, PdbFileError> {
-        let identity = ident::read(Path::new(path)).map_err(PdbFileError::Identity)?;
+    pub fn read(path: &Path) -> Result<PdbFile, PdbFileError> {
+        let identity = ident::read(path).map_err(PdbFileError::Identity)?;
         if identity.kind != Kind::Pdb {
             return Err(PdbFileError::NotPdb(identity.kind));
         }
-        let symbols = Symbols::from_pdb(Path::new(path)).map_err(PdbFileError::Symbols)?;
+        let symbols = Symbols::from_pdb(path).map_err(PdbFileError::Symbols)?;
         Ok(PdbFile {
-            path: path.to_owned(),
+            path: path.to_string_lossy().into_owned(),
             identity,
             symbols: Arc::new(symbols),
         })
@@ -227,6 +227,7 @@ mod tests {
         Tables {
             strings: Some(strings),
             progids: Some(ProgramIdTable::parse(&entries, 0x4020)),
+            ..Tables::default()
         }
     }
 

@@ -24,7 +24,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::analysis::summary::Summary;
+use crate::analysis::summary::{Summary, SummaryLine};
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::Header;
 use crate::format::progid::registry_form;
@@ -32,7 +32,7 @@ use crate::format::record::{Record, SampleKind, Samples};
 use crate::format::strtab::StringTable;
 use crate::format::tables::Tables;
 use crate::image::ident::Kind;
-use crate::image::matching::{MatchResult, Status};
+use crate::image::matching::{MatchFile, MatchResult, Status};
 use crate::image::symbols::{SymbolMap, Symbols};
 use crate::output::{FileInfo, Printer};
 
@@ -40,6 +40,8 @@ use crate::output::{FileInfo, Printer};
 pub struct JsonPrinter<W: Write, E: Write> {
     out: W,
     err: E,
+    /// The path of the file being dumped, which diagnostic, match and summary lines carry.
+    path: String,
     /// The line being laid out, kept to reuse its allocation.
     line: Vec<u8>,
 }
@@ -50,6 +52,7 @@ impl<W: Write, E: Write> JsonPrinter<W, E> {
         JsonPrinter {
             out,
             err,
+            path: String::new(),
             line: Vec::with_capacity(4096),
         }
     }
@@ -60,8 +63,34 @@ impl<W: Write, E: Write> JsonPrinter<W, E> {
     }
 
     fn line(&mut self, value: &impl Serialize) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, value).map_err(io::Error::from)?;
-        self.out.write_all(b"\n")
+        write_line(&mut self.out, value)
+    }
+
+    /// An `error` or `note` line on the output, for scripts, and the same words on the error
+    /// stream, for the person watching.
+    fn message(&mut self, kind: &str, file: &FileInfo<'_>, message: &str) -> io::Result<()> {
+        self.line(&MessageLine {
+            kind,
+            path: file.path,
+            message,
+        })?;
+        self.out.flush()?;
+        writeln!(self.err, "sptdump: {}: {message}", file.label())?;
+        self.err.flush()
+    }
+}
+
+/// Writes one JSON line.
+fn write_line(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+/// How a `match` or `identity` line names the kind of file.
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Pe => "pe",
+        Kind::Pdb => "pdb",
     }
 }
 
@@ -108,6 +137,7 @@ struct ProgidLine<'a> {
 #[derive(Serialize)]
 #[serde(tag = "type", rename = "diagnostic")]
 struct DiagnosticLine<'a> {
+    path: &'a str,
     severity: &'a str,
     code: &'a str,
     offset: u64,
@@ -117,6 +147,7 @@ struct DiagnosticLine<'a> {
 #[derive(Serialize)]
 #[serde(tag = "type", rename = "match")]
 struct MatchLine<'a> {
+    path: &'a str,
     file: &'a str,
     kind: Option<&'a str>,
     guid: Option<String>,
@@ -137,6 +168,36 @@ struct ValidationLine<'a> {
     path: &'a str,
     errors: u64,
     warnings: u64,
+    valid: bool,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "summary")]
+struct SummaryOf<'a> {
+    path: &'a str,
+    #[serde(flatten)]
+    summary: SummaryLine,
+}
+
+/// An `error` or a `note` line: a file that could not be read, or a word about it.
+#[derive(Serialize)]
+struct MessageLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    path: &'a str,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "identity")]
+struct IdentityLine<'a> {
+    path: &'a str,
+    kind: &'a str,
+    name: &'a str,
+    guid: String,
+    age: u32,
+    symkey: String,
+    pdb_path: Option<&'a str>,
 }
 
 /// Appends a decimal number.
@@ -267,6 +328,7 @@ fn record_line(line: &mut Vec<u8>, record: &Record<'_>, symbols: &SymbolMap) {
 
 impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
     fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()> {
+        file.path.clone_into(&mut self.path);
         self.line(&FileLine {
             path: file.path,
             size: file.size,
@@ -303,11 +365,7 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
             return Ok(());
         };
         for (index, p) in table.entries().iter().enumerate() {
-            let name = tables
-                .strings
-                .as_ref()
-                .and_then(|s| s.get(p.string_offset))
-                .map(String::from_utf8_lossy);
+            let name = tables.name_of(p).map(String::from_utf8_lossy);
             self.line(&ProgidLine {
                 index,
                 guid: p.guid_string(),
@@ -335,12 +393,16 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
     }
 
     fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
-        self.line(&DiagnosticLine {
-            severity: d.severity().as_str(),
-            code: d.code.as_str(),
-            offset: d.offset,
-            message: &d.message,
-        })
+        write_line(
+            &mut self.out,
+            &DiagnosticLine {
+                path: &self.path,
+                severity: d.severity().as_str(),
+                code: d.code.as_str(),
+                offset: d.offset,
+                message: &d.message,
+            },
+        )
     }
 
     fn summary(
@@ -349,8 +411,12 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
         tables: &Tables,
         symbols: &SymbolMap,
     ) -> io::Result<()> {
-        for line in summary.lines(tables, symbols) {
-            self.line(&line)?;
+        for summary in summary.lines(tables, symbols) {
+            let line = SummaryOf {
+                path: &self.path,
+                summary,
+            };
+            write_line(&mut self.out, &line)?;
         }
         Ok(())
     }
@@ -362,11 +428,9 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                     let mismatch = matches!(v.status, Status::AgeMismatch | Status::GuidMismatch);
                     let trace = v.entry.filter(|_| mismatch);
                     MatchLine {
+                        path: &self.path,
                         file: &r.file.path,
-                        kind: Some(match id.kind {
-                            Kind::Pe => "pe",
-                            Kind::Pdb => "pdb",
-                        }),
+                        kind: Some(kind_name(id.kind)),
                         guid: Some(registry_form(&id.guid)),
                         age: Some(id.age),
                         status: v.status.as_str(),
@@ -377,6 +441,7 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                     }
                 }
                 (identity, _) => MatchLine {
+                    path: &self.path,
                     file: &r.file.path,
                     kind: None,
                     guid: None,
@@ -388,16 +453,17 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                     message: identity.as_ref().err().map(String::as_str),
                 },
             };
-            self.line(&line)?;
+            write_line(&mut self.out, &line)?;
         }
         Ok(())
     }
 
-    fn validation(&mut self, file: &FileInfo<'_>, tally: Tally) -> io::Result<()> {
+    fn validation(&mut self, file: &FileInfo<'_>, tally: Tally, valid: bool) -> io::Result<()> {
         self.line(&ValidationLine {
             path: file.path,
             errors: tally.errors,
             warnings: tally.warnings,
+            valid,
         })
     }
 
@@ -406,9 +472,37 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
     }
 
     fn error(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()> {
-        self.out.flush()?;
-        writeln!(self.err, "sptdump: {}: {message}", file.label())?;
-        self.err.flush()
+        self.message("error", file, message)
+    }
+
+    fn note(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()> {
+        self.message("note", file, message)
+    }
+
+    fn identities(&mut self, files: &[MatchFile]) -> io::Result<()> {
+        for file in files {
+            let info = FileInfo {
+                path: &file.path,
+                size: None,
+            };
+            let id = match &file.identity {
+                Ok(id) => id,
+                Err(why) => {
+                    self.error(&info, why)?;
+                    continue;
+                }
+            };
+            self.line(&IdentityLine {
+                path: &file.path,
+                kind: kind_name(id.kind),
+                name: &id.name,
+                guid: registry_form(&id.guid),
+                age: id.age,
+                symkey: id.symkey().to_string(),
+                pdb_path: id.pdb_path.as_deref(),
+            })?;
+        }
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -19,7 +19,7 @@ use crate::format::header::Header;
 use crate::format::record::Record;
 use crate::format::strtab::StringTable;
 use crate::format::tables::Tables;
-use crate::image::matching::MatchResult;
+use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
 
 pub mod json;
@@ -85,12 +85,18 @@ pub trait Printer {
     ) -> io::Result<()>;
     /// The verdicts of `/match`, one per file.
     fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()>;
-    /// The verdict of `/validate`.
-    fn validation(&mut self, file: &FileInfo<'_>, tally: Tally) -> io::Result<()>;
+    /// The verdict of `/validate`: the diagnostics found, and whether they pass (with
+    /// `/strict`, warnings do not).
+    fn validation(&mut self, file: &FileInfo<'_>, tally: Tally, valid: bool) -> io::Result<()>;
     /// Ends a file; `last` when no file follows.
     fn end_file(&mut self, last: bool) -> io::Result<()>;
     /// The file could not be opened or read to its end.
     fn error(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()>;
+    /// Something about the file worth knowing that is not a problem in it (a `/binary`
+    /// list naming none of its binaries, when another trace has them).
+    fn note(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()>;
+    /// The identities of images and PDBs given to `/match` without a trace.
+    fn identities(&mut self, files: &[MatchFile]) -> io::Result<()>;
     /// Writes out what is buffered.
     fn flush(&mut self) -> io::Result<()>;
 }
@@ -163,9 +169,11 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         diagnostic(diagnostic: &Diagnostic);
         summary(summary: &Summary, tables: &Tables, symbols: &SymbolMap);
         matches(results: &[MatchResult<'_>], tables: &Tables);
-        validation(file: &FileInfo<'_>, tally: Tally);
+        validation(file: &FileInfo<'_>, tally: Tally, valid: bool);
         end_file(last: bool);
         error(file: &FileInfo<'_>, message: &str);
+        note(file: &FileInfo<'_>, message: &str);
+        identities(files: &[MatchFile]);
         flush();
     }
 }

@@ -32,9 +32,9 @@ use crate::format::header::{Header, fourcc};
 use crate::format::progid::{ProgramIdTable, registry_form};
 use crate::format::record::{Record, SampleKind, Samples};
 use crate::format::strtab::StringTable;
-use crate::format::tables::Tables;
+use crate::format::tables::{IndexReading, Tables};
 use crate::image::ident::Kind;
-use crate::image::matching::{MatchResult, Status};
+use crate::image::matching::{MatchFile, MatchResult, Status};
 use crate::image::symbols::{SymbolMap, Symbols};
 use crate::output::{FileInfo, Printer};
 
@@ -220,14 +220,14 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
                 "  (not listed: the table lies past the end of the file)"
             );
         };
-        let rows = progid_rows(table, tables);
-        let index_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-        let age_width = rows.iter().map(|r| r.2.len()).max().unwrap_or(0);
-        let key_width = rows.iter().map(|r| r.3.len()).max().unwrap_or(0);
-        for (index, guid, age, key, name) in rows {
+        // Fixed widths, so that no column depends on the other rows or files, and `diff` of
+        // two traces' program IDs shows only what changed: an age has at most 10 digits, a
+        // key at most 32 + 8 characters, and indices past [255] (the usual capacity is 256)
+        // are rare.
+        for (index, guid, age, key, name) in progid_rows(table, tables) {
             writeln!(
                 self.out,
-                "  {index:<index_width$}  {{{guid}}}  age {age:<age_width$}  key {key:<key_width$}  {name}"
+                "  {index:<5}  {{{guid}}}  age {age:<10}  key {key:<40}  {name}"
             )?;
         }
         Ok(())
@@ -354,15 +354,16 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         Ok(())
     }
 
-    fn validation(&mut self, file: &FileInfo<'_>, tally: Tally) -> io::Result<()> {
-        let verdict = if tally.errors == 0 {
-            "valid"
+    fn validation(&mut self, file: &FileInfo<'_>, tally: Tally, valid: bool) -> io::Result<()> {
+        let verdict = if valid { "valid" } else { "INVALID" };
+        let strict = if !valid && tally.errors == 0 {
+            "; /strict fails warnings"
         } else {
-            "INVALID"
+            ""
         };
         writeln!(
             self.out,
-            "{}: {verdict} ({} error{}, {} warning{})",
+            "{}: {verdict} ({} error{}, {} warning{}{strict})",
             file.label(),
             tally.errors,
             if tally.errors == 1 { "" } else { "s" },
@@ -382,6 +383,56 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         self.out.flush()?;
         writeln!(self.err, "sptdump: {}: {message}", file.label())?;
         self.err.flush()
+    }
+
+    fn note(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()> {
+        self.error(file, &format!("note: {message}"))
+    }
+
+    fn identities(&mut self, files: &[MatchFile]) -> io::Result<()> {
+        let rows: Vec<[String; 6]> = files
+            .iter()
+            .filter_map(|f| {
+                let id = f.identity.as_ref().ok()?;
+                Some([
+                    clean(&f.path).into_owned(),
+                    kind_name(id.kind).to_owned(),
+                    format!("{{{}}}", registry_form(&id.guid)),
+                    format!("age {}", id.age),
+                    format!("key {}", id.symkey()),
+                    id.pdb_path
+                        .as_deref()
+                        .map_or(String::new(), |p| format!("pdb {}", clean(p))),
+                ])
+            })
+            .collect();
+        let mut widths = [0; 6];
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let mut rows = rows.into_iter();
+        for file in files {
+            match &file.identity {
+                Ok(_) => {
+                    let row = rows.next().expect("a row per identity");
+                    let mut line = String::new();
+                    for (cell, w) in row.iter().zip(widths) {
+                        line.push_str(&format!("{cell:<w$}  "));
+                    }
+                    writeln!(self.out, "{}", line.trim_end())?;
+                }
+                Err(why) => {
+                    let info = FileInfo {
+                        path: &file.path,
+                        size: None,
+                    };
+                    self.error(&info, why)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -423,14 +474,19 @@ fn match_row(r: &MatchResult<'_>, tables: &Tables) -> [String; 5] {
     };
     [
         file,
-        match id.kind {
-            Kind::Pe => "PE".into(),
-            Kind::Pdb => "PDB".into(),
-        },
+        kind_name(id.kind).to_owned(),
         format!("{{{}}}", registry_form(&id.guid)),
         format!("age {}", id.age),
         verdict,
     ]
+}
+
+/// How text names the kind of an image or PDB.
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Pe => "PE",
+        Kind::Pdb => "PDB",
+    }
 }
 
 type ProgidRow = (String, String, String, String, String);
@@ -441,9 +497,14 @@ fn progid_rows(table: &ProgramIdTable, tables: &Tables) -> Vec<ProgidRow> {
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let name = match tables.strings.as_ref().and_then(|s| s.get(p.string_offset)) {
-                Some(bytes) => name_text(bytes),
-                None => format!("(no name: string offset {:#X})", p.string_offset),
+            let name = match (tables.name_of(p), tables.reading) {
+                (Some(bytes), _) => name_text(bytes),
+                (None, IndexReading::Offset) => {
+                    format!("(no name: string offset {:#X})", p.string_offset)
+                }
+                (None, IndexReading::Ordinal) => {
+                    format!("(no name: string index {})", p.string_offset)
+                }
             };
             (
                 format!("[{i}]"),

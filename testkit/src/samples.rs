@@ -249,3 +249,37 @@ pub fn sample_builder() -> SptBuilder {
 pub fn sample_trace() -> Vec<u8> {
     sample_builder().build()
 }
+
+/// `testdata/broken.spt`, the README's damaged trace: one binary, `app.exe`, and three
+/// problems in its stream.
+///
+/// ```text
+/// 0x5820  BINARY_ID progid 0, length 28          its segment ends at 0x5840
+/// 0x5828  RETIRE_INSTR n = 3
+/// 0x5836  UNHALT_CYCLE n = 1
+/// 0x583C  07                                     unknown opcode: skipped to 0x5840
+/// 0x5840  BINARY_ID progid 5, length 20          progid-out-of-range: the table has 1
+/// 0x5848  RETIRE_INSTR n = 1
+/// 0x584E  REPEAT count 3                         dangling-repeat: the stream ends
+/// 0x5858  end of file
+/// ```
+pub fn broken_trace() -> Vec<u8> {
+    let mut b = SptBuilder::new();
+    b.binary("app.exe", "42AC0098-ADB5-E796-8C0E-161D2814780E", 1);
+    b.binary_id_with_length(0, 28)
+        .ip(RETIRE_INSTR, &[0x1000, 0x1004, 0x1010])
+        .ip(UNHALT_CYCLE, &[0x1020])
+        .raw(&[0x07, 0, 0, 0]);
+    b.binary_id_with_length(5, 20)
+        .ip(RETIRE_INSTR, &[0x2000])
+        .repeat(3);
+    b.build()
+}
+
+/// `testdata/swapped.spt`, the README's trace whose signature was written in the wrong byte
+/// order: the sample with its first four bytes reversed.
+pub fn swapped_trace() -> Vec<u8> {
+    let mut t = sample_trace();
+    t[..4].reverse();
+    t
+}

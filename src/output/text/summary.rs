@@ -87,7 +87,10 @@ pub(super) fn write(
                     o,
                     f.unresolved,
                     ip.samples,
-                    "samples outside every function",
+                    [
+                        "sample outside every function",
+                        "samples outside every function",
+                    ],
                 )?;
             }
         }
@@ -142,15 +145,20 @@ fn function_arcs(o: &mut impl Write, f: &FunctionArcTable, total: u128) -> io::R
         o,
         f.unresolved,
         total,
-        "arcs with an end outside every function",
+        [
+            "arc with an end outside every function",
+            "arcs with an end outside every function",
+        ],
     )
 }
 
-/// A closing line for what no function holds, when there is any.
-fn unresolved(o: &mut impl Write, part: u128, total: u128, what: &str) -> io::Result<()> {
+/// A closing line for what no function holds, when there is any; `what` is said in the
+/// singular and the plural.
+fn unresolved(o: &mut impl Write, part: u128, total: u128, what: [&str; 2]) -> io::Result<()> {
     if part == 0 {
         return Ok(());
     }
+    let what = what[usize::from(part != 1)];
     writeln!(o, "    ({part} {what}, {})", percent(part, total))
 }
 
@@ -241,5 +249,24 @@ mod tests {
                 "       1   25.00%  0x00000010"
             ]
         );
+    }
+
+    #[test]
+    fn what_no_function_holds_is_counted_in_the_right_number() {
+        for (part, line) in [
+            (1, "    (1 sample outside every function, 50.00%)\n"),
+            (3, "    (3 samples outside every function, 150.00%)\n"),
+        ] {
+            let mut out = Vec::new();
+            let what = [
+                "sample outside every function",
+                "samples outside every function",
+            ];
+            unresolved(&mut out, part, 2, what).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), line);
+        }
+        let mut out = Vec::new();
+        unresolved(&mut out, 0, 2, ["a", "b"]).unwrap();
+        assert!(out.is_empty());
     }
 }
