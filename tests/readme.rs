@@ -1,0 +1,237 @@
+//! The README shows only what the tool prints: every example in it is run and compared.
+//!
+//! Two kinds of blocks are checked:
+//!
+//! - a block whose lines start with `$ ` holds commands (`$ cd DIR`, `$ sptdump ARGS`, a
+//!   trailing `\` continues a command on the next line), each followed by what it prints;
+//! - a block right after an HTML comment `<!-- $ sptdump ARGS -->` is what those arguments
+//!   print (the comment is invisible where the README is rendered).
+//!
+//! Every line shown must be a line of the command's standard output or standard error, in
+//! the order it is printed there; a line `...` (alone, indented or not) stands for lines left
+//! out, and a line that ends in ` ...` for a longer line that starts so. Commands run from the crate root, so `testdata/` paths work as the README writes them.
+//! A command piped into another tool (`| jq ...`) is not run: what it shows is that tool's.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn crate_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One command of the README and what it is shown to print.
+#[derive(Debug)]
+struct Example {
+    /// The README line the command is on, for messages.
+    line: usize,
+    /// Where it runs, relative to the crate root.
+    dir: PathBuf,
+    args: Vec<String>,
+    shown: Vec<String>,
+}
+
+/// Splits a command line as a POSIX shell would for the simple cases the README uses:
+/// spaces, and single or double quotes.
+fn words(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote = None;
+    for c in command.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, ' ') => {
+                if in_word {
+                    out.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        out.push(word);
+    }
+    out
+}
+
+/// The examples of the README.
+fn examples(readme: &str) -> Vec<Example> {
+    let lines: Vec<&str> = readme.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(indent) = lines[i]
+            .find("```")
+            .filter(|&k| lines[i][..k].trim().is_empty())
+        else {
+            i += 1;
+            continue;
+        };
+        // A fenced block from lines[i + 1] to the closing fence, its indentation removed.
+        let start = i + 1;
+        let end = (start..lines.len())
+            .find(|&j| lines[j].trim_start().starts_with("```"))
+            .expect("every block is closed");
+        let block: Vec<&str> = lines[start..end]
+            .iter()
+            .map(|l| l.get(indent..).unwrap_or(""))
+            .collect();
+        let block = &block[..];
+        let comment = (0..i)
+            .rev()
+            .map(|j| lines[j].trim())
+            .find(|l| !l.is_empty())
+            .and_then(|l| l.strip_prefix("<!-- $ sptdump "))
+            .and_then(|l| l.strip_suffix("-->"));
+        if let Some(args) = comment {
+            out.push(Example {
+                line: start,
+                dir: PathBuf::new(),
+                args: words(args.trim()),
+                shown: block.iter().map(|l| l.to_string()).collect(),
+            });
+        } else if block.first().is_some_and(|l| l.starts_with("$ ")) {
+            let mut dir = PathBuf::new();
+            let mut j = 0;
+            while j < block.len() {
+                let Some(command) = block[j].strip_prefix("$ ") else {
+                    panic!("README line {}: output before any command", start + j + 1);
+                };
+                let line = start + j + 1;
+                let mut command = command.to_owned();
+                while command.ends_with('\\') {
+                    command.pop();
+                    j += 1;
+                    command.push_str(block[j].trim_start());
+                }
+                j += 1;
+                let mut shown = Vec::new();
+                while j < block.len() && !block[j].starts_with("$ ") {
+                    shown.push(block[j].to_owned());
+                    j += 1;
+                }
+                if command.contains(" | ") {
+                    // A pipeline into another tool (jq): its output is that tool's.
+                    continue;
+                }
+                let words = words(&command);
+                match words.first().map(String::as_str) {
+                    Some("cd") => {
+                        assert!(shown.is_empty(), "README line {line}: cd prints nothing");
+                        dir.push(&words[1]);
+                    }
+                    Some("sptdump") => out.push(Example {
+                        line,
+                        dir: dir.clone(),
+                        args: words[1..].to_vec(),
+                        shown,
+                    }),
+                    other => panic!("README line {line}: unknown command {other:?}"),
+                }
+            }
+        }
+        i = end + 1;
+    }
+    out
+}
+
+/// Whether every shown line is printed, in order, on one of the two streams; the first line
+/// that is not, when one is not.
+fn missing(shown: &[String], stdout: &str, stderr: &str) -> Option<String> {
+    let streams = [
+        stdout.lines().collect::<Vec<_>>(),
+        stderr.lines().collect::<Vec<_>>(),
+    ];
+    let mut next = [0usize; 2];
+    for line in shown {
+        let line = line.trim_end();
+        if line.trim() == "..." {
+            continue;
+        }
+        // A line cut short with ` ...` shows the start of a longer one.
+        let matches = |printed: &str| match line.strip_suffix(" ...") {
+            Some(start) => printed.starts_with(start),
+            None => printed.trim_end() == line,
+        };
+        let found = (0..2).find_map(|s| {
+            (next[s]..streams[s].len())
+                .find(|&k| matches(streams[s][k]))
+                .map(|k| (s, k))
+        });
+        match found {
+            Some((s, k)) => next[s] = k + 1,
+            None => return Some(line.to_owned()),
+        }
+    }
+    None
+}
+
+#[test]
+fn every_example_in_the_readme_is_what_the_tool_prints() {
+    let readme = std::fs::read_to_string(crate_root().join("README.md")).unwrap();
+    let examples = examples(&readme);
+    assert!(
+        examples.len() >= 12,
+        "only {} examples found: has the README's form changed?",
+        examples.len()
+    );
+    let mut failures = Vec::new();
+    for ex in &examples {
+        let output = Command::new(env!("CARGO_BIN_EXE_sptdump"))
+            .args(&ex.args)
+            .current_dir(crate_root().join(&ex.dir))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if let Some(line) = missing(&ex.shown, &stdout, &stderr) {
+            failures.push(format!(
+                "README line {}: `sptdump {}` does not print (in this order)\n    {line}\n  \
+                 it prints:\n{}{}",
+                ex.line,
+                ex.args.join(" "),
+                stdout
+                    .lines()
+                    .take(40)
+                    .map(|l| format!("    {l}\n"))
+                    .collect::<String>(),
+                stderr
+                    .lines()
+                    .take(10)
+                    .map(|l| format!("    (stderr) {l}\n"))
+                    .collect::<String>(),
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_checker_finds_a_line_that_is_not_printed() {
+    let shown = ["a".to_owned(), "...".to_owned(), "c".to_owned()];
+    assert_eq!(missing(&shown, "a\nb\nc\n", ""), None);
+    assert_eq!(missing(&shown, "c\na\n", ""), Some("c".to_owned()));
+    assert_eq!(missing(&shown, "a\n", "c\n"), None);
+    assert_eq!(
+        missing(&["x".to_owned()], "a\n", "b\n"),
+        Some("x".to_owned())
+    );
+    assert_eq!(missing(&["ab ...".to_owned()], "abc\n", ""), None);
+    assert_eq!(
+        missing(&["ab ...".to_owned()], "xabc\n", ""),
+        Some("ab ...".to_owned())
+    );
+    assert_eq!(
+        words(r#"/json "/match:a b.exe" 'x y' z"#),
+        ["/json", "/match:a b.exe", "x y", "z"]
+    );
+}
