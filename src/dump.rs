@@ -210,17 +210,20 @@ pub fn dump_file<P: Printer>(
 ) -> io::Result<Outcome> {
     let outcome = match input {
         Ok(input) => dump(printer, file, input, opts)?,
+        Err(message) if opts.validate => {
+            // A pipeline counting verdicts must not miss a file it could not open: it gets
+            // its file line, the error and a verdict.
+            printer.begin_file(file)?;
+            printer.error(file, &message)?;
+            let tally = Tally {
+                errors: 1,
+                warnings: 0,
+            };
+            printer.validation(file, tally, false)?;
+            Outcome::ReadFailed
+        }
         Err(message) => {
             printer.error(file, &message)?;
-            if opts.validate {
-                // A pipeline counting verdicts must not miss a file it could not open.
-                printer.begin_file(file)?;
-                let tally = Tally {
-                    errors: 1,
-                    warnings: 0,
-                };
-                printer.validation(file, tally, false)?;
-            }
             Outcome::ReadFailed
         }
     };
