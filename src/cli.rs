@@ -10,9 +10,10 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::{Arg, ArgAction, ArgMatches};
+use sptdump::analysis::stacks::StackOrder;
 use sptdump::dump::{Options, Sections};
 use sptdump::format::tables::StringIndex;
 use sptdump::output::Format;
@@ -83,11 +84,34 @@ const OPTIONS: &[Opt] = &[
         Group::Sections,
         "per binary: totals per event kind and the hottest addresses",
     ),
+    flag(
+        "functions",
+        Group::Sections,
+        "per binary: inclusive and exclusive call-stack hits per function",
+    ),
+    flag(
+        "folded",
+        Group::Sections,
+        "the call stacks as folded lines (outer;...;leaf hits), for flame-graph tools",
+    ),
+    valued(
+        "flamegraph",
+        "FILE",
+        false,
+        "write an interactive SVG flame graph of the call stacks to FILE",
+    ),
+    valued(
+        "stackorder",
+        "ORDER",
+        false,
+        "how call stacks are stored: leaf-first (the default, ETW's) or root-first",
+    ),
     valued(
         "top",
         "N",
         false,
-        "how many entries /summary shows per table (default 10); implies /summary",
+        "how many entries /summary or /functions shows per table (default 10);\n\
+         alone it implies /summary",
     ),
     valued(
         "binary",
@@ -153,8 +177,19 @@ fn option(name: &str) -> Option<&'static Opt> {
     OPTIONS.iter().find(|o| o.name == name)
 }
 
+/// How the help shows an option: `/name`, `/name:VALUE`, or its own spelling.
+fn label(o: &Opt) -> String {
+    match (o.shown, o.value) {
+        (Some(shown), _) => shown.to_owned(),
+        (None, Some(value)) => format!("/{}:{value}", o.name),
+        (None, None) => format!("/{}", o.name),
+    }
+}
+
 /// The help text, in the style of the MSVC tools, its option lists made from [`OPTIONS`].
 pub fn help() -> String {
+    // Two spaces after the longest option.
+    let width = OPTIONS.iter().map(|o| label(o).len()).max().unwrap_or(0) + 2;
     let mut text = String::from(
         "sptdump: show what is inside SPT (Sample Profile Trace) files of MSVC's Sample PGO\n\
          \n\
@@ -169,15 +204,21 @@ pub fn help() -> String {
     ] {
         let _ = write!(text, "\n{title}\n");
         for o in OPTIONS.iter().filter(|o| o.group == group) {
-            let label = match (o.shown, o.value) {
-                (Some(shown), _) => shown.to_owned(),
-                (None, Some(value)) => format!("/{}:{value}", o.name),
-                (None, None) => format!("/{}", o.name),
-            };
             let mut lines = o.help.lines();
-            let _ = writeln!(text, "  {label:<16}{}", lines.next().unwrap_or_default());
+            let _ = writeln!(
+                text,
+                "  {:<width$}{}",
+                label(o),
+                lines.next().unwrap_or_default()
+            );
             for more in lines {
-                let _ = writeln!(text, "{:18}{}", "", more.trim_start());
+                let _ = writeln!(
+                    text,
+                    "{:indent$}{}",
+                    "",
+                    more.trim_start(),
+                    indent = width + 2
+                );
             }
         }
     }
@@ -428,6 +469,12 @@ fn check_value(name: &str, value: &OsStr) -> Result<(), UsageError> {
         "strindex" if text.parse::<StringIndex>().is_err() => Err(usage(format!(
             "invalid value '{text}' for /strindex: expected auto, offset or ordinal"
         ))),
+        "stackorder" if text.parse::<StackOrder>().is_err() => Err(usage(format!(
+            "invalid value '{text}' for /stackorder: expected leaf-first or root-first"
+        ))),
+        "flamegraph" if value.is_empty() => {
+            Err(usage("/flamegraph needs a file: /flamegraph:FILE"))
+        }
         _ => Ok(()),
     }
 }
@@ -543,17 +590,31 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     let strindex = text("strindex")
         .first()
         .map_or(StringIndex::Auto, |m| m.parse().expect("checked"));
+    let stack_order = text("stackorder")
+        .first()
+        .map_or(StackOrder::LeafFirst, |m| m.parse().expect("checked"));
     let binaries = text("binary");
+    let flamegraph = values(&matches, "flamegraph").pop().map(PathBuf::from);
+    if flamegraph.is_some() && files.len() > 1 {
+        return Err(usage("/flamegraph writes one file: give it one trace"));
+    }
 
     // /top on its own asks for the top entries: that is a summary.
-    let summary = (matches.get_flag("summary") || top.is_some()).then(|| top.unwrap_or(10));
+    let functions = matches.get_flag("functions").then(|| top.unwrap_or(10));
+    let summary = (matches.get_flag("summary") || (top.is_some() && functions.is_none()))
+        .then(|| top.unwrap_or(10));
+    let folded = matches.get_flag("folded");
     let chosen = Sections {
         header: matches.get_flag("header"),
         strtab: matches.get_flag("strtab"),
         progid: matches.get_flag("progid"),
         event: matches.get_flag("event"),
     };
-    let only_verdicts = summary.is_some() || !match_paths.is_empty();
+    let only_verdicts = summary.is_some()
+        || functions.is_some()
+        || folded
+        || flamegraph.is_some()
+        || !match_paths.is_empty();
     let sections = if matches.get_flag("all") || (chosen == Sections::default() && !only_verdicts) {
         Sections::ALL
     } else {
@@ -564,6 +625,10 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             format,
             sections,
             summary,
+            functions,
+            folded,
+            flamegraph,
+            stack_order,
             validate: matches.get_flag("validate"),
             strict: matches.get_flag("strict"),
             strindex,
@@ -614,7 +679,10 @@ mod tests {
             );
             assert!(
                 parse_strs(&[
-                    &spelled.replace(":N", ":3").replace(":MODE", ":auto"),
+                    &spelled
+                        .replace(":N", ":3")
+                        .replace(":MODE", ":auto")
+                        .replace(":ORDER", ":root-first"),
                     "a.spt"
                 ])
                 .is_ok(),

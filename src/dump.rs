@@ -5,10 +5,14 @@
 //! event stream only when events, a summary or a verdict is wanted, feeding each record to
 //! the printer and to the analyses in one pass.
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::analysis::collect::Collector;
+use crate::analysis::functions;
+use crate::analysis::stacks::{Profile, StackCounts, StackOrder};
 use crate::format::decode::{Decoder, Selection, Sink};
 use crate::format::diag::{Code, Diagnostic, Tally};
 use crate::format::error::Error;
@@ -20,7 +24,7 @@ use crate::format::tables::{StringIndex, Tables, base_name};
 use crate::image::matching::{self, MatchFile, MatchResult, PdbFile, Status as MatchStatus};
 use crate::image::symbols::SymbolMap;
 use crate::input::{Input, Opened};
-use crate::output::{FileInfo, Format, Output, Printer};
+use crate::output::{FileInfo, Format, Output, Printer, flamegraph};
 
 /// The sections of a dump.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,6 +58,15 @@ pub struct Options {
     pub sections: Sections,
     /// Print the summary after the sections, with this many top entries per table.
     pub summary: Option<usize>,
+    /// Print the inclusive and exclusive hits per function of the call stacks
+    /// (`/functions`), with this many rows per binary.
+    pub functions: Option<usize>,
+    /// Print the folded call stacks (`/folded`).
+    pub folded: bool,
+    /// Write a flame graph of the call stacks to this file (`/flamegraph:FILE`).
+    pub flamegraph: Option<PathBuf>,
+    /// How the frames of a call stack are stored (`/stackorder`).
+    pub stack_order: StackOrder,
     /// Print only the diagnostics and a verdict.
     pub validate: bool,
     /// Warnings count as errors for the exit status and the verdict (`/strict`).
@@ -76,6 +89,10 @@ impl Default for Options {
             format: Format::Text,
             sections: Sections::ALL,
             summary: None,
+            functions: None,
+            folded: false,
+            flamegraph: None,
+            stack_order: StackOrder::LeafFirst,
             validate: false,
             strict: false,
             binaries: None,
@@ -195,7 +212,24 @@ pub fn identities<P: Printer>(printer: &mut P, files: &[MatchFile]) -> io::Resul
 /// The printer these options ask for, writing the dump to `out` and diagnostics to `err`.
 /// The command line, the tests and the fuzzer all print through it.
 pub fn printer<W: Write, E: Write>(opts: &Options, out: W, err: E) -> Output<W, E> {
-    Output::new(opts.format, opts.validate, out, err)
+    Output::new(opts.format, !opts.banner(), out, err)
+}
+
+impl Options {
+    /// Whether text starts each file with a `File:` line: when it prints something of the
+    /// file besides folded stacks, and it is not `/validate` (whose verdicts name the file).
+    pub fn banner(&self) -> bool {
+        !self.validate
+            && (self.sections != Sections::default()
+                || self.summary.is_some()
+                || self.functions.is_some()
+                || !self.matches.is_empty())
+    }
+
+    /// Whether the call stacks are wanted.
+    fn stacks(&self) -> bool {
+        !self.validate && (self.functions.is_some() || self.folded || self.flamegraph.is_some())
+    }
 }
 
 /// Dumps one file of a run into `printer` and closes it (`last` when no file follows).
@@ -375,7 +409,8 @@ fn dump_sections<P: Printer>(
 
     let events = show(opts.sections.event);
     let mut summary = opts.summary.filter(|_| !opts.validate).map(Collector::new);
-    if events || summary.is_some() || opts.validate {
+    let mut stacks = opts.stacks().then(StackCounts::default);
+    if events || summary.is_some() || stacks.is_some() || opts.validate {
         if events {
             out.print(|p| p.begin_events())?;
         }
@@ -399,6 +434,7 @@ fn dump_sections<P: Printer>(
                 symbols: &symbols,
                 events,
                 summary: summary.as_mut(),
+                stacks: stacks.as_mut(),
             })?;
             // On a pipe, where the stream ends was not known when the tables were checked.
             if let Some(layout) = overlap_after_stream
@@ -420,6 +456,10 @@ fn dump_sections<P: Printer>(
         }
         None => {}
     }
+    if let Some(stacks) = stacks {
+        let profile = stacks.profile(opts.stack_order, tables, &symbols);
+        stack_outputs(out, file, opts, &profile)?;
+    }
     if !opts.matches.is_empty() {
         let results: Vec<MatchResult<'_>> = opts
             .matches
@@ -439,6 +479,46 @@ fn dump_sections<P: Printer>(
     Ok(done)
 }
 
+/// Prints and writes what the call stacks make: `/functions`, `/folded`, `/flamegraph`.
+fn stack_outputs<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    opts: &Options,
+    profile: &Profile,
+) -> Result<(), Error> {
+    if let Some(top) = opts.functions {
+        out.print(|p| p.functions(&functions::functions(profile, top)))?;
+    }
+    if !(opts.folded || opts.flamegraph.is_some()) {
+        return Ok(());
+    }
+    if profile.is_empty() {
+        let message = "no binary has call stacks (ETW_CALLSTACK records): nothing to fold";
+        return out.print(|p| p.note(file, message));
+    }
+    let folded = profile.folded();
+    if opts.folded {
+        out.print(|p| p.folded(&folded))?;
+    }
+    if let Some(path) = &opts.flamegraph {
+        let written = File::create(path).and_then(|f| {
+            let mut svg = BufWriter::new(f);
+            flamegraph::write(&mut svg, &file.label(), &folded)?;
+            svg.flush()
+        });
+        if let Err(e) = written {
+            let message = format!(
+                "cannot write the flame graph {}: {}",
+                path.display(),
+                crate::input::describe(&e)
+            );
+            out.print(|p| p.error(file, &message))?;
+            out.tally.errors += 1;
+        }
+    }
+    Ok(())
+}
+
 /// Feeds the decoder's output to the printer, the summary and the tally.
 struct EventSink<'a, 'b, P> {
     out: &'a mut Out<'b, P>,
@@ -446,13 +526,19 @@ struct EventSink<'a, 'b, P> {
     symbols: &'a SymbolMap,
     events: bool,
     summary: Option<&'a mut Collector>,
+    stacks: Option<&'a mut StackCounts>,
 }
 
 impl<P: Printer> Sink for EventSink<'_, '_, P> {
     #[inline]
     fn record(&mut self, record: &Record<'_>) -> io::Result<()> {
-        if let (Some(summary), Record::Samples(s)) = (self.summary.as_deref_mut(), record) {
-            summary.add(s);
+        if let Record::Samples(s) = record {
+            if let Some(summary) = self.summary.as_deref_mut() {
+                summary.add(s);
+            }
+            if let Some(stacks) = self.stacks.as_deref_mut() {
+                stacks.add(s);
+            }
         }
         if self.events {
             self.out.printer.record(record, self.tables, self.symbols)?;

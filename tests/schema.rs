@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 16] = [
+const LINE_TYPES: [&str; 18] = [
     "file",
     "header",
     "string",
@@ -40,6 +40,8 @@ const LINE_TYPES: [&str; 16] = [
     "error",
     "note",
     "identity",
+    "functions",
+    "folded",
 ];
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -363,6 +365,7 @@ const MODES: &[&[&str]] = &[
     &["/json", "/event", "/binary:0"],
     &["/json", "/strtab"],
     &["/json", "/progid", "/header"],
+    &["/json", "/functions", "/top:3", "/folded"],
 ];
 
 /// Every run, once for all the tests of this file.

@@ -139,6 +139,20 @@ impl Symbols {
         Ok(Symbols::build(procedures, publics, &sections))
     }
 
+    /// Functions given by hand as (RVA, size, name), for tests of what uses symbols.
+    #[cfg(test)]
+    pub(crate) fn from_functions(functions: &[(u32, u32, &str)]) -> Symbols {
+        let procedures = functions
+            .iter()
+            .map(|&(rva, size, name)| Candidate {
+                rva,
+                size: Some(size),
+                name: name.to_owned(),
+            })
+            .collect();
+        Symbols::build(procedures, Vec::new(), &[])
+    }
+
     /// Sorts and deduplicates the functions, and computes their extents.
     fn build(
         mut procedures: Vec<Candidate>,

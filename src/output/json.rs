@@ -24,6 +24,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::analysis::functions::FunctionsLine;
 use crate::analysis::summary::{Summary, SummaryLine};
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::Header;
@@ -75,7 +76,8 @@ impl<W: Write, E: Write> JsonPrinter<W, E> {
             message,
         })?;
         self.out.flush()?;
-        writeln!(self.err, "sptdump: {}: {message}", file.label())?;
+        let note = if kind == "note" { "note: " } else { "" };
+        writeln!(self.err, "sptdump: {}: {note}{message}", file.label())?;
         self.err.flush()
     }
 }
@@ -177,6 +179,22 @@ struct SummaryOf<'a> {
     path: &'a str,
     #[serde(flatten)]
     summary: SummaryLine,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "functions")]
+struct FunctionsOf<'a> {
+    path: &'a str,
+    #[serde(flatten)]
+    functions: &'a FunctionsLine,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "folded")]
+struct FoldedLine<'a> {
+    path: &'a str,
+    stack: &'a str,
+    hits: u128,
 }
 
 /// An `error` or a `note` line: a file that could not be read, or a word about it.
@@ -415,6 +433,29 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
             let line = SummaryOf {
                 path: &self.path,
                 summary,
+            };
+            write_line(&mut self.out, &line)?;
+        }
+        Ok(())
+    }
+
+    fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()> {
+        for functions in lines {
+            let line = FunctionsOf {
+                path: &self.path,
+                functions,
+            };
+            write_line(&mut self.out, &line)?;
+        }
+        Ok(())
+    }
+
+    fn folded(&mut self, folded: &[(String, u128)]) -> io::Result<()> {
+        for (stack, hits) in folded {
+            let line = FoldedLine {
+                path: &self.path,
+                stack,
+                hits: *hits,
             };
             write_line(&mut self.out, &line)?;
         }

@@ -5,14 +5,15 @@
 //! `/validate`. Diagnostics may come at any point after `begin_file`.
 //!
 //! [`text`] is for people and `diff`, [`json`] for pipelines; [`Output`] is either, as the
-//! options choose. An exporter that writes a file of its own (a flame graph, a profile for
-//! another viewer) goes here too, beside them, and reads an analysis's report.
+//! options choose. An exporter that writes a file of its own goes here too, beside them, and
+//! reads an analysis's report: [`flamegraph`] draws the folded stacks as an SVG.
 
 use std::borrow::Cow;
 use std::io;
 
 use std::io::Write;
 
+use crate::analysis::functions::FunctionsLine;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::Header;
@@ -22,6 +23,7 @@ use crate::format::tables::Tables;
 use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
 
+pub mod flamegraph;
 pub mod json;
 pub mod text;
 
@@ -83,6 +85,10 @@ pub trait Printer {
         tables: &Tables,
         symbols: &SymbolMap,
     ) -> io::Result<()>;
+    /// The inclusive and exclusive hits per key of each binary's call stacks (`/functions`).
+    fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()>;
+    /// The folded call stacks (`/folded`): `outer;...;leaf` and the hits, sorted.
+    fn folded(&mut self, folded: &[(String, u128)]) -> io::Result<()>;
     /// The verdicts of `/match`, one per file.
     fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()>;
     /// The verdict of `/validate`: the diagnostics found, and whether they pass (with
@@ -168,6 +174,8 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         record(record: &Record<'_>, tables: &Tables, symbols: &SymbolMap);
         diagnostic(diagnostic: &Diagnostic);
         summary(summary: &Summary, tables: &Tables, symbols: &SymbolMap);
+        functions(lines: &[FunctionsLine]);
+        folded(folded: &[(String, u128)]);
         matches(results: &[MatchResult<'_>], tables: &Tables);
         validation(file: &FileInfo<'_>, tally: Tally, valid: bool);
         end_file(last: bool);

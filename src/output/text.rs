@@ -26,6 +26,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
+use crate::analysis::functions::FunctionsLine;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::{Header, fourcc};
@@ -317,6 +318,22 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         symbols: &SymbolMap,
     ) -> io::Result<()> {
         summary::write(&mut self.out, summary, tables, symbols)
+    }
+
+    fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()> {
+        summary::functions(&mut self.out, lines)
+    }
+
+    fn folded(&mut self, folded: &[(String, u128)]) -> io::Result<()> {
+        for (stack, hits) in folded {
+            self.line.clear();
+            self.line.extend_from_slice(stack.as_bytes());
+            self.line.push(b' ');
+            push_dec(&mut self.line, *hits);
+            self.line.push(b'\n');
+            self.out.write_all(&self.line)?;
+        }
+        Ok(())
     }
 
     fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()> {

@@ -40,8 +40,8 @@ impl OptionSet {
 }
 
 /// The option sets every hostile input goes through: the default dump, `/json`,
-/// `/validate` in text and JSON, `/summary /top:3` in text and JSON, and
-/// `/json /event /binary:0`.
+/// `/validate` in text and JSON, `/summary /top:3` in text and JSON, `/json /event
+/// /binary:0`, and `/functions /top:3 /folded` in text and JSON.
 pub fn option_sets() -> Vec<OptionSet> {
     let all = Options::default();
     let validate = Options {
@@ -61,6 +61,12 @@ pub fn option_sets() -> Vec<OptionSet> {
         binaries: Some(vec!["0".to_owned()]),
         ..Options::default()
     };
+    let stacks = Options {
+        sections: Sections::default(),
+        functions: Some(3),
+        folded: true,
+        ..Options::default()
+    };
     let set = |name, options: &Options, format| OptionSet {
         name,
         options: Options {
@@ -76,6 +82,8 @@ pub fn option_sets() -> Vec<OptionSet> {
         set("/summary /top:3", &summary, Format::Text),
         set("/summary /top:3 /json", &summary, Format::Json),
         set("/json /event /binary:0", &binary0, Format::Json),
+        set("/functions /top:3 /folded", &stacks, Format::Text),
+        set("/functions /top:3 /folded /json", &stacks, Format::Json),
     ]
 }
 

@@ -7,6 +7,7 @@
 //! synth      a realistic synthetic trace of any size, for benchmarks
 //! reference  a second, short reading of the spec: the first thing a decoder must report
 //! dumping    dumping a trace in-process, through the library, into memory
+//! fixtures   the real PE/PDB fixtures as llvm's tools describe them, and a profile of them
 //! golden     golden files: comparing an output with the pinned one, or rewriting it
 //! ```
 //!
@@ -18,6 +19,7 @@
 
 pub mod builder;
 pub mod dumping;
+pub mod fixtures;
 pub mod golden;
 pub mod reference;
 pub mod samples;

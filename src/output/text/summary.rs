@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use super::clean;
+use crate::analysis::functions::FunctionsLine;
 use crate::analysis::summary::{FunctionArcTable, Summary, TopArc};
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
@@ -125,6 +126,57 @@ pub(super) fn write(
             if let Some(f) = &cs.function_arcs {
                 function_arcs(o, f, cs.arcs)?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// Writes `/functions`: a table per binary of inclusive and exclusive hits, with their
+/// shares of the binary's stack total, hottest first.
+pub(super) fn functions(o: &mut impl Write, lines: &[FunctionsLine]) -> io::Result<()> {
+    for line in lines {
+        writeln!(o)?;
+        writeln!(
+            o,
+            "Functions of progid {} ({}): {} stack{}, {} hit{}, {} key{}",
+            line.progid,
+            clean(&line.name),
+            line.stacks,
+            plural(line.stacks),
+            line.hits,
+            plural(line.hits),
+            line.unique,
+            plural(line.unique as u64)
+        )?;
+        let rows = line.rows();
+        if rows.is_empty() {
+            continue;
+        }
+        let width = |f: fn(&crate::analysis::functions::FunctionRow) -> u128, title: &str| {
+            rows.iter()
+                .map(|r| f(r).to_string().len())
+                .max()
+                .unwrap_or(0)
+                .max(title.len())
+        };
+        let iw = width(|r| r.inclusive(), "inclusive");
+        let ew = width(|r| r.exclusive(), "exclusive");
+        let sw = "100.00%".len();
+        writeln!(
+            o,
+            "    {:>iw$}  {:>sw$}  {:>ew$}  {:>sw$}  function",
+            "inclusive", "share", "exclusive", "share"
+        )?;
+        for r in rows {
+            writeln!(
+                o,
+                "    {:>iw$}  {:>sw$}  {:>ew$}  {:>sw$}  {}",
+                r.inclusive(),
+                percent(r.inclusive(), line.hits()),
+                r.exclusive(),
+                percent(r.exclusive(), line.hits()),
+                clean(r.key())
+            )?;
         }
     }
     Ok(())

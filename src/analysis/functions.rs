@@ -1,0 +1,283 @@
+//! `/functions`: inclusive and exclusive hits per key, as profilers report them (SPEC 9.2).
+//!
+//! Over one binary's call stacks, each weighing its record's hits:
+//!
+//! ```text
+//! exclusive(k) = hits of the stacks whose leaf frame is k          (its own code)
+//! inclusive(k) = hits of the stacks in which k appears at least once (it, or what it called)
+//! ```
+//!
+//! so a recursive function counts once per stack, the exclusive column adds up to the
+//! binary's total, and inclusive is never below exclusive.
+
+use std::cmp::Reverse;
+
+use serde::Serialize;
+
+use crate::analysis::stacks::{BinaryStacks, Profile};
+
+/// The `/functions` report of one binary: a `{"type":"functions",...}` line in JSON.
+#[derive(Debug, Serialize)]
+pub struct FunctionsLine {
+    pub(crate) progid: u16,
+    pub(crate) name: String,
+    /// Call-stack records with at least one frame.
+    pub(crate) stacks: u64,
+    /// Their summed hits: the total the shares are of.
+    pub(crate) hits: u128,
+    /// How many keys the stacks have.
+    pub(crate) unique: usize,
+    pub(crate) top: Vec<FunctionRow>,
+}
+
+/// One key's row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FunctionRow {
+    /// `binary!function` or `binary+0x1A2B`.
+    pub(crate) key: String,
+    /// The function's start, or the address.
+    pub(crate) rva: u32,
+    pub(crate) inclusive: u128,
+    pub(crate) exclusive: u128,
+}
+
+impl FunctionRow {
+    /// The key's name.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Hits of the stacks the key appears in.
+    pub fn inclusive(&self) -> u128 {
+        self.inclusive
+    }
+
+    /// Hits of the stacks the key is the leaf of.
+    pub fn exclusive(&self) -> u128 {
+        self.exclusive
+    }
+}
+
+impl FunctionsLine {
+    /// The rows shown, at most `/top:N` of them.
+    pub fn rows(&self) -> &[FunctionRow] {
+        &self.top
+    }
+
+    /// The binary's stack total.
+    pub fn hits(&self) -> u128 {
+        self.hits
+    }
+}
+
+/// The report of every binary with call stacks, in progid order, `top` rows each.
+pub fn functions(profile: &Profile, top: usize) -> Vec<FunctionsLine> {
+    profile.binaries.iter().map(|b| binary(b, top)).collect()
+}
+
+fn binary(b: &BinaryStacks, top: usize) -> FunctionsLine {
+    let mut inclusive = vec![0u128; b.keys.len()];
+    let mut exclusive = vec![0u128; b.keys.len()];
+    // Which keys the current stack has counted already: recursion counts once.
+    let mut seen = vec![usize::MAX; b.keys.len()];
+    for (n, (stack, hits)) in b.stacks.iter().enumerate() {
+        if let Some(&leaf) = stack.last() {
+            exclusive[leaf as usize] += hits;
+        }
+        for &k in stack {
+            if seen[k as usize] != n {
+                seen[k as usize] = n;
+                inclusive[k as usize] += hits;
+            }
+        }
+    }
+    let mut rows: Vec<FunctionRow> = (0..b.keys.len())
+        .map(|k| FunctionRow {
+            key: b.key_name(k as u32),
+            rva: b.keys[k].rva,
+            inclusive: inclusive[k],
+            exclusive: exclusive[k],
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (Reverse(a.inclusive), Reverse(a.exclusive), &a.key, a.rva).cmp(&(
+            Reverse(b.inclusive),
+            Reverse(b.exclusive),
+            &b.key,
+            b.rva,
+        ))
+    });
+    let unique = rows.len();
+    rows.truncate(top);
+    FunctionsLine {
+        progid: b.progid,
+        name: b.name.clone(),
+        stacks: b.records,
+        hits: b.hits,
+        unique,
+        top: rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::stacks::{StackCounts, StackOrder};
+    use crate::format::opcode::Opcode;
+    use crate::format::record::Samples;
+    use crate::format::tables::Tables;
+    use crate::image::symbols::SymbolMap;
+
+    fn counts(stacks: &[(u128, &[u32])]) -> StackCounts {
+        let mut c = StackCounts::default();
+        for (hits, frames) in stacks {
+            let payload: Vec<u8> = frames.iter().flat_map(|v| v.to_le_bytes()).collect();
+            c.add(&Samples {
+                offset: 0,
+                opcode: Opcode::ETW_CALLSTACK,
+                progid: Some(0),
+                hits: *hits,
+                count: frames.len() as u8,
+                payload: &payload,
+            });
+        }
+        c
+    }
+
+    fn rows(c: &StackCounts) -> Vec<(String, u128, u128)> {
+        let p = c.profile(
+            StackOrder::LeafFirst,
+            &Tables::default(),
+            &SymbolMap::default(),
+        );
+        functions(&p, 100)[0]
+            .top
+            .iter()
+            .map(|r| (r.key.clone(), r.inclusive, r.exclusive))
+            .collect()
+    }
+
+    #[test]
+    fn recursion_counts_once_per_stack() {
+        // Leaf first: a (0xA) called by b (0xB) called by a.
+        let c = counts(&[(5, &[0xA, 0xB, 0xA]), (2, &[0xB])]);
+        assert_eq!(
+            rows(&c),
+            [
+                ("progid 0+0xB".to_owned(), 7, 2),
+                ("progid 0+0xA".to_owned(), 5, 5),
+            ]
+        );
+    }
+
+    #[test]
+    fn exclusive_adds_up_to_the_total_and_inclusive_is_never_below() {
+        let c = counts(&[
+            (3, &[1, 2, 3]),
+            (4, &[2, 3]),
+            (1, &[3]),
+            (6, &[4, 3, 4, 3]),
+            (u128::from(u64::MAX) + 1, &[1, 3]),
+        ]);
+        let p = c.profile(
+            StackOrder::LeafFirst,
+            &Tables::default(),
+            &SymbolMap::default(),
+        );
+        let line = &functions(&p, 100)[0];
+        assert_eq!(line.stacks, 5);
+        assert_eq!(line.hits, 14 + u128::from(u64::MAX) + 1);
+        assert_eq!(
+            line.top.iter().map(|r| r.exclusive).sum::<u128>(),
+            line.hits
+        );
+        assert!(line.top.iter().all(|r| r.inclusive >= r.exclusive));
+        // 3 is the outermost frame of every stack.
+        assert_eq!(line.top[0].key, "progid 0+0x3");
+        assert_eq!(line.top[0].inclusive, line.hits);
+    }
+
+    #[test]
+    fn a_stack_of_one_frame_is_its_own_leaf_and_root() {
+        let c = counts(&[(9, &[0x42])]);
+        assert_eq!(rows(&c), [("progid 0+0x42".to_owned(), 9, 9)]);
+    }
+
+    #[test]
+    fn ties_order_by_exclusive_then_name_and_top_limits() {
+        let c = counts(&[(1, &[0x2, 0x1]), (1, &[0x3, 0x1]), (1, &[0x1])]);
+        let p = c.profile(
+            StackOrder::LeafFirst,
+            &Tables::default(),
+            &SymbolMap::default(),
+        );
+        let line = &functions(&p, 2)[0];
+        assert_eq!(line.unique, 3);
+        let keys: Vec<&str> = line.top.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, ["progid 0+0x1", "progid 0+0x2"]);
+    }
+
+    #[test]
+    fn root_first_reads_the_last_frame_as_the_leaf() {
+        let c = counts(&[(5, &[0xA, 0xB])]);
+        let p = c.profile(
+            StackOrder::RootFirst,
+            &Tables::default(),
+            &SymbolMap::default(),
+        );
+        let line = &functions(&p, 10)[0];
+        let leaf = line.top.iter().find(|r| r.exclusive > 0).unwrap();
+        assert_eq!(leaf.key, "progid 0+0xB");
+    }
+
+    #[test]
+    fn keys_are_functions_with_symbols_and_return_addresses_look_back_one_byte() {
+        use crate::image::symbols::Symbols;
+        use std::sync::Arc;
+        // main [0x100, 0x140), two functions both named "dup" at 0x200 and 0x300, and a gap.
+        let symbols = Symbols::from_functions(&[
+            (0x100, 0x40, "main"),
+            (0x200, 0x20, "dup"),
+            (0x300, 0x20, "dup"),
+        ]);
+        let mut map = SymbolMap::default();
+        map.attach(0, Arc::new(symbols));
+        let c = counts(&[
+            // Leaf 0x205 in the first dup, called from main: the return address 0x140 is
+            // past main's end, but the call instruction at 0x13F is in it.
+            (4, &[0x205, 0x140]),
+            // Leaf in the second dup; return address 0x200 looks back into the gap, so it
+            // stays an address, shown as stored.
+            (2, &[0x310, 0x200]),
+            // A leaf no function holds.
+            (1, &[0x150, 0x120]),
+        ]);
+        let p = c.profile(StackOrder::LeafFirst, &Tables::default(), &map);
+        let line = &functions(&p, 10)[0];
+        let got: Vec<(&str, u32, u128, u128)> = line
+            .top
+            .iter()
+            .map(|r| (r.key.as_str(), r.rva, r.inclusive, r.exclusive))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("progid 0!main", 0x100, 5, 0),
+                ("progid 0!dup", 0x200, 4, 4),
+                ("progid 0!dup", 0x300, 2, 2),
+                ("progid 0+0x200", 0x200, 2, 0),
+                ("progid 0+0x150", 0x150, 1, 1),
+            ]
+        );
+        // Folded, the two functions named dup are one name.
+        let folded = p.folded();
+        assert_eq!(
+            folded,
+            [
+                ("progid 0!main;progid 0!dup".to_owned(), 4),
+                ("progid 0!main;progid 0+0x150".to_owned(), 1),
+                ("progid 0+0x200;progid 0!dup".to_owned(), 2),
+            ]
+        );
+    }
+}

@@ -1,0 +1,396 @@
+//! Call stacks as a profile: where the time goes, by function (SPEC section 9.1).
+//!
+//! ```text
+//! ETW_CALLSTACK  frames as stored:  f[0]      f[1]        ...  f[n-1]
+//!                leaf first:        sampled   its caller  ...  outermost recorded
+//!                looked up at:      RVA       RVA - 1     ...  RVA - 1   (return addresses)
+//! ```
+//!
+//! Decoding keeps one table entry per unique (binary, stack as stored), nothing per record:
+//! [`StackCounts::add`] hashes the frames in place. [`StackCounts::profile`] then turns each
+//! unique address into a *key* once, with the binary's `/pdb` symbols when it has them (the
+//! function holding the address) or the address itself, and folds the stacks by key, outermost
+//! frame first: the [`Profile`] that `/functions`, `/folded` and the flame graph are made of.
+//! Records before any BINARY_ID and stacks with no frames are left out.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use rustc_hash::FxHashMap;
+
+use crate::format::record::{SampleKind, Samples};
+use crate::format::tables::Tables;
+use crate::image::symbols::{SymbolMap, Symbols};
+
+/// In which order the frames of a call stack are stored (`/stackorder`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StackOrder {
+    /// `frames[0]` is the sampled frame: ETW's order, and the default.
+    #[default]
+    LeafFirst,
+    /// `frames[0]` is the outermost frame.
+    RootFirst,
+}
+
+impl StackOrder {
+    /// `leaf-first` or `root-first`, as `/stackorder` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StackOrder::LeafFirst => "leaf-first",
+            StackOrder::RootFirst => "root-first",
+        }
+    }
+}
+
+impl fmt::Display for StackOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for StackOrder {
+    type Err = String;
+
+    /// Parses `leaf-first` or `root-first`, in any case.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [StackOrder::LeafFirst, StackOrder::RootFirst]
+            .into_iter()
+            .find(|o| o.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("'{s}' is not leaf-first or root-first"))
+    }
+}
+
+/// The unique call stacks of a trace and their hits, as decoded.
+#[derive(Debug, Default)]
+pub struct StackCounts {
+    /// `[progid, frames as stored ...]` to the summed hits.
+    stacks: FxHashMap<Box<[u32]>, u128>,
+    /// Per binary: the call-stack records with at least one frame, and their hits.
+    totals: BTreeMap<u16, (u64, u128)>,
+    /// The key being looked up, kept to reuse its allocation.
+    scratch: Vec<u32>,
+}
+
+impl StackCounts {
+    /// Counts a sample record, if it is a call stack of a known binary with frames.
+    #[inline]
+    pub fn add(&mut self, s: &Samples<'_>) {
+        let (SampleKind::CallStack, Some(progid)) = (s.kind(), s.progid) else {
+            return;
+        };
+        if s.count == 0 {
+            return;
+        }
+        let total = self.totals.entry(progid).or_default();
+        total.0 += 1;
+        total.1 += s.hits;
+        self.scratch.clear();
+        self.scratch.push(u32::from(progid));
+        self.scratch.extend(s.rvas().iter());
+        match self.stacks.get_mut(self.scratch.as_slice()) {
+            Some(hits) => *hits += s.hits,
+            None => {
+                self.stacks.insert(self.scratch.as_slice().into(), s.hits);
+            }
+        }
+    }
+
+    /// Adds what `other` counted.
+    pub fn absorb(&mut self, other: StackCounts) {
+        for (progid, (records, hits)) in other.totals {
+            let total = self.totals.entry(progid).or_default();
+            total.0 += records;
+            total.1 += hits;
+        }
+        for (stack, hits) in other.stacks {
+            *self.stacks.entry(stack).or_default() += hits;
+        }
+    }
+
+    /// How many unique (binary, stack) entries are held.
+    pub fn unique(&self) -> usize {
+        self.stacks.len()
+    }
+
+    /// The stacks by key, per binary: each unique address is looked up once.
+    pub fn profile(&self, order: StackOrder, tables: &Tables, symbols: &SymbolMap) -> Profile {
+        let mut binaries: BTreeMap<u16, Folding<'_>> = BTreeMap::new();
+        for (stack, &hits) in &self.stacks {
+            let progid = stack[0] as u16;
+            let folding = binaries.entry(progid).or_insert_with(|| Folding {
+                symbols: symbols.get(Some(progid)),
+                keys: Vec::new(),
+                index: FxHashMap::default(),
+                known: FxHashMap::default(),
+                stacks: FxHashMap::default(),
+            });
+            let frames = &stack[1..];
+            // Outermost first, the leaf last, whatever the stored order.
+            let mut path: Vec<u32> = Vec::with_capacity(frames.len());
+            let leaf_at = match order {
+                StackOrder::LeafFirst => 0,
+                StackOrder::RootFirst => frames.len() - 1,
+            };
+            let mut visit = |i: usize| {
+                let key = folding.key(frames[i], i != leaf_at);
+                path.push(key);
+            };
+            match order {
+                StackOrder::LeafFirst => (0..frames.len()).rev().for_each(&mut visit),
+                StackOrder::RootFirst => (0..frames.len()).for_each(&mut visit),
+            }
+            *folding.stacks.entry(path).or_default() += hits;
+        }
+        Profile {
+            binaries: binaries
+                .into_iter()
+                .map(|(progid, folding)| {
+                    let (records, hits) = self.totals.get(&progid).copied().unwrap_or_default();
+                    let mut stacks: Vec<(Vec<u32>, u128)> = folding.stacks.into_iter().collect();
+                    stacks.sort_unstable();
+                    BinaryStacks {
+                        progid,
+                        name: binary_name(tables, progid),
+                        records,
+                        hits,
+                        keys: folding.keys,
+                        stacks,
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The name a binary goes by in keys: its program ID's name, or `progid N`.
+fn binary_name(tables: &Tables, progid: u16) -> String {
+    match tables.name(progid) {
+        Some(name) => String::from_utf8_lossy(name).into_owned(),
+        None => format!("progid {progid}"),
+    }
+}
+
+/// One binary's keys and stacks while they are folded.
+struct Folding<'a> {
+    symbols: Option<&'a Symbols>,
+    keys: Vec<Key>,
+    /// (address as stored, whether it is a return address) to its key's index.
+    index: FxHashMap<(u32, bool), u32>,
+    /// (the key's RVA, whether it is a function) to its index: the keys, once each.
+    known: FxHashMap<(u32, bool), u32>,
+    stacks: FxHashMap<Vec<u32>, u128>,
+}
+
+impl Folding<'_> {
+    /// The index of the key of `rva`; a return address is looked up at `rva - 1`, the call
+    /// instruction, but an address no function holds is its own key, as stored.
+    fn key(&mut self, rva: u32, returns: bool) -> u32 {
+        if let Some(&k) = self.index.get(&(rva, returns)) {
+            return k;
+        }
+        let at = if returns {
+            rva.checked_sub(1)
+        } else {
+            Some(rva)
+        };
+        let key = match (self.symbols, at) {
+            (Some(symbols), Some(at)) => match symbols.lookup(at) {
+                Some((f, _)) => Key {
+                    rva: f.rva,
+                    function: Some(f.name.to_owned()),
+                },
+                None => Key::address(rva),
+            },
+            _ => Key::address(rva),
+        };
+        // Two addresses in one function share its key; an address, as leaf and as return
+        // address, is one key.
+        let next = self.keys.len() as u32;
+        let k = *self
+            .known
+            .entry((key.rva, key.function.is_some()))
+            .or_insert(next);
+        if k == next {
+            self.keys.push(key);
+        }
+        self.index.insert((rva, returns), k);
+        k
+    }
+}
+
+/// What a frame is attributed to: a function, or an address no function holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Key {
+    /// The function's first byte, or the address as stored.
+    pub rva: u32,
+    /// The function's name, when the binary's symbols have one there.
+    pub function: Option<String>,
+}
+
+impl Key {
+    fn address(rva: u32) -> Key {
+        Key {
+            rva,
+            function: None,
+        }
+    }
+
+    /// The key's name (SPEC 9.1): `binary!function`, or `binary+0x1A2B`.
+    pub fn name(&self, binary: &str) -> String {
+        match &self.function {
+            Some(f) => format!("{binary}!{f}"),
+            None => format!("{binary}+0x{:X}", self.rva),
+        }
+    }
+}
+
+/// The call stacks of a trace by key, per binary in progid order.
+#[derive(Debug, Default)]
+pub struct Profile {
+    /// The binaries with call stacks.
+    pub binaries: Vec<BinaryStacks>,
+}
+
+/// One binary's call stacks.
+#[derive(Debug)]
+pub struct BinaryStacks {
+    /// Its program ID.
+    pub progid: u16,
+    /// Its name, as keys use it.
+    pub name: String,
+    /// Call-stack records with at least one frame.
+    pub records: u64,
+    /// Their summed hits.
+    pub hits: u128,
+    /// The keys, which the stacks index.
+    pub keys: Vec<Key>,
+    /// The stacks by key, outermost frame first, each with its hits; sorted by keys.
+    pub stacks: Vec<(Vec<u32>, u128)>,
+}
+
+impl BinaryStacks {
+    /// The name of key `k`.
+    pub fn key_name(&self, k: u32) -> String {
+        self.keys[k as usize].name(&self.name)
+    }
+}
+
+impl Profile {
+    /// Whether no binary has a call stack.
+    pub fn is_empty(&self) -> bool {
+        self.binaries.is_empty()
+    }
+
+    /// The folded stacks (SPEC 9.3): `outer;...;leaf hits`, one line per distinct stack of
+    /// names (two functions of one name fold together), sorted by byte value.
+    pub fn folded(&self) -> Vec<(String, u128)> {
+        let mut lines: BTreeMap<String, u128> = BTreeMap::new();
+        for b in &self.binaries {
+            let names: Vec<String> = (0..b.keys.len() as u32).map(|k| b.key_name(k)).collect();
+            for (stack, hits) in &b.stacks {
+                let line = stack
+                    .iter()
+                    .map(|&k| names[k as usize].as_str())
+                    .collect::<Vec<_>>()
+                    .join(";");
+                *lines.entry(line).or_default() += hits;
+            }
+        }
+        lines.into_iter().collect()
+    }
+
+    /// The total hits of all stacks.
+    pub fn hits(&self) -> u128 {
+        self.binaries.iter().map(|b| b.hits).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn le(values: &[u32]) -> Vec<u8> {
+        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    fn stack(counts: &mut StackCounts, progid: Option<u16>, hits: u128, frames: &[u32]) {
+        let payload = le(frames);
+        counts.add(&Samples {
+            offset: 0,
+            opcode: crate::format::opcode::Opcode::ETW_CALLSTACK,
+            progid,
+            hits,
+            count: frames.len() as u8,
+            payload: &payload,
+        });
+    }
+
+    fn folded(counts: &StackCounts, order: StackOrder) -> Vec<(String, u128)> {
+        counts
+            .profile(order, &Tables::default(), &SymbolMap::default())
+            .folded()
+    }
+
+    #[test]
+    fn stacks_fold_outermost_first_by_address() {
+        let mut c = StackCounts::default();
+        stack(&mut c, Some(0), 2, &[0x10, 0x20, 0x30]);
+        stack(&mut c, Some(0), 3, &[0x10, 0x20, 0x30]);
+        stack(&mut c, Some(0), 1, &[0x11]);
+        stack(&mut c, Some(1), 4, &[0x10, 0x20]);
+        assert_eq!(c.unique(), 3, "one entry per unique (binary, stack)");
+        assert_eq!(
+            folded(&c, StackOrder::LeafFirst),
+            [
+                ("progid 0+0x11".to_owned(), 1),
+                ("progid 0+0x30;progid 0+0x20;progid 0+0x10".to_owned(), 5),
+                ("progid 1+0x20;progid 1+0x10".to_owned(), 4),
+            ]
+        );
+        assert_eq!(
+            folded(&c, StackOrder::RootFirst)[0],
+            ("progid 0+0x10;progid 0+0x20;progid 0+0x30".to_owned(), 5)
+        );
+    }
+
+    #[test]
+    fn records_without_a_binary_or_frames_are_left_out() {
+        let mut c = StackCounts::default();
+        stack(&mut c, None, 5, &[0x10, 0x20]);
+        stack(&mut c, Some(0), 5, &[]);
+        assert_eq!(c.unique(), 0);
+        assert!(
+            c.profile(
+                StackOrder::LeafFirst,
+                &Tables::default(),
+                &SymbolMap::default()
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn totals_above_two_to_the_64_are_exact() {
+        let max = u128::from(u64::MAX) + 1;
+        let mut c = StackCounts::default();
+        stack(&mut c, Some(0), max, &[1, 2]);
+        stack(&mut c, Some(0), max, &[1, 2]);
+        stack(&mut c, Some(0), 1, &[3]);
+        let p = c.profile(
+            StackOrder::LeafFirst,
+            &Tables::default(),
+            &SymbolMap::default(),
+        );
+        assert_eq!(p.binaries[0].hits, 2 * max + 1);
+        assert_eq!(p.binaries[0].records, 3);
+        assert_eq!(p.folded()[0].1, 2 * max);
+    }
+
+    #[test]
+    fn stack_orders_parse() {
+        assert_eq!("Root-First".parse(), Ok(StackOrder::RootFirst));
+        assert_eq!("leaf-first".parse(), Ok(StackOrder::LeafFirst));
+        assert!("leaf".parse::<StackOrder>().is_err());
+    }
+}

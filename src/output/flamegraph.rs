@@ -1,0 +1,122 @@
+//! `/flamegraph:FILE`: an interactive SVG flame graph of the folded stacks, drawn by the
+//! `inferno` crate (SPEC 9.3).
+//!
+//! Widths are proportional to hits. inferno counts in machine words, so when the stacks'
+//! total does not fit, every count is divided by one common factor, rounded up so that no
+//! stack disappears, and the subtitle says so; the folded lines themselves stay exact.
+
+use std::io::{self, Write};
+
+use inferno::flamegraph::{self, Options};
+
+/// The largest total drawn unscaled: half the word, leaving inferno room to add.
+const LIMIT: u128 = (usize::MAX / 2) as u128;
+
+/// What the flame graph shows: the counts it was given, or how they were scaled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Drawn {
+    /// The common divisor of every count, 1 when none was needed.
+    pub factor: u128,
+}
+
+/// Writes the flame graph of `folded` (`stack hits` pairs, as [`Profile::folded`] gives
+/// them) to `out`, titled `title`.
+///
+/// [`Profile::folded`]: crate::analysis::stacks::Profile::folded
+pub fn write(out: impl Write, title: &str, folded: &[(String, u128)]) -> io::Result<Drawn> {
+    let (lines, factor) = lines(folded);
+    let mut options = Options::default();
+    options.title = title.to_owned();
+    options.count_name = "hits".to_owned();
+    // The same input draws the same picture: colours by name, not at random.
+    options.hash = true;
+    options.deterministic = true;
+    if factor > 1 {
+        options.subtitle = Some(format!(
+            "hits divided by {factor} (rounded up) to fit the drawing; the folded stacks are exact"
+        ));
+    }
+    flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), out)
+        .map_err(io::Error::other)?;
+    Ok(Drawn { factor })
+}
+
+/// The lines inferno reads, `stack count`, their counts divided by a common factor when
+/// their total would not fit; every count stays at least 1.
+fn lines(folded: &[(String, u128)]) -> (Vec<String>, u128) {
+    let total: u128 = folded.iter().map(|(_, hits)| hits).sum();
+    let factor = scale(total, folded.len());
+    let lines = folded
+        .iter()
+        .map(|(stack, hits)| format!("{stack} {}", hits.div_ceil(factor)))
+        .collect();
+    (lines, factor)
+}
+
+/// The smallest divisor that brings `total`, spread over `lines` counts each rounded up,
+/// within [`LIMIT`].
+fn scale(total: u128, lines: usize) -> u128 {
+    if total <= LIMIT {
+        return 1;
+    }
+    // Rounding up adds less than one per line: sum(ceil(c / f)) < total / f + lines.
+    let room = LIMIT - (lines as u128).min(LIMIT / 2);
+    total.div_ceil(room)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn svg(folded: &[(String, u128)]) -> (String, Drawn) {
+        let mut out = Vec::new();
+        let drawn = write(&mut out, "trace.spt", folded).unwrap();
+        (String::from_utf8(out).unwrap(), drawn)
+    }
+
+    #[test]
+    fn draws_every_frame_with_its_hits() {
+        let (text, drawn) = svg(&[
+            ("app.exe!main;app.exe!parse".to_owned(), 3),
+            ("app.exe!main;app.exe!lex".to_owned(), 1),
+        ]);
+        assert_eq!(drawn.factor, 1);
+        assert!(text.starts_with("<?xml"), "{}", &text[..80]);
+        assert!(text.contains("trace.spt"), "titled with the trace");
+        for frame in [
+            "app.exe!main (4 hits, 100.00%)",
+            "app.exe!parse (3 hits, 75.00%)",
+        ] {
+            assert!(text.contains(frame), "{frame}");
+        }
+        // The same input draws the same picture.
+        assert_eq!(
+            svg(&[("a;b".to_owned(), 2)]).0,
+            svg(&[("a;b".to_owned(), 2)]).0
+        );
+    }
+
+    #[test]
+    fn counts_past_the_word_are_scaled_and_no_stack_is_lost() {
+        let huge = u128::from(u64::MAX) * 4;
+        let folded = [("a;b".to_owned(), huge), ("a;c".to_owned(), 1)];
+        let (text, drawn) = svg(&folded);
+        assert!(drawn.factor > 1);
+        assert!(text.contains("hits divided by"), "the subtitle says so");
+        let (lines, factor) = lines(&folded);
+        assert_eq!(factor, drawn.factor);
+        assert_eq!(lines[1], "a;c 1", "a stack too small to scale still counts");
+        let counts: Vec<u128> = lines
+            .iter()
+            .map(|l| l.rsplit_once(' ').unwrap().1.parse().unwrap())
+            .collect();
+        assert!(counts.iter().sum::<u128>() <= LIMIT);
+    }
+
+    #[test]
+    fn scale_is_one_until_the_limit() {
+        assert_eq!(scale(LIMIT, 10), 1);
+        assert!(scale(LIMIT + 1, 10) >= 2);
+        assert!(scale(u128::MAX, 1000) < u128::MAX);
+    }
+}

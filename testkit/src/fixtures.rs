@@ -1,0 +1,201 @@
+//! The real PE and PDB fixtures of `testdata/pe/`, as `llvm-readobj` and `llvm-pdbutil`
+//! described them (the `*.readobj.txt` and `*.pdbutil.txt` files beside them), and
+//! `testdata/pe/profile.spt`, a trace of those builds whose call stacks run through their
+//! real functions.
+//!
+//! Everything here comes from the tools' dumps, never from sptdump's own reading of the
+//! files, so a test can check the one against the other.
+
+use std::path::{Path, PathBuf};
+
+use crate::builder::{Guid, RETIRE_INSTR, SptBuilder, UNHALT_CYCLE};
+
+/// The folder of the fixtures.
+pub fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/pe")
+}
+
+fn dump(name: &str) -> String {
+    let path = dir().join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A function as `llvm-pdbutil` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    /// Its name.
+    pub name: String,
+    /// The RVA of its first byte.
+    pub rva: u32,
+    /// Its code size, from its procedure symbol; `None` for a public symbol alone.
+    pub size: Option<u32>,
+}
+
+/// The functions of a PDB (`app` for `app.pdbutil.txt`), sorted by RVA: its procedures
+/// (`S_GPROC32`, `S_LPROC32` with `addr = 0001:OFFSET` and `code size = N`), and the public
+/// function symbols (`S_PUB32`) at RVAs no procedure has, placed by the first section's
+/// virtual address.
+pub fn functions(pdb: &str) -> Vec<Function> {
+    let text = dump(&format!("{pdb}.pdbutil.txt"));
+    let lines: Vec<&str> = text.lines().collect();
+    let text_va = lines
+        .iter()
+        .skip_while(|l| !l.contains("SECTION HEADER #1"))
+        .find_map(|l| l.trim().strip_suffix(" virtual address"))
+        .map(|v| u32::from_str_radix(v.trim(), 16).unwrap())
+        .expect("section 1");
+    let offset = |line: &str| -> u32 {
+        line.split("addr = 0001:").nth(1).expect("addr")[..4]
+            .parse()
+            .unwrap()
+    };
+    let mut out: Vec<Function> = Vec::new();
+    for pair in lines.windows(2) {
+        let name = || pair[0].split('`').nth(1).unwrap().to_owned();
+        if pair[0].contains("S_GPROC32") || pair[0].contains("S_LPROC32") {
+            let size = pair[1].split("code size = ").nth(1).unwrap().trim();
+            out.push(Function {
+                name: name(),
+                rva: text_va + offset(pair[1]),
+                size: Some(size.parse().unwrap()),
+            });
+        }
+    }
+    for pair in lines.windows(2) {
+        if pair[0].contains("S_PUB32") && pair[1].contains("flags = function") {
+            let rva = text_va + offset(pair[1]);
+            if !out.iter().any(|f| f.rva == rva) {
+                out.push(Function {
+                    name: pair[0].split('`').nth(1).unwrap().to_owned(),
+                    rva,
+                    size: None,
+                });
+            }
+        }
+    }
+    out.sort_by_key(|f| f.rva);
+    out
+}
+
+/// The function named `name` of a PDB.
+pub fn function(pdb: &str, name: &str) -> Function {
+    functions(pdb)
+        .into_iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("{pdb}.pdb has no function {name}"))
+}
+
+/// The 16 GUID bytes and the age `llvm-readobj` printed of an image's CodeView record
+/// (`app` for `app.readobj.txt`).
+pub fn codeview(image: &str) -> ([u8; 16], u32) {
+    let text = dump(&format!("{image}.readobj.txt"));
+    let guid = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("PDBGUID: ("))
+        .expect("PDBGUID line");
+    let bytes: Vec<u8> = guid
+        .trim_end_matches(')')
+        .split_whitespace()
+        .map(|b| u8::from_str_radix(b, 16).unwrap())
+        .collect();
+    let age = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("PDBAge: "))
+        .expect("PDBAge line");
+    (bytes.try_into().unwrap(), age.parse().unwrap())
+}
+
+/// One call stack of [`profile_trace`]: the frames leaf first, as (function, offset into
+/// it), and the hits of each of its records.
+pub type Stack = (&'static [(&'static str, u32)], &'static [u64]);
+
+/// The call stacks of `app.exe` in [`profile_trace`]: the real call graph of `app.c`
+/// (`main_entry` calls `compute_checksum`, which calls `parse_token` and `hash_bytes` and
+/// `mix_round`, ...). Return addresses sit inside their callers. Several records of one
+/// function stack differ in their addresses, so that folding by function has work to do.
+pub const APP_STACKS: &[Stack] = &[
+    (
+        &[
+            ("mix_round", 5),
+            ("hash_bytes", 0x20),
+            ("parse_token", 0x40),
+            ("compute_checksum", 0x30),
+            ("main_entry", 0x10),
+        ],
+        &[240, 160],
+    ),
+    (
+        &[
+            ("hash_bytes", 0x18),
+            ("parse_token", 0x40),
+            ("compute_checksum", 0x30),
+            ("main_entry", 0x10),
+        ],
+        &[150, 100],
+    ),
+    (
+        &[
+            ("parse_token", 0x10),
+            ("compute_checksum", 0x30),
+            ("main_entry", 0x10),
+        ],
+        &[120, 60],
+    ),
+    (
+        &[
+            ("mix_round", 3),
+            ("compute_checksum", 0x60),
+            ("main_entry", 0x10),
+        ],
+        &[120],
+    ),
+    (
+        &[
+            ("hash_bytes", 0x30),
+            ("compute_checksum", 0x80),
+            ("main_entry", 0x10),
+        ],
+        &[90],
+    ),
+    (&[("compute_checksum", 0x50), ("main_entry", 0x10)], &[60]),
+    (&[("spin_pause", 0), ("main_entry", 0x8)], &[20]),
+];
+
+/// The call stacks of `core.dll` in [`profile_trace`].
+pub const CORE_STACKS: &[Stack] = &[(&[("core_add", 1), ("core_scale", 0x10)], &[70, 30])];
+
+/// `testdata/pe/profile.spt`: `app.exe` and `core.dll` as built in `testdata/pe/`, with
+/// their GUIDs and ages, each with the call stacks of [`APP_STACKS`] and [`CORE_STACKS`]
+/// (a REPEAT gives each record its hits), the leaf of each stack as an IP sample, and a few
+/// LBR branches.
+pub fn profile_trace() -> Vec<u8> {
+    let mut b = SptBuilder::new();
+    for image in ["app", "core"] {
+        let (guid, age) = codeview(image);
+        let name = b.string(if image == "app" {
+            "app.exe"
+        } else {
+            "core.dll"
+        });
+        b.program_id(Guid(guid), age, name);
+    }
+    for (progid, pdb, stacks) in [(0u16, "app", APP_STACKS), (1, "core", CORE_STACKS)] {
+        b.binary_id(progid);
+        let rva = |name: &str, offset: u32| function(pdb, name).rva + offset;
+        for (frames, records) in stacks {
+            let rvas: Vec<u32> = frames.iter().map(|&(f, o)| rva(f, o)).collect();
+            for (i, &hits) in records.iter().enumerate() {
+                // Records of one stack differ in their leaf address.
+                let mut rvas = rvas.clone();
+                rvas[0] += i as u32 % 2;
+                b.repeat(hits - 1).callstack(&rvas);
+                b.repeat(hits - 1).ip(UNHALT_CYCLE, &rvas[..1]);
+            }
+        }
+        let first = rva(stacks[0].0[0].0, 0);
+        let second = rva(stacks[0].0[1].0, 0);
+        b.ip(RETIRE_INSTR, &[first, second])
+            .lbr(&[(second + 4, first), (first + 2, second + 8)]);
+    }
+    b.build()
+}
