@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::FxHashMap;
 
 use crate::format::record::{SampleKind, Samples};
@@ -64,12 +65,13 @@ impl FromStr for StackOrder {
 /// The unique call stacks of a trace and their hits, as decoded.
 #[derive(Debug, Default)]
 pub struct StackCounts {
-    /// `[progid, frames as stored ...]` to the summed hits.
-    stacks: FxHashMap<Box<[u32]>, u128>,
+    /// The progid (2 bytes, little-endian) and the record's frames as stored, to the summed
+    /// hits: keyed by the raw bytes, so that counting a record copies and hashes them once.
+    stacks: FxHashMap<Box<[u8]>, u128>,
     /// Per binary: the call-stack records with at least one frame, and their hits.
     totals: BTreeMap<u16, (u64, u128)>,
     /// The key being looked up, kept to reuse its allocation.
-    scratch: Vec<u32>,
+    scratch: Vec<u8>,
 }
 
 impl StackCounts {
@@ -86,8 +88,8 @@ impl StackCounts {
         total.0 += 1;
         total.1 += s.hits;
         self.scratch.clear();
-        self.scratch.push(u32::from(progid));
-        self.scratch.extend(s.rvas().iter());
+        self.scratch.extend_from_slice(&progid.to_le_bytes());
+        self.scratch.extend_from_slice(s.payload);
         match self.stacks.get_mut(self.scratch.as_slice()) {
             Some(hits) => *hits += s.hits,
             None => {
@@ -116,8 +118,9 @@ impl StackCounts {
     /// The stacks by key, per binary: each unique address is looked up once.
     pub fn profile(&self, order: StackOrder, tables: &Tables, symbols: &SymbolMap) -> Profile {
         let mut binaries: BTreeMap<u16, Folding<'_>> = BTreeMap::new();
+        let mut frames: Vec<u32> = Vec::new();
         for (stack, &hits) in &self.stacks {
-            let progid = stack[0] as u16;
+            let progid = LE::read_u16(&stack[..2]);
             let folding = binaries.entry(progid).or_insert_with(|| Folding {
                 symbols: symbols.get(Some(progid)),
                 keys: Vec::new(),
@@ -125,7 +128,8 @@ impl StackCounts {
                 known: FxHashMap::default(),
                 stacks: FxHashMap::default(),
             });
-            let frames = &stack[1..];
+            frames.clear();
+            frames.extend(stack[2..].chunks_exact(4).map(LE::read_u32));
             // Outermost first, the leaf last, whatever the stored order.
             let mut path: Vec<u32> = Vec::with_capacity(frames.len());
             let leaf_at = match order {

@@ -4,7 +4,9 @@
 //! RVAs over all six IP events, LBR records of 16 or 32 pairs, call stacks of 2–40 frames;
 //! a REPEAT before about a third of the sample records; addresses drawn with a skew from a
 //! few thousand hot ones per binary, and branches and calls from an address going to one of
-//! a few others, as in real code. The same seed always gives the same bytes.
+//! a few others, as in real code. Call stacks are paths of a program's call graph, so they
+//! repeat: each binary has a few thousand of them, drawn with a skew, as a sampled program
+//! spends its time on a few hot paths. The same seed always gives the same bytes.
 //!
 //! The writer lays the bytes out from the format description and shares no code with the
 //! decoder, so a benchmark never measures the decoder against its own mirror image.
@@ -58,6 +60,8 @@ const BINARIES: [(&str, [u8; 16], u32); 4] = [
     ),
 ];
 const HOT_PER_BINARY: usize = 3000;
+/// The distinct call stacks of each binary.
+const STACKS_PER_BINARY: usize = 4000;
 const SEGMENT_TARGET: usize = 64 * 1024;
 const IP_OPCODES: [u8; 6] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x41];
 
@@ -107,6 +111,24 @@ pub fn write_trace(out: &mut impl Write, target: u64, seed: u64) -> std::io::Res
                 .collect()
         })
         .collect();
+    // Each binary's call paths: walks from a hot address to callers near it.
+    let stacks: Vec<Vec<Vec<u32>>> = hot
+        .iter()
+        .map(|hot| {
+            (0..STACKS_PER_BINARY)
+                .map(|_| {
+                    let n = 2 + rng.below(39) as usize;
+                    let mut frame = rng.skewed(hot.len() as u64) as usize;
+                    let mut path = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        path.push(hot[frame]);
+                        frame = (frame * 17 + 1 + rng.below(3) as usize) % hot.len();
+                    }
+                    path
+                })
+                .collect()
+        })
+        .collect();
 
     let mut segment = Vec::with_capacity(SEGMENT_TARGET + 4096);
     loop {
@@ -149,12 +171,10 @@ pub fn write_trace(out: &mut impl Write, target: u64, seed: u64) -> std::io::Res
                     }
                 }
                 _ => {
-                    let n = 2 + rng.below(39) as u8;
-                    segment.extend([0x42, n]);
-                    let mut frame = pick(&mut rng);
-                    for _ in 0..n {
-                        segment.extend(hot[frame].to_le_bytes());
-                        frame = near(&mut rng, frame, 17);
+                    let path = &stacks[progid][rng.skewed(STACKS_PER_BINARY as u64) as usize];
+                    segment.extend([0x42, path.len() as u8]);
+                    for frame in path {
+                        segment.extend(frame.to_le_bytes());
                     }
                 }
             }
