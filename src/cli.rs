@@ -101,6 +101,18 @@ const OPTIONS: &[Opt] = &[
         "write an interactive SVG flame graph of the call stacks to FILE",
     ),
     valued(
+        "pprof",
+        "FILE",
+        false,
+        "write the trace as a gzipped pprof profile (go tool pprof, Pyroscope) to FILE",
+    ),
+    valued(
+        "speedscope",
+        "FILE",
+        false,
+        "write the trace in speedscope's JSON format to FILE",
+    ),
+    valued(
         "stackorder",
         "ORDER",
         false,
@@ -271,7 +283,7 @@ pub enum Command {
     /// Dump files.
     Dump {
         /// What to print, and how. Its `/match` and `/pdb` files are still to be read.
-        options: Options,
+        options: Box<Options>,
         /// The files, `-` for standard input.
         files: Vec<OsString>,
         /// The images and PDBs given to `/match`, to be read before dumping.
@@ -594,9 +606,20 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         .first()
         .map_or(StackOrder::LeafFirst, |m| m.parse().expect("checked"));
     let binaries = text("binary");
-    let flamegraph = values(&matches, "flamegraph").pop().map(PathBuf::from);
-    if flamegraph.is_some() && files.len() > 1 {
-        return Err(usage("/flamegraph writes one file: give it one trace"));
+    let file_of = |name: &str| values(&matches, name).pop().map(PathBuf::from);
+    let (flamegraph, pprof, speedscope) = (
+        file_of("flamegraph"),
+        file_of("pprof"),
+        file_of("speedscope"),
+    );
+    for (name, given) in [
+        ("flamegraph", &flamegraph),
+        ("pprof", &pprof),
+        ("speedscope", &speedscope),
+    ] {
+        if given.is_some() && files.len() > 1 {
+            return Err(usage(format!("/{name} writes one file: give it one trace")));
+        }
     }
 
     // /top on its own asks for the top entries: that is a summary.
@@ -614,6 +637,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         || functions.is_some()
         || folded
         || flamegraph.is_some()
+        || pprof.is_some()
+        || speedscope.is_some()
         || !match_paths.is_empty();
     let sections = if matches.get_flag("all") || (chosen == Sections::default() && !only_verdicts) {
         Sections::ALL
@@ -621,7 +646,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         chosen
     };
     Ok(Command::Dump {
-        options: Options {
+        options: Box::new(Options {
             format,
             sections,
             summary,
@@ -629,13 +654,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             folded,
             flamegraph,
             stack_order,
+            pprof,
+            speedscope,
             validate: matches.get_flag("validate"),
             strict: matches.get_flag("strict"),
             strindex,
             binaries: (!binaries.is_empty()).then_some(binaries),
             matches: Vec::new(),
             pdbs: Vec::new(),
-        },
+        }),
         files,
         match_paths,
         pdb_paths: values(&matches, "pdb"),
@@ -653,7 +680,7 @@ mod tests {
     fn dump_of(args: &[&str]) -> (Options, Vec<String>) {
         match parse_strs(args).unwrap() {
             Command::Dump { options, files, .. } => (
-                options,
+                *options,
                 files
                     .into_iter()
                     .map(|f| f.into_string().unwrap())

@@ -7,7 +7,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::analysis::collect::Collector;
@@ -24,7 +24,8 @@ use crate::format::tables::{StringIndex, Tables, base_name};
 use crate::image::matching::{self, MatchFile, MatchResult, PdbFile, Status as MatchStatus};
 use crate::image::symbols::SymbolMap;
 use crate::input::{Input, Opened};
-use crate::output::{FileInfo, Format, Output, Printer, flamegraph};
+use crate::output::pprof::{self, Counted};
+use crate::output::{FileInfo, Format, Output, Printer, flamegraph, speedscope};
 
 /// The sections of a dump.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -67,6 +68,10 @@ pub struct Options {
     pub flamegraph: Option<PathBuf>,
     /// How the frames of a call stack are stored (`/stackorder`).
     pub stack_order: StackOrder,
+    /// Write the trace as a gzipped pprof profile to this file (`/pprof:FILE`).
+    pub pprof: Option<PathBuf>,
+    /// Write the trace in speedscope's format to this file (`/speedscope:FILE`).
+    pub speedscope: Option<PathBuf>,
     /// Print only the diagnostics and a verdict.
     pub validate: bool,
     /// Warnings count as errors for the exit status and the verdict (`/strict`).
@@ -93,6 +98,8 @@ impl Default for Options {
             folded: false,
             flamegraph: None,
             stack_order: StackOrder::LeafFirst,
+            pprof: None,
+            speedscope: None,
             validate: false,
             strict: false,
             binaries: None,
@@ -228,7 +235,16 @@ impl Options {
 
     /// Whether the call stacks are wanted.
     fn stacks(&self) -> bool {
-        !self.validate && (self.functions.is_some() || self.folded || self.flamegraph.is_some())
+        !self.validate
+            && (self.functions.is_some()
+                || self.folded
+                || self.flamegraph.is_some()
+                || self.exports())
+    }
+
+    /// Whether a profile for another viewer is to be written.
+    fn exports(&self) -> bool {
+        !self.validate && (self.pprof.is_some() || self.speedscope.is_some())
     }
 }
 
@@ -408,7 +424,9 @@ fn dump_sections<P: Printer>(
     }
 
     let events = show(opts.sections.event);
-    let mut summary = opts.summary.filter(|_| !opts.validate).map(Collector::new);
+    // The exports are made of the summary's counts: every address and branch of each binary.
+    let counting = opts.summary.or(opts.exports().then_some(0));
+    let mut summary = counting.filter(|_| !opts.validate).map(Collector::new);
     let mut stacks = opts.stacks().then(StackCounts::default);
     if events || summary.is_some() || stacks.is_some() || opts.validate {
         if events {
@@ -448,17 +466,31 @@ fn dump_sections<P: Printer>(
         }
     }
     let tables = &opened.tables;
-    match summary.map(Collector::finish) {
-        Some(Ok(summary)) => out.print(|p| p.summary(&summary, tables, &symbols))?,
+    let summary = match summary.map(Collector::finish) {
+        Some(Ok(summary)) => Some(summary),
         Some(Err(failed)) => {
             out.print(|p| p.error(file, &failed.to_string()))?;
             out.tally.errors += 1;
+            None
         }
-        None => {}
+        None => None,
+    };
+    if let (Some(summary), Some(_)) = (&summary, opts.summary) {
+        out.print(|p| p.summary(summary, tables, &symbols))?;
     }
     if let Some(stacks) = stacks {
         let profile = stacks.profile(opts.stack_order, tables, &symbols);
         stack_outputs(out, file, opts, &profile)?;
+        if let Some(summary) = &summary {
+            let counted = Counted {
+                summary,
+                stacks: &stacks,
+                order: opts.stack_order,
+                tables,
+                symbols: &symbols,
+            };
+            exports(out, file, opts, &counted, &profile)?;
+        }
     }
     if !opts.matches.is_empty() {
         let results: Vec<MatchResult<'_>> = opts
@@ -500,22 +532,68 @@ fn stack_outputs<P: Printer>(
     if opts.folded {
         out.print(|p| p.folded(&folded))?;
     }
-    if let Some(path) = &opts.flamegraph {
-        let written = File::create(path).and_then(|f| {
-            let mut svg = BufWriter::new(f);
-            flamegraph::write(&mut svg, &file.label(), &folded)?;
-            svg.flush()
-        });
-        if let Err(e) = written {
-            let message = format!(
-                "cannot write the flame graph {}: {}",
-                path.display(),
-                crate::input::describe(&e)
-            );
-            out.print(|p| p.error(file, &message))?;
-            out.tally.errors += 1;
+    if let Some(path) = &opts.flamegraph
+        && let Err(e) = write_file(path, |w| flamegraph::write(w, &file.label(), &folded))
+    {
+        cannot_write(out, file, "flame graph", path, &e)?;
+    }
+    Ok(())
+}
+
+/// Writes the profiles for other viewers: `/pprof` and `/speedscope`.
+fn exports<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    opts: &Options,
+    counted: &Counted<'_>,
+    profile: &Profile,
+) -> Result<(), Error> {
+    if let Some(path) = &opts.pprof {
+        match write_file(path, |w| pprof::write(w, counted, &file.label())) {
+            Ok(written) if written.clamped => {
+                let message = "a count above 2^63 - 1, more than a pprof value holds, was clamped to it in the pprof profile";
+                out.print(|p| p.note(file, message))?;
+            }
+            Ok(_) => {}
+            Err(e) => cannot_write(out, file, "pprof profile", path, &e)?,
         }
     }
+    if let Some(path) = &opts.speedscope
+        && let Err(e) = write_file(path, |w| {
+            speedscope::write(w, counted, profile, &file.label())
+        })
+    {
+        cannot_write(out, file, "speedscope file", path, &e)?;
+    }
+    Ok(())
+}
+
+/// Creates `path` and writes it with `write`, through a buffer.
+fn write_file<T>(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<T>,
+) -> io::Result<T> {
+    let mut w = BufWriter::new(File::create(path)?);
+    let t = write(&mut w)?;
+    w.flush()?;
+    Ok(t)
+}
+
+/// Reports a file of ours that could not be written: an error of the run.
+fn cannot_write<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    what: &str,
+    path: &Path,
+    e: &io::Error,
+) -> Result<(), Error> {
+    let message = format!(
+        "cannot write the {what} {}: {}",
+        path.display(),
+        crate::input::describe(e)
+    );
+    out.print(|p| p.error(file, &message))?;
+    out.tally.errors += 1;
     Ok(())
 }
 

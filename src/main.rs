@@ -63,7 +63,7 @@ fn main() -> ExitCode {
             files,
             match_paths,
             pdb_paths,
-        } => run(out, options, &files, &match_paths, &pdb_paths),
+        } => run(out, *options, &files, &match_paths, &pdb_paths),
     };
     ExitCode::from(match status {
         Ok(status) => exit_code(status),

@@ -110,6 +110,23 @@ impl StackCounts {
         }
     }
 
+    /// Calls `f` with every unique stack: its progid, its frames as stored, and its hits.
+    pub fn for_each(&self, mut f: impl FnMut(u16, &[u32], u128)) {
+        let mut frames: Vec<u32> = Vec::new();
+        for (stack, &hits) in &self.stacks {
+            frames.clear();
+            frames.extend(stack[2..].chunks_exact(4).map(LE::read_u32));
+            f(LE::read_u16(&stack[..2]), &frames, hits);
+        }
+    }
+
+    /// The binaries with call stacks, and the records and hits of each, in progid order.
+    pub fn totals(&self) -> impl Iterator<Item = (u16, u64, u128)> + '_ {
+        self.totals
+            .iter()
+            .map(|(&p, &(records, hits))| (p, records, hits))
+    }
+
     /// How many unique (binary, stack) entries are held.
     pub fn unique(&self) -> usize {
         self.stacks.len()
@@ -155,7 +172,7 @@ impl StackCounts {
                     stacks.sort_unstable();
                     BinaryStacks {
                         progid,
-                        name: binary_name(tables, progid),
+                        name: tables.binary_name(progid),
                         records,
                         hits,
                         keys: folding.keys,
@@ -164,14 +181,6 @@ impl StackCounts {
                 })
                 .collect(),
         }
-    }
-}
-
-/// The name a binary goes by in keys: its program ID's name, or `progid N`.
-fn binary_name(tables: &Tables, progid: u16) -> String {
-    match tables.name(progid) {
-        Some(name) => String::from_utf8_lossy(name).into_owned(),
-        None => format!("progid {progid}"),
     }
 }
 

@@ -20,6 +20,26 @@ use crate::format::record::{Branch, SampleKind, Samples};
 use crate::format::tables::Tables;
 use crate::image::symbols::{SymbolMap, Symbols};
 
+/// Every address one IP event sampled in a binary, for exporters.
+#[derive(Clone, Debug)]
+pub struct EventHits {
+    /// The event.
+    pub event: Opcode,
+    /// Each RVA and its hits, in no particular order.
+    pub hits: Vec<(u32, u128)>,
+    /// Their sum: `/summary`'s `samples`.
+    pub total: u128,
+}
+
+/// Every LBR branch of a binary, for exporters.
+#[derive(Clone, Debug)]
+pub struct BranchHits {
+    /// Each branch `[from, to]` and its hits, in no particular order.
+    pub hits: Vec<([u32; 2], u128)>,
+    /// Their sum: `/summary`'s `branches`.
+    pub total: u128,
+}
+
 /// Per-binary aggregates of one file.
 #[derive(Debug)]
 pub struct Summary {
@@ -251,6 +271,48 @@ impl Summary {
                     .record(s.rvas().arcs().map(arc_key), s.hits);
             }
         }
+    }
+
+    /// The binaries with sample records, in progid order (records before any BINARY_ID,
+    /// which belong to none, left out): what exporters go through.
+    pub fn progids(&self) -> Vec<u16> {
+        let mut all: Vec<u16> = self.binaries.iter().filter_map(|b| b.progid).collect();
+        all.sort_unstable();
+        all
+    }
+
+    fn of(&self, progid: u16) -> Option<&Binary> {
+        self.index.get(&Some(progid)).map(|&at| &self.binaries[at])
+    }
+
+    /// The IP events with records in binary `progid`, in opcode order, each with every RVA
+    /// it sampled and the hits (in no particular order) and its total.
+    pub fn ip_hits(&self, progid: u16) -> Vec<EventHits> {
+        let Some(b) = self.of(progid) else {
+            return Vec::new();
+        };
+        Opcode::IP_KINDS
+            .iter()
+            .zip(&b.ip)
+            .filter_map(|(&op, t)| {
+                let t = t.as_ref()?;
+                Some(EventHits {
+                    event: op,
+                    hits: t.hits.iter().collect(),
+                    total: t.total,
+                })
+            })
+            .collect()
+    }
+
+    /// Every LBR branch `[from, to]` of binary `progid` with its hits (in no particular
+    /// order), and their total; `None` without LBR records.
+    pub fn lbr_hits(&self, progid: u16) -> Option<BranchHits> {
+        let t = self.of(progid)?.lbr.as_ref()?;
+        Some(BranchHits {
+            hits: t.hits.iter().collect(),
+            total: t.total,
+        })
     }
 
     /// The binaries in output order: ascending program ID, records without one last.

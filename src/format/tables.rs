@@ -145,6 +145,15 @@ impl Tables {
         }
     }
 
+    /// The name a binary goes by in keys and exports: its program ID's name (with U+FFFD for
+    /// what is not UTF-8), or `progid N` when it has none.
+    pub fn binary_name(&self, progid: u16) -> String {
+        match self.name(progid) {
+            Some(name) => String::from_utf8_lossy(name).into_owned(),
+            None => format!("progid {progid}"),
+        }
+    }
+
     /// How many program IDs the table lists (0 when it could not be read).
     pub fn progid_count(&self) -> usize {
         self.progids.as_ref().map_or(0, |t| t.entries().len())

@@ -6,7 +6,8 @@
 //!
 //! [`text`] is for people and `diff`, [`json`] for pipelines; [`Output`] is either, as the
 //! options choose. An exporter that writes a file of its own goes here too, beside them, and
-//! reads an analysis's report: [`flamegraph`] draws the folded stacks as an SVG.
+//! reads an analysis's report: [`flamegraph`] draws the folded stacks as an SVG, [`pprof`] and
+//! [`speedscope`] write the profile for those viewers.
 
 use std::borrow::Cow;
 use std::io;
@@ -25,6 +26,8 @@ use crate::image::symbols::SymbolMap;
 
 pub mod flamegraph;
 pub mod json;
+pub mod pprof;
+pub mod speedscope;
 pub mod text;
 
 pub use json::JsonPrinter;

@@ -1,0 +1,452 @@
+//! `/pprof:FILE`: the trace as a gzipped `profile.proto`, the format of google/pprof, which
+//! `go tool pprof`, speedscope and Pyroscope read (SPEC 9.4).
+//!
+//! ```text
+//! mapping   one per binary: filename = its name, build_id = its symbol-server key,
+//!           starting at 0, so that a location's address is the stored RVA
+//! location  one per (binary, address), with one line naming its function
+//! function  from the PDB (/pdb), else named as the address is (`app.exe+0x1A2B`)
+//! sample    IP: one per (binary, address), a value per IP event
+//!           stacks: one per distinct stack, locations leaf first
+//!           branches: one per LBR pair, locations [to, from]
+//! ```
+//!
+//! The sample types are the IP events present, `branches` and `stacks`, with the one users
+//! most likely want first put last (speedscope takes `default_sample_type` as a position):
+//! `stacks` when there are call stacks, else the first IP event. pprof values are `int64`:
+//! a count above 2^63 - 1 is clamped to it, and [`Written::clamped`] says so.
+//!
+//! The message types are written with prost's derives, field by field from profile.proto.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use prost::Message;
+use rustc_hash::FxHashMap;
+
+use crate::analysis::stacks::{StackCounts, StackOrder};
+use crate::analysis::summary::Summary;
+use crate::format::tables::Tables;
+use crate::image::symbols::SymbolMap;
+
+/// `perftools.profiles.Profile`.
+#[derive(Clone, PartialEq, Message)]
+pub struct Profile {
+    /// What each value of a sample counts.
+    #[prost(message, repeated, tag = "1")]
+    pub sample_type: Vec<ValueType>,
+    /// The samples.
+    #[prost(message, repeated, tag = "2")]
+    pub sample: Vec<Sample>,
+    /// The binaries.
+    #[prost(message, repeated, tag = "3")]
+    pub mapping: Vec<Mapping>,
+    /// The addresses.
+    #[prost(message, repeated, tag = "4")]
+    pub location: Vec<Location>,
+    /// The functions.
+    #[prost(message, repeated, tag = "5")]
+    pub function: Vec<Function>,
+    /// Every string, referred to by index; `string_table[0]` is `""`.
+    #[prost(string, repeated, tag = "6")]
+    pub string_table: Vec<String>,
+    /// Frames to drop (a regular expression); unused.
+    #[prost(int64, tag = "7")]
+    pub drop_frames: i64,
+    /// Frames to keep; unused.
+    #[prost(int64, tag = "8")]
+    pub keep_frames: i64,
+    /// When the profile was taken; unknown (0).
+    #[prost(int64, tag = "9")]
+    pub time_nanos: i64,
+    /// How long it took; unknown (0).
+    #[prost(int64, tag = "10")]
+    pub duration_nanos: i64,
+    /// The sampling event; unset.
+    #[prost(message, optional, tag = "11")]
+    pub period_type: Option<ValueType>,
+    /// The sampling period; unset.
+    #[prost(int64, tag = "12")]
+    pub period: i64,
+    /// Free-form comments, as string indices.
+    #[prost(int64, repeated, tag = "13")]
+    pub comment: Vec<i64>,
+    /// The name of the sample type shown first, as a string index.
+    #[prost(int64, tag = "14")]
+    pub default_sample_type: i64,
+}
+
+/// `ValueType`: a kind of value and its unit, as string indices.
+#[derive(Clone, PartialEq, Message)]
+pub struct ValueType {
+    /// The kind.
+    #[prost(int64, tag = "1")]
+    pub r#type: i64,
+    /// The unit.
+    #[prost(int64, tag = "2")]
+    pub unit: i64,
+}
+
+/// `Sample`: locations, leaf first, and a value per sample type.
+#[derive(Clone, PartialEq, Message)]
+pub struct Sample {
+    /// Location IDs, the leaf first.
+    #[prost(uint64, repeated, tag = "1")]
+    pub location_id: Vec<u64>,
+    /// A value per sample type.
+    #[prost(int64, repeated, tag = "2")]
+    pub value: Vec<i64>,
+}
+
+/// `Mapping`: one binary's address range.
+#[derive(Clone, PartialEq, Message)]
+pub struct Mapping {
+    /// Its ID, from 1.
+    #[prost(uint64, tag = "1")]
+    pub id: u64,
+    /// Where it starts: 0, so that addresses are RVAs.
+    #[prost(uint64, tag = "2")]
+    pub memory_start: u64,
+    /// Where it ends: past the largest RVA.
+    #[prost(uint64, tag = "3")]
+    pub memory_limit: u64,
+    /// The offset in the file; 0.
+    #[prost(uint64, tag = "4")]
+    pub file_offset: u64,
+    /// The binary's name, as a string index.
+    #[prost(int64, tag = "5")]
+    pub filename: i64,
+    /// Its symbol-server key, as a string index.
+    #[prost(int64, tag = "6")]
+    pub build_id: i64,
+    /// Whether its locations have functions: always.
+    #[prost(bool, tag = "7")]
+    pub has_functions: bool,
+    /// Whether they have file names.
+    #[prost(bool, tag = "8")]
+    pub has_filenames: bool,
+    /// Whether they have line numbers.
+    #[prost(bool, tag = "9")]
+    pub has_line_numbers: bool,
+    /// Whether they have inlined frames.
+    #[prost(bool, tag = "10")]
+    pub has_inline_frames: bool,
+}
+
+/// `Location`: one address of one binary.
+#[derive(Clone, PartialEq, Message)]
+pub struct Location {
+    /// Its ID, from 1.
+    #[prost(uint64, tag = "1")]
+    pub id: u64,
+    /// Its binary's mapping.
+    #[prost(uint64, tag = "2")]
+    pub mapping_id: u64,
+    /// The RVA.
+    #[prost(uint64, tag = "3")]
+    pub address: u64,
+    /// The function it is in.
+    #[prost(message, repeated, tag = "4")]
+    pub line: Vec<Line>,
+    /// Whether several functions were folded here; never.
+    #[prost(bool, tag = "5")]
+    pub is_folded: bool,
+}
+
+/// `Line`: a function of a location.
+#[derive(Clone, PartialEq, Message)]
+pub struct Line {
+    /// The function.
+    #[prost(uint64, tag = "1")]
+    pub function_id: u64,
+    /// The source line; unknown (0).
+    #[prost(int64, tag = "2")]
+    pub line: i64,
+}
+
+/// `Function`.
+#[derive(Clone, PartialEq, Message)]
+pub struct Function {
+    /// Its ID, from 1.
+    #[prost(uint64, tag = "1")]
+    pub id: u64,
+    /// Its name, as a string index.
+    #[prost(int64, tag = "2")]
+    pub name: i64,
+    /// Its name as the linker knows it, as a string index.
+    #[prost(int64, tag = "3")]
+    pub system_name: i64,
+    /// Its source file (here: the binary), as a string index.
+    #[prost(int64, tag = "4")]
+    pub filename: i64,
+    /// Its first source line; unknown (0).
+    #[prost(int64, tag = "5")]
+    pub start_line: i64,
+}
+
+/// What writing found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Whether a value above 2^63 - 1 was clamped to it.
+    pub clamped: bool,
+    /// The number of samples.
+    pub samples: usize,
+}
+
+/// The counts a profile is made of, as the analyses gathered them.
+pub struct Counted<'a> {
+    /// The IP samples and LBR branches per binary.
+    pub summary: &'a Summary,
+    /// The distinct call stacks.
+    pub stacks: &'a StackCounts,
+    /// How their frames are stored.
+    pub order: StackOrder,
+    /// The binaries' names and keys.
+    pub tables: &'a Tables,
+    /// The `/pdb` symbols.
+    pub symbols: &'a SymbolMap,
+}
+
+/// Builds the profile of `counted`, with `comment` (the trace's path) as its comment.
+pub fn profile(counted: &Counted<'_>, comment: &str) -> (Profile, Written) {
+    let mut b = Builder::default();
+    b.string("");
+    let summary = counted.summary;
+
+    // The sample types: branches, the IP events present (last the first of them), stacks.
+    let mut events = Vec::new();
+    let mut lbr = false;
+    for p in summary.progids() {
+        for e in summary.ip_hits(p) {
+            if !events.contains(&e.event) {
+                events.push(e.event);
+            }
+        }
+        lbr |= summary.lbr_hits(p).is_some();
+    }
+    events.sort_unstable_by_key(|op| std::cmp::Reverse(op.0));
+    let has_stacks = counted.stacks.unique() > 0;
+    let mut types: Vec<String> = Vec::new();
+    if lbr {
+        types.push("branches".to_owned());
+    }
+    types.extend(
+        events
+            .iter()
+            .map(|op| op.name().unwrap_or_default().to_owned()),
+    );
+    if has_stacks {
+        types.push("stacks".to_owned());
+    }
+    let slot = |name: &str| types.iter().position(|t| t == name);
+    let count = b.string("count");
+    let sample_type: Vec<ValueType> = types
+        .iter()
+        .map(|t| ValueType {
+            r#type: b.string(t),
+            unit: count,
+        })
+        .collect();
+
+    // The addresses and how they are used: a return address is looked up one byte back.
+    let mut addresses: BTreeMap<(u16, u32), bool> = BTreeMap::new();
+    let mut note = |progid: u16, rva: u32, exact: bool| {
+        let e = addresses.entry((progid, rva)).or_insert(exact);
+        *e |= exact;
+    };
+    for p in summary.progids() {
+        for e in summary.ip_hits(p) {
+            e.hits.iter().for_each(|&(rva, _)| note(p, rva, true));
+        }
+        if let Some(branches) = summary.lbr_hits(p) {
+            for ([from, to], _) in branches.hits {
+                note(p, from, true);
+                note(p, to, true);
+            }
+        }
+    }
+    counted.stacks.for_each(|p, frames, _| {
+        let leaf = match counted.order {
+            StackOrder::LeafFirst => 0,
+            StackOrder::RootFirst => frames.len() - 1,
+        };
+        for (i, &rva) in frames.iter().enumerate() {
+            note(p, rva, i == leaf);
+        }
+    });
+
+    let mut mapping_of: BTreeMap<u16, u64> = BTreeMap::new();
+    for &(progid, _) in addresses.keys() {
+        if mapping_of.contains_key(&progid) {
+            continue;
+        }
+        let id = mapping_of.len() as u64 + 1;
+        let name = counted.tables.binary_name(progid);
+        let key = counted
+            .tables
+            .progids
+            .as_ref()
+            .and_then(|t| t.get(progid))
+            .map(|e| e.symkey().to_string())
+            .unwrap_or_default();
+        let mapping = Mapping {
+            id,
+            memory_start: 0,
+            memory_limit: 1 << 32,
+            file_offset: 0,
+            filename: b.string(&name),
+            build_id: b.string(&key),
+            has_functions: true,
+            has_filenames: false,
+            has_line_numbers: false,
+            has_inline_frames: false,
+        };
+        b.mappings.push(mapping);
+        mapping_of.insert(progid, id);
+    }
+
+    let mut location_of: FxHashMap<(u16, u32), u64> = FxHashMap::default();
+    let mut function_of: FxHashMap<(u16, u32, bool), u64> = FxHashMap::default();
+    for (&(progid, rva), &exact) in &addresses {
+        let binary = counted.tables.binary_name(progid);
+        let symbols = counted.symbols.get(Some(progid));
+        let at = if exact { Some(rva) } else { rva.checked_sub(1) };
+        let found = symbols.zip(at).and_then(|(s, at)| s.lookup(at));
+        let (key, name) = match found {
+            Some((f, _)) => ((progid, f.rva, true), format!("{binary}!{}", f.name)),
+            None => ((progid, rva, false), format!("{binary}+0x{rva:X}")),
+        };
+        let next = b.functions.len() as u64 + 1;
+        let function_id = *function_of.entry(key).or_insert(next);
+        if function_id == next {
+            let name = b.string(&name);
+            let filename = b.string(&binary);
+            b.functions.push(Function {
+                id: function_id,
+                name,
+                system_name: name,
+                filename,
+                start_line: 0,
+            });
+        }
+        let id = b.locations.len() as u64 + 1;
+        b.locations.push(Location {
+            id,
+            mapping_id: mapping_of[&progid],
+            address: u64::from(rva),
+            line: vec![Line {
+                function_id,
+                line: 0,
+            }],
+            is_folded: false,
+        });
+        location_of.insert((progid, rva), id);
+    }
+
+    let mut written = Written::default();
+    let mut value = |hits: u128| -> i64 {
+        i64::try_from(hits).unwrap_or_else(|_| {
+            written.clamped = true;
+            i64::MAX
+        })
+    };
+    let mut samples = Vec::new();
+    for p in summary.progids() {
+        // IP: a sample per address, with a value per event.
+        let mut by_rva: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
+        for e in summary.ip_hits(p) {
+            let i = slot(e.event.name().unwrap_or_default()).expect("a type per event");
+            for (rva, hits) in e.hits {
+                by_rva.entry(rva).or_insert_with(|| vec![0; types.len()])[i] = value(hits);
+            }
+        }
+        for (rva, values) in by_rva {
+            samples.push(Sample {
+                location_id: vec![location_of[&(p, rva)]],
+                value: values,
+            });
+        }
+        if let Some(branches) = summary.lbr_hits(p) {
+            let mut arcs = branches.hits;
+            arcs.sort_unstable();
+            let i = slot("branches").expect("a branches type");
+            for ([from, to], hits) in arcs {
+                let mut values = vec![0; types.len()];
+                values[i] = value(hits);
+                samples.push(Sample {
+                    location_id: vec![location_of[&(p, to)], location_of[&(p, from)]],
+                    value: values,
+                });
+            }
+        }
+    }
+    if let Some(i) = slot("stacks") {
+        let mut stacks = Vec::new();
+        counted.stacks.for_each(|p, frames, hits| {
+            let mut ids: Vec<u64> = frames.iter().map(|&rva| location_of[&(p, rva)]).collect();
+            if counted.order == StackOrder::RootFirst {
+                ids.reverse();
+            }
+            stacks.push((ids, hits));
+        });
+        stacks.sort_unstable();
+        for (ids, hits) in stacks {
+            let mut values = vec![0; types.len()];
+            values[i] = value(hits);
+            samples.push(Sample {
+                location_id: ids,
+                value: values,
+            });
+        }
+    }
+    written.samples = samples.len();
+
+    let comment = vec![b.string(comment)];
+    let default_sample_type = sample_type.last().map_or(0, |t| t.r#type);
+    let profile = Profile {
+        sample_type,
+        sample: samples,
+        mapping: b.mappings,
+        location: b.locations,
+        function: b.functions,
+        string_table: b.strings,
+        comment,
+        default_sample_type,
+        ..Profile::default()
+    };
+    (profile, written)
+}
+
+/// Writes the profile of `counted`, gzipped, to `out`.
+pub fn write(out: impl Write, counted: &Counted<'_>, comment: &str) -> io::Result<Written> {
+    let (profile, written) = profile(counted, comment);
+    let mut gz = GzEncoder::new(out, Compression::default());
+    gz.write_all(&profile.encode_to_vec())?;
+    gz.finish()?.flush()?;
+    Ok(written)
+}
+
+/// The tables of a profile being built.
+#[derive(Default)]
+struct Builder {
+    strings: Vec<String>,
+    index: FxHashMap<String, i64>,
+    mappings: Vec<Mapping>,
+    locations: Vec<Location>,
+    functions: Vec<Function>,
+}
+
+impl Builder {
+    /// The index of `s` in the string table, adding it the first time.
+    fn string(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = self.strings.len() as i64;
+        self.strings.push(s.to_owned());
+        self.index.insert(s.to_owned(), i);
+        i
+    }
+}

@@ -1,0 +1,160 @@
+//! `/speedscope:FILE`: the trace in speedscope's JSON file format (SPEC 9.4).
+//!
+//! ```text
+//! {"$schema": "https://www.speedscope.app/file-format-schema.json",
+//!  "shared": {"frames": [{"name": "app.exe!main", "file": "app.exe"}, ...]},
+//!  "profiles": [{"type": "sampled", "name": "app.exe: stacks", "unit": "none",
+//!                "startValue": 0, "endValue": TOTAL,
+//!                "samples": [[0, 3, 7], ...], "weights": [42, ...]}, ...],
+//!  "name": "trace.spt", "activeProfileIndex": 0, "exporter": "sptdump 0.1.0"}
+//! ```
+//!
+//! One `sampled` profile per binary and source: each IP event (one-frame samples) and the
+//! call stacks. Frames are the keys of SPEC 9.1, shared by all profiles; a sample lists its
+//! frames outermost first (speedscope's order, unlike pprof's); weights are hits, exact in
+//! the file.
+
+use std::io::{self, Write};
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::analysis::stacks::Profile as Stacks;
+use crate::output::pprof::Counted;
+
+#[derive(Serialize)]
+struct File<'a> {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    shared: Shared,
+    profiles: Vec<SampledProfile>,
+    name: &'a str,
+    #[serde(rename = "activeProfileIndex")]
+    active_profile_index: usize,
+    exporter: String,
+}
+
+#[derive(Serialize)]
+struct Shared {
+    frames: Vec<Frame>,
+}
+
+#[derive(Serialize)]
+struct Frame {
+    name: String,
+    file: String,
+}
+
+#[derive(Serialize)]
+struct SampledProfile {
+    r#type: &'static str,
+    name: String,
+    unit: &'static str,
+    #[serde(rename = "startValue")]
+    start_value: u128,
+    #[serde(rename = "endValue")]
+    end_value: u128,
+    samples: Vec<Vec<usize>>,
+    weights: Vec<u128>,
+}
+
+/// The shared frames, one per name.
+#[derive(Default)]
+struct Frames {
+    frames: Vec<Frame>,
+    index: FxHashMap<String, usize>,
+}
+
+impl Frames {
+    fn of(&mut self, name: String, file: &str) -> usize {
+        if let Some(&i) = self.index.get(&name) {
+            return i;
+        }
+        let i = self.frames.len();
+        self.index.insert(name.clone(), i);
+        self.frames.push(Frame {
+            name,
+            file: file.to_owned(),
+        });
+        i
+    }
+}
+
+/// Writes the speedscope file of `counted` to `out`, named `name` (the trace's path);
+/// `stacks` is the profile of `counted.stacks`, folded by key.
+pub fn write(
+    out: impl Write,
+    counted: &Counted<'_>,
+    stacks: &Stacks,
+    name: &str,
+) -> io::Result<()> {
+    let mut frames = Frames::default();
+    let mut profiles = Vec::new();
+    let summary = counted.summary;
+    let mut progids: Vec<u16> = summary.progids();
+    progids.extend(stacks.binaries.iter().map(|b| b.progid));
+    progids.sort_unstable();
+    progids.dedup();
+    for progid in progids {
+        let binary = counted.tables.binary_name(progid);
+        let symbols = counted.symbols.get(Some(progid));
+        for e in summary.ip_hits(progid) {
+            // One-frame samples, folded by key.
+            let mut by_frame: FxHashMap<usize, u128> = FxHashMap::default();
+            for (rva, hits) in e.hits {
+                let key = match symbols.and_then(|s| s.lookup(rva)) {
+                    Some((f, _)) => format!("{binary}!{}", f.name),
+                    None => format!("{binary}+0x{rva:X}"),
+                };
+                *by_frame.entry(frames.of(key, &binary)).or_default() += hits;
+            }
+            let mut by_frame: Vec<(usize, u128)> = by_frame.into_iter().collect();
+            by_frame.sort_unstable();
+            profiles.push(SampledProfile {
+                r#type: "sampled",
+                name: format!("{binary}: {}", e.event.name().unwrap_or_default()),
+                unit: "none",
+                start_value: 0,
+                end_value: e.total,
+                samples: by_frame.iter().map(|&(f, _)| vec![f]).collect(),
+                weights: by_frame.iter().map(|&(_, w)| w).collect(),
+            });
+        }
+        if let Some(b) = stacks.binaries.iter().find(|b| b.progid == progid) {
+            let ids: Vec<usize> = (0..b.keys.len() as u32)
+                .map(|k| frames.of(b.key_name(k), &b.name))
+                .collect();
+            profiles.push(SampledProfile {
+                r#type: "sampled",
+                name: format!("{binary}: stacks"),
+                unit: "none",
+                start_value: 0,
+                end_value: b.hits,
+                samples: b
+                    .stacks
+                    .iter()
+                    .map(|(s, _)| s.iter().map(|&k| ids[k as usize]).collect())
+                    .collect(),
+                weights: b.stacks.iter().map(|&(_, w)| w).collect(),
+            });
+        }
+    }
+    // Open on the call stacks when there are any: they are what a flame graph shows.
+    let active_profile_index = profiles
+        .iter()
+        .position(|p| p.name.ends_with(": stacks"))
+        .unwrap_or(0);
+    let file = File {
+        schema: "https://www.speedscope.app/file-format-schema.json",
+        shared: Shared {
+            frames: frames.frames,
+        },
+        profiles,
+        name,
+        active_profile_index,
+        exporter: format!("sptdump {}", env!("CARGO_PKG_VERSION")),
+    };
+    let mut out = out;
+    serde_json::to_writer(&mut out, &file).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}

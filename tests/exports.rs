@@ -1,0 +1,327 @@
+//! `/pprof` and `/speedscope`: the files the viewers read, read back, on the real PE/PDB
+//! fixtures (`testdata/pe/profile.spt`) and on traces with counts past 64 bits.
+//!
+//! The pprof profile is decoded with the crate's own prost structs, and, when Go is installed
+//! (Debian's `golang-go`), by `go tool pprof` itself. The speedscope file is checked against
+//! the JSON Schema the `speedscope` npm package ships (`testdata/speedscope/`).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use prost::Message;
+use serde_json::Value;
+use sptdump::output::pprof::Profile;
+use sptdump_testkit::builder::{SptBuilder, UNHALT_CYCLE};
+use sptdump_testkit::fixtures::{self, APP_STACKS, CORE_STACKS};
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::cargo_bin("sptdump")
+        .unwrap()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Writes `/pprof` and `/speedscope` of `trace` (in `testdata/pe`) with `extra` options, and
+/// returns the decoded profile, the speedscope JSON and the run.
+fn export(trace: &Path, extra: &[&str]) -> (Profile, Value, Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let pb = dir.path().join("trace.pb.gz");
+    let ss = dir.path().join("trace.speedscope.json");
+    let pprof = format!("/pprof:{}", pb.display());
+    let speedscope = format!("/speedscope:{}", ss.display());
+    let mut args = vec![pprof.as_str(), speedscope.as_str()];
+    args.extend(extra);
+    args.push(trace.to_str().unwrap());
+    let o = run_in(&fixtures::dir(), &args);
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&pb).unwrap())
+        .read_to_end(&mut bytes)
+        .unwrap();
+    let profile = Profile::decode(bytes.as_slice()).unwrap();
+    let json = serde_json::from_slice(&std::fs::read(&ss).unwrap()).unwrap();
+    (profile, json, o, dir)
+}
+
+fn profile_spt() -> PathBuf {
+    fixtures::dir().join("profile.spt")
+}
+
+fn string(p: &Profile, i: i64) -> &str {
+    &p.string_table[i as usize]
+}
+
+/// The total of each sample type, by name.
+fn totals(p: &Profile) -> Vec<(String, i64)> {
+    p.sample_type
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let total = p.sample.iter().map(|s| s.value[i]).sum();
+            (string(p, t.r#type).to_owned(), total)
+        })
+        .collect()
+}
+
+/// `/summary`'s totals of the trace, from its JSON: samples per IP event, branches.
+fn summary_totals(trace: &Path) -> Vec<(String, u128)> {
+    let o = run_in(
+        &fixtures::dir(),
+        &["/json", "/summary", trace.to_str().unwrap()],
+    );
+    let mut out: Vec<(String, u128)> = Vec::new();
+    let mut add = |name: &str, n: u128| match out.iter_mut().find(|(k, _)| k == name) {
+        Some((_, t)) => *t += n,
+        None => out.push((name.to_owned(), n)),
+    };
+    for line in String::from_utf8(o.stdout).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v["type"] != "summary" {
+            continue;
+        }
+        for ip in v["ip"].as_array().unwrap() {
+            add(
+                ip["event"].as_str().unwrap(),
+                ip["samples"].as_u64().unwrap().into(),
+            );
+        }
+        if !v["lbr"].is_null() {
+            add("branches", v["lbr"]["branches"].as_u64().unwrap().into());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_pprof_profile_holds_every_hit_of_every_kind() {
+    let (p, _, o, _dir) = export(&profile_spt(), &["/pdb:app.pdb,core.pdb"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.stdout, b"", "nothing on stdout");
+    assert_eq!(p.string_table[0], "");
+    let totals = totals(&p);
+    // Stacks last, and the default.
+    assert_eq!(totals.last().unwrap().0, "stacks");
+    assert_eq!(string(&p, p.default_sample_type), "stacks");
+    let stacks: u64 = APP_STACKS.iter().chain(CORE_STACKS).flat_map(|s| s.1).sum();
+    assert_eq!(totals.last().unwrap().1, stacks as i64);
+    for (name, total) in summary_totals(&profile_spt()) {
+        let got = totals.iter().find(|(n, _)| *n == name).unwrap().1;
+        assert_eq!(got as u128, total, "{name}");
+    }
+    for t in &p.sample_type {
+        assert_eq!(string(&p, t.unit), "count");
+    }
+    // A mapping per binary, keyed for the symbol server, starting at 0.
+    let (guid, age) = fixtures::codeview("app");
+    let key = format!(
+        "{:08X}{:04X}{:04X}{}{age:X}",
+        u32::from_le_bytes(guid[..4].try_into().unwrap()),
+        u16::from_le_bytes(guid[4..6].try_into().unwrap()),
+        u16::from_le_bytes(guid[6..8].try_into().unwrap()),
+        guid[8..]
+            .iter()
+            .map(|b| format!("{b:02X}"))
+            .collect::<String>()
+    );
+    let app = &p.mapping[0];
+    assert_eq!(
+        (string(&p, app.filename), string(&p, app.build_id)),
+        ("app.exe", key.as_str())
+    );
+    assert_eq!(app.memory_start, 0);
+    assert_eq!(p.mapping.len(), 2);
+    // Every location is an RVA with a function: the PDB's, one byte back for return addresses.
+    let mix = fixtures::function("app", "mix_round");
+    let loc = p
+        .location
+        .iter()
+        .find(|l| l.address == u64::from(mix.rva + 5))
+        .unwrap();
+    let f = &p.function[(loc.line[0].function_id - 1) as usize];
+    assert_eq!(string(&p, f.name), "app.exe!mix_round");
+    assert!(p.location.iter().all(|l| l.line.len() == 1));
+    // A stack's locations are leaf first: its first is a leaf, its last main_entry's.
+    let main = fixtures::function("app", "main_entry");
+    let deep = p.sample.iter().find(|s| s.location_id.len() == 5).unwrap();
+    let last = &p.location[(deep.location_id[4] - 1) as usize];
+    assert_eq!(last.address, u64::from(main.rva + 0x10));
+    // The trace's path is in a comment.
+    assert!(
+        p.comment
+            .iter()
+            .any(|&c| string(&p, c).contains("profile.spt"))
+    );
+}
+
+#[test]
+fn without_symbols_every_location_has_a_function_named_by_its_address() {
+    let (p, json, _, _dir) = export(&profile_spt(), &[]);
+    assert!(
+        p.function
+            .iter()
+            .all(|f| string(&p, f.name).contains("+0x"))
+    );
+    assert_eq!(p.function.len(), p.location.len());
+    let frames = json["shared"]["frames"].as_array().unwrap();
+    assert!(
+        frames
+            .iter()
+            .all(|f| f["name"].as_str().unwrap().contains("+0x"))
+    );
+}
+
+#[test]
+fn counts_past_63_bits_are_clamped_and_said_so() {
+    let mut b = SptBuilder::new();
+    b.binary("app.exe", "42AC0098-ADB5-E796-8C0E-161D2814780E", 1);
+    b.binary_id(0)
+        .repeat(u64::MAX)
+        .ip(UNHALT_CYCLE, &[0x1000])
+        .repeat(u64::MAX)
+        .callstack(&[0x1000, 0x2000]);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("huge.spt");
+    std::fs::write(&trace, b.build()).unwrap();
+    let (p, _, o, d) = export(&trace, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("clamped").count(), 1, "said once: {err}");
+    assert!(totals(&p).iter().all(|(_, t)| *t == i64::MAX));
+    // speedscope's file keeps the exact weight.
+    let text = std::fs::read_to_string(d.path().join("trace.speedscope.json")).unwrap();
+    assert!(text.contains("18446744073709551616"), "{text}");
+}
+
+/// The JSON Schema the speedscope npm package ships.
+fn speedscope_schema() -> (boon::Schemas, boon::SchemaIndex) {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/speedscope/file-format-schema.json");
+    let schema: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler.add_resource("speedscope.json", schema).unwrap();
+    let index = compiler.compile("speedscope.json", &mut schemas).unwrap();
+    (schemas, index)
+}
+
+#[test]
+fn the_speedscope_file_follows_speedscopes_schema_and_loses_no_hit() {
+    let (schemas, index) = speedscope_schema();
+    let (_, json, _, _dir) = export(&profile_spt(), &["/pdb:app.pdb,core.pdb"]);
+    if let Err(e) = schemas.validate(&json, index) {
+        panic!("{e:#}");
+    }
+    let profiles = json["profiles"].as_array().unwrap();
+    let total = |name: &str| -> u64 {
+        let p = profiles.iter().find(|p| p["name"] == name).unwrap();
+        let weights: u64 = p["weights"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_u64().unwrap())
+            .sum();
+        assert_eq!(p["endValue"].as_u64(), Some(weights), "{name}");
+        assert_eq!(p["type"], "sampled");
+        weights
+    };
+    let app: u64 = APP_STACKS.iter().flat_map(|s| s.1).sum();
+    assert_eq!(total("app.exe: stacks"), app);
+    assert_eq!(total("app.exe: UNHALT_CYCLE"), app);
+    // Samples list frames outermost first: main_entry leads every app.exe stack.
+    let frames = json["shared"]["frames"].as_array().unwrap();
+    let stacks = profiles
+        .iter()
+        .find(|p| p["name"] == "app.exe: stacks")
+        .unwrap();
+    for sample in stacks["samples"].as_array().unwrap() {
+        let first = sample[0].as_u64().unwrap() as usize;
+        assert_eq!(frames[first]["name"], "app.exe!main_entry");
+    }
+    assert_eq!(
+        profiles[json["activeProfileIndex"].as_u64().unwrap() as usize]["name"],
+        "app.exe: stacks",
+        "opens on the call stacks"
+    );
+    // And the schema does reject a broken file.
+    let mut broken = json.clone();
+    broken["profiles"][0]["weights"] = Value::String("many".into());
+    assert!(schemas.validate(&broken, index).is_err());
+}
+
+#[test]
+fn the_exports_are_one_file_per_trace() {
+    let o = run_in(
+        &fixtures::dir(),
+        &["/pprof:x.pb.gz", "profile.spt", "trace.spt"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("give it one trace"));
+    let o = run_in(
+        &fixtures::dir(),
+        &["/pprof:/no/such/dir/x.pb.gz", "profile.spt"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write the pprof profile"));
+}
+
+/// `go tool pprof` reads the profile: its totals per sample type and the function names.
+/// Skipped, and said so, when Go is not installed; `SPTDUMP_REQUIRE_GO=1` makes that a
+/// failure.
+#[test]
+fn go_tool_pprof_reads_the_profile() {
+    let has_go = std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_go {
+        assert!(
+            std::env::var_os("SPTDUMP_REQUIRE_GO").is_none(),
+            "SPTDUMP_REQUIRE_GO is set, but go is not installed"
+        );
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: go_tool_pprof_reads_the_profile: go is not installed (Debian: golang-go)"
+        );
+        return;
+    }
+    let (p, _, _, dir) = export(&profile_spt(), &["/pdb:app.pdb,core.pdb"]);
+    let pb = dir.path().join("trace.pb.gz");
+    let go = |args: &[&str]| -> String {
+        let o = std::process::Command::new("go")
+            .args(["tool", "pprof"])
+            .args(args)
+            .arg(&pb)
+            .env("HOME", dir.path())
+            .env("PPROF_TMPDIR", dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    for (name, total) in totals(&p) {
+        let top = go(&["-top", &format!("-sample_index={name}")]);
+        assert!(
+            top.contains(&format!("of {total} total")),
+            "{name}: {total}\n{top}"
+        );
+    }
+    let top = go(&["-top", "-sample_index=stacks"]);
+    for name in [
+        "app.exe!mix_round",
+        "app.exe!main_entry",
+        "core.dll!core_add",
+    ] {
+        assert!(top.contains(name), "{name}\n{top}");
+    }
+    let raw = go(&["-raw"]);
+    assert!(raw.contains("app.exe"), "{raw}");
+}
