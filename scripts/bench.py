@@ -111,6 +111,8 @@ def main():
         "/summary": [SPTDUMP, "/summary", small],
         "/functions": [SPTDUMP, "/functions", small],
         "/folded": [SPTDUMP, "/folded", small],
+        "/pprof": [SPTDUMP, "/pprof:" + os.path.join(WORK, "out.pb.gz"), small],
+        "/speedscope": [SPTDUMP, "/speedscope:" + os.path.join(WORK, "out.speedscope.json"), small],
         "/summary /pdb": [SPTDUMP, "/summary", "/pdb:" + os.path.join(ROOT, "testdata", "pe", "app.pdb"),
                           symbolized(small)],
     }
@@ -131,6 +133,8 @@ def main():
         ("/summary / /validate", med["/summary"] / med["/validate"], 4.0),
         ("/functions / /summary", med["/functions"] / med["/summary"], 2.0),
         ("/folded / /summary", med["/folded"] / med["/summary"], 2.0),
+        ("/pprof / /summary", med["/pprof"] / med["/summary"], 2.0),
+        ("/speedscope / /summary", med["/speedscope"] / med["/summary"], 2.0),
     ]
     if have_yardstick:
         checks[:0] = [
@@ -141,6 +145,10 @@ def main():
         verdict = "met" if ratio <= limit else "MISSED"
         print(f"  {label:28} {ratio:6.2f}  (target <= {limit}: {verdict})")
     print(f"  {'/summary /pdb / /summary':28} {med['/summary /pdb'] / med['/summary']:6.2f}  (symbol lookups per unique RVA)")
+
+    for name in ("out.pb.gz", "out.speedscope.json"):
+        size = os.path.getsize(os.path.join(WORK, name))
+        print(f"  {name:28} {size / 1024:8.1f} KiB written")
 
     big = trace(args.big)
     print(f"peak RSS on {big} ({os.path.getsize(big):,} bytes):")

@@ -422,7 +422,9 @@ pub fn profile(counted: &Counted<'_>, comment: &str) -> (Profile, Written) {
 /// Writes the profile of `counted`, gzipped, to `out`.
 pub fn write(out: impl Write, counted: &Counted<'_>, comment: &str) -> io::Result<Written> {
     let (profile, written) = profile(counted, comment);
-    let mut gz = GzEncoder::new(out, Compression::default());
+    // The fastest level: on the benchmark trace the file is a fifth larger than at the
+    // default level (1.27 MB against 1.07 MB), and deflating stops being a tenth of the run.
+    let mut gz = GzEncoder::new(out, Compression::fast());
     gz.write_all(&profile.encode_to_vec())?;
     gz.finish()?.flush()?;
     Ok(written)
