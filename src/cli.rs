@@ -157,6 +157,12 @@ const OPTIONS: &[Opt] = &[
         "decode everything; print only the diagnostics and a verdict per file",
     ),
     flag(
+        "check",
+        Group::Output,
+        "is the trace fit for SPDConvert? samples, LBR, the /match binaries,\n\
+         density with /pdb: verdicts and the /mode to use; exit 1 on errors",
+    ),
+    flag(
         "strict",
         Group::Output,
         "warnings count as errors for the verdict and the exit status",
@@ -639,6 +645,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         || flamegraph.is_some()
         || pprof.is_some()
         || speedscope.is_some()
+        || matches.get_flag("check")
         || !match_paths.is_empty();
     let sections = if matches.get_flag("all") || (chosen == Sections::default() && !only_verdicts) {
         Sections::ALL
@@ -658,6 +665,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             speedscope,
             validate: matches.get_flag("validate"),
             strict: matches.get_flag("strict"),
+            check: matches.get_flag("check"),
             strindex,
             binaries: (!binaries.is_empty()).then_some(binaries),
             matches: Vec::new(),

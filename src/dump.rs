@@ -10,6 +10,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::analysis::check;
 use crate::analysis::collect::Collector;
 use crate::analysis::functions;
 use crate::analysis::stacks::{Profile, StackCounts, StackOrder};
@@ -19,7 +20,7 @@ use crate::format::error::Error;
 use crate::format::header::Header;
 use crate::format::magic::Foreign;
 use crate::format::progid::registry_form;
-use crate::format::record::Record;
+use crate::format::record::{Record, SampleKind};
 use crate::format::tables::{StringIndex, Tables, base_name};
 use crate::image::matching::{self, MatchFile, MatchResult, PdbFile, Status as MatchStatus};
 use crate::image::symbols::SymbolMap;
@@ -76,6 +77,8 @@ pub struct Options {
     pub validate: bool,
     /// Warnings count as errors for the exit status and the verdict (`/strict`).
     pub strict: bool,
+    /// Judge whether the trace is fit for SPDConvert (`/check`).
+    pub check: bool,
     /// Keep only the segments of these binaries: names (case-insensitive) or progid indices.
     pub binaries: Option<Vec<String>>,
     /// Images and PDBs to match against each trace's program IDs (`/match`).
@@ -102,6 +105,7 @@ impl Default for Options {
             speedscope: None,
             validate: false,
             strict: false,
+            check: false,
             binaries: None,
             matches: Vec::new(),
             pdbs: Vec::new(),
@@ -425,7 +429,7 @@ fn dump_sections<P: Printer>(
 
     let events = show(opts.sections.event);
     // The exports are made of the summary's counts: every address and branch of each binary.
-    let counting = opts.summary.or(opts.exports().then_some(0));
+    let counting = opts.summary.or((opts.exports() || opts.check).then_some(0));
     let mut summary = counting.filter(|_| !opts.validate).map(Collector::new);
     let mut stacks = opts.stacks().then(StackCounts::default);
     if events || summary.is_some() || stacks.is_some() || opts.validate {
@@ -452,6 +456,7 @@ fn dump_sections<P: Printer>(
                 symbols: &symbols,
                 events,
                 summary: summary.as_mut(),
+                stack_arcs: opts.summary.is_some() || opts.check,
                 stacks: stacks.as_mut(),
             })?;
             // On a pipe, where the stream ends was not known when the tables were checked.
@@ -492,21 +497,30 @@ fn dump_sections<P: Printer>(
             exports(out, file, opts, &counted, &profile)?;
         }
     }
-    if !opts.matches.is_empty() {
-        let results: Vec<MatchResult<'_>> = opts
-            .matches
-            .iter()
-            .map(|file| MatchResult {
-                file,
-                verdict: file
-                    .identity
-                    .as_ref()
-                    .ok()
-                    .map(|id| matching::judge(id, tables)),
-            })
-            .collect();
+    let results: Vec<MatchResult<'_>> = opts
+        .matches
+        .iter()
+        .map(|file| MatchResult {
+            file,
+            verdict: file
+                .identity
+                .as_ref()
+                .ok()
+                .map(|id| matching::judge(id, tables)),
+        })
+        .collect();
+    if !results.is_empty() {
         out.mismatches = results.iter().filter(|r| r.failed()).count();
         out.print(|p| p.matches(&results, tables))?;
+    }
+    if opts.check
+        && !opts.validate
+        && let Some(summary) = &summary
+    {
+        let report = check::check(summary, tables, &symbols, &results);
+        let diagnostics = out.tally;
+        out.print(|p| p.check(file, &report, diagnostics))?;
+        out.tally.errors += report.count(check::Severity::Error);
     }
     Ok(done)
 }
@@ -604,6 +618,8 @@ struct EventSink<'a, 'b, P> {
     symbols: &'a SymbolMap,
     events: bool,
     summary: Option<&'a mut Collector>,
+    /// Whether the summary counts call-stack arcs: when it is printed.
+    stack_arcs: bool,
     stacks: Option<&'a mut StackCounts>,
 }
 
@@ -611,7 +627,11 @@ impl<P: Printer> Sink for EventSink<'_, '_, P> {
     #[inline]
     fn record(&mut self, record: &Record<'_>) -> io::Result<()> {
         if let Record::Samples(s) = record {
-            if let Some(summary) = self.summary.as_deref_mut() {
+            // The exports alone need no call-stack arcs from the summary: the distinct stacks
+            // hold them.
+            if let Some(summary) = self.summary.as_deref_mut()
+                && (self.stack_arcs || s.kind() != SampleKind::CallStack)
+            {
                 summary.add(s);
             }
             if let Some(stacks) = self.stacks.as_deref_mut() {

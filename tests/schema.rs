@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 18] = [
+const LINE_TYPES: [&str; 21] = [
     "file",
     "header",
     "string",
@@ -42,6 +42,9 @@ const LINE_TYPES: [&str; 18] = [
     "identity",
     "functions",
     "folded",
+    "check_binary",
+    "check",
+    "check_summary",
 ];
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -366,6 +369,7 @@ const MODES: &[&[&str]] = &[
     &["/json", "/strtab"],
     &["/json", "/progid", "/header"],
     &["/json", "/functions", "/top:3", "/folded"],
+    &["/json", "/check"],
 ];
 
 /// Every run, once for all the tests of this file.

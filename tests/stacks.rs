@@ -29,8 +29,12 @@ fn stdout(o: &Output) -> String {
 
 #[test]
 fn the_committed_profile_is_up_to_date() {
-    let built = fixtures::profile_trace();
-    let path = fixtures::dir().join("profile.spt");
+    up_to_date("profile.spt", fixtures::profile_trace());
+    up_to_date("app-only.spt", fixtures::app_only_trace());
+}
+
+fn up_to_date(name: &str, built: Vec<u8>) {
+    let path = fixtures::dir().join(name);
     if blessing() {
         std::fs::write(&path, &built).unwrap();
         return;

@@ -25,6 +25,8 @@ use crate::image::symbols::{SymbolMap, Symbols};
 pub struct EventHits {
     /// The event.
     pub event: Opcode,
+    /// Its records.
+    pub records: u64,
     /// Each RVA and its hits, in no particular order.
     pub hits: Vec<(u32, u128)>,
     /// Their sum: `/summary`'s `samples`.
@@ -34,6 +36,8 @@ pub struct EventHits {
 /// Every LBR branch of a binary, for exporters.
 #[derive(Clone, Debug)]
 pub struct BranchHits {
+    /// The LBR records.
+    pub records: u64,
     /// Each branch `[from, to]` and its hits, in no particular order.
     pub hits: Vec<([u32; 2], u128)>,
     /// Their sum: `/summary`'s `branches`.
@@ -65,6 +69,8 @@ struct Binary {
 #[derive(Debug)]
 struct Tally<K: Key> {
     records: u64,
+    /// The hits of the records themselves, each counted once.
+    record_hits: u128,
     total: u128,
     hits: Counts<K>,
 }
@@ -73,6 +79,7 @@ impl<K: Key> Tally<K> {
     fn new() -> Self {
         Tally {
             records: 0,
+            record_hits: 0,
             total: 0,
             hits: Counts::new(),
         }
@@ -82,6 +89,7 @@ impl<K: Key> Tally<K> {
     #[inline]
     fn record(&mut self, keys: impl ExactSizeIterator<Item = K>, hits: u128) {
         self.records += 1;
+        self.record_hits = self.record_hits.saturating_add(hits);
         self.total = self
             .total
             .saturating_add(hits.saturating_mul(keys.len() as u128));
@@ -98,6 +106,7 @@ impl<K: Key> Tally<K> {
     /// Adds what `other` counted.
     fn merge(&mut self, other: Tally<K>) {
         self.records += other.records;
+        self.record_hits = self.record_hits.saturating_add(other.record_hits);
         self.total = self.total.saturating_add(other.total);
         for (key, hits) in other.hits.iter() {
             self.hits.add(key, hits);
@@ -281,6 +290,25 @@ impl Summary {
         all
     }
 
+    /// The call-stack records of binary `progid` and their hits (each record once), when it
+    /// has any.
+    pub fn callstack_totals(&self, progid: u16) -> Option<(u64, u128)> {
+        let t = self.of(progid)?.callstack.as_ref()?;
+        Some((t.records, t.record_hits))
+    }
+
+    /// The sample records of binary `progid` (`None`: those before any BINARY_ID).
+    pub fn records(&self, progid: Option<u16>) -> u64 {
+        self.index
+            .get(&progid)
+            .map_or(0, |&at| self.binaries[at].records)
+    }
+
+    /// The sample records of the whole trace.
+    pub fn all_records(&self) -> u64 {
+        self.binaries.iter().map(|b| b.records).sum()
+    }
+
     fn of(&self, progid: u16) -> Option<&Binary> {
         self.index.get(&Some(progid)).map(|&at| &self.binaries[at])
     }
@@ -298,6 +326,7 @@ impl Summary {
                 let t = t.as_ref()?;
                 Some(EventHits {
                     event: op,
+                    records: t.records,
                     hits: t.hits.iter().collect(),
                     total: t.total,
                 })
@@ -310,6 +339,7 @@ impl Summary {
     pub fn lbr_hits(&self, progid: u16) -> Option<BranchHits> {
         let t = self.of(progid)?.lbr.as_ref()?;
         Some(BranchHits {
+            records: t.records,
             hits: t.hits.iter().collect(),
             total: t.total,
         })

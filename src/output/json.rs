@@ -24,6 +24,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::analysis::check::{CheckReport, Severity};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::summary::{Summary, SummaryLine};
 use crate::format::diag::{Diagnostic, Tally};
@@ -195,6 +196,44 @@ struct FoldedLine<'a> {
     path: &'a str,
     stack: &'a str,
     hits: u128,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "check_binary")]
+struct CheckBinaryLine<'a> {
+    path: &'a str,
+    progid: u16,
+    name: &'a str,
+    records: u64,
+    hits: std::collections::BTreeMap<&'a str, u128>,
+    events: Vec<CheckEvent<'a>>,
+    lbr: bool,
+}
+
+#[derive(Serialize)]
+struct CheckEvent<'a> {
+    event: &'a str,
+    records: u64,
+    hits: u128,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "check")]
+struct CheckLine<'a> {
+    path: &'a str,
+    progid: Option<u16>,
+    severity: &'a str,
+    code: &'a str,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "check_summary")]
+struct CheckSummaryLine<'a> {
+    path: &'a str,
+    mode: &'a str,
+    errors: u64,
+    warnings: u64,
 }
 
 /// An `error` or a `note` line: a file that could not be read, or a word about it.
@@ -460,6 +499,49 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
             write_line(&mut self.out, &line)?;
         }
         Ok(())
+    }
+
+    fn check(
+        &mut self,
+        file: &FileInfo<'_>,
+        report: &CheckReport,
+        diagnostics: Tally,
+    ) -> io::Result<()> {
+        for b in &report.binaries {
+            let line = CheckBinaryLine {
+                path: file.path,
+                progid: b.progid,
+                name: &b.name,
+                records: b.records,
+                hits: b.events.iter().map(|&(e, _, h)| (e, h)).collect(),
+                events: b
+                    .events
+                    .iter()
+                    .map(|&(event, records, hits)| CheckEvent {
+                        event,
+                        records,
+                        hits,
+                    })
+                    .collect(),
+                lbr: b.lbr,
+            };
+            self.line(&line)?;
+        }
+        for v in &report.verdicts {
+            self.line(&CheckLine {
+                path: file.path,
+                progid: v.progid,
+                severity: v.severity.as_str(),
+                code: v.code,
+                message: &v.message,
+            })?;
+        }
+        self.line(&CheckSummaryLine {
+            path: file.path,
+            mode: report.mode.as_str(),
+            errors: report.count(Severity::Error) + diagnostics.errors,
+            warnings: report.count(Severity::Warning) + diagnostics.warnings,
+        })
     }
 
     fn matches(&mut self, results: &[MatchResult<'_>], _: &Tables) -> io::Result<()> {

@@ -14,6 +14,7 @@ use std::io;
 
 use std::io::Write;
 
+use crate::analysis::check::CheckReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
@@ -92,6 +93,14 @@ pub trait Printer {
     fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()>;
     /// The folded call stacks (`/folded`): `outer;...;leaf` and the hits, sorted.
     fn folded(&mut self, folded: &[(String, u128)]) -> io::Result<()>;
+    /// The check of `/check`: each binary's counts, the verdicts and the SPDConvert mode;
+    /// `diagnostics` are the format diagnostics found, which count in the closing line.
+    fn check(
+        &mut self,
+        file: &FileInfo<'_>,
+        report: &CheckReport,
+        diagnostics: Tally,
+    ) -> io::Result<()>;
     /// The verdicts of `/match`, one per file.
     fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()>;
     /// The verdict of `/validate`: the diagnostics found, and whether they pass (with
@@ -178,6 +187,7 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         diagnostic(diagnostic: &Diagnostic);
         summary(summary: &Summary, tables: &Tables, symbols: &SymbolMap);
         functions(lines: &[FunctionsLine]);
+        check(file: &FileInfo<'_>, report: &CheckReport, diagnostics: Tally);
         folded(folded: &[(String, u128)]);
         matches(results: &[MatchResult<'_>], tables: &Tables);
         validation(file: &FileInfo<'_>, tally: Tally, valid: bool);

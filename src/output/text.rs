@@ -26,6 +26,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
+use crate::analysis::check::{CheckReport, Severity};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
@@ -334,6 +335,58 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
             self.out.write_all(&self.line)?;
         }
         Ok(())
+    }
+
+    fn check(
+        &mut self,
+        file: &FileInfo<'_>,
+        report: &CheckReport,
+        diagnostics: Tally,
+    ) -> io::Result<()> {
+        self.section(format_args!(
+            "Check of {} for SPDConvert",
+            clean(&file.label())
+        ))?;
+        for b in &report.binaries {
+            writeln!(
+                self.out,
+                "  progid {} ({}): {} sample record{}{}",
+                b.progid,
+                clean(&b.name),
+                b.records,
+                if b.records == 1 { "" } else { "s" },
+                if b.lbr { "" } else { ", no LBR" }
+            )?;
+            let width = b.events.iter().map(|e| e.0.len()).max().unwrap_or(0);
+            for (event, records, hits) in &b.events {
+                writeln!(
+                    self.out,
+                    "    {event:<width$}  {records} record{}, {hits} hit{}",
+                    if *records == 1 { "" } else { "s" },
+                    if *hits == 1 { "" } else { "s" }
+                )?;
+            }
+        }
+        for v in &report.verdicts {
+            let progid = v.progid.map_or(String::new(), |p| format!(" progid {p}"));
+            writeln!(
+                self.out,
+                "  {}[{}]{progid}: {}",
+                v.severity,
+                v.code,
+                clean(&v.message)
+            )?;
+        }
+        let errors = report.count(Severity::Error) + diagnostics.errors;
+        let warnings = report.count(Severity::Warning) + diagnostics.warnings;
+        writeln!(
+            self.out,
+            "{}: use SPDConvert /mode:{} ({errors} error{}, {warnings} warning{})",
+            file.label(),
+            report.mode.as_str(),
+            if errors == 1 { "" } else { "s" },
+            if warnings == 1 { "" } else { "s" }
+        )
     }
 
     fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()> {

@@ -199,3 +199,23 @@ pub fn profile_trace() -> Vec<u8> {
     }
     b.build()
 }
+
+/// `testdata/pe/app-only.spt`: the same builds as [`profile_trace`], but only `app.exe` was
+/// sampled, and only once (an IP sample, no LBR): `core.dll` is in the program-ID table with
+/// no sample records, as when SPTAggregate's `/binary` left it out.
+pub fn app_only_trace() -> Vec<u8> {
+    let mut b = SptBuilder::new();
+    for image in ["app", "core"] {
+        let (guid, age) = codeview(image);
+        let name = b.string(if image == "app" {
+            "app.exe"
+        } else {
+            "core.dll"
+        });
+        b.program_id(Guid(guid), age, name);
+    }
+    // One hit in compute_checksum's 148 bytes: fewer than 1 per 100 bytes of code.
+    let sum = function("app", "compute_checksum");
+    b.binary_id(0).ip(UNHALT_CYCLE, &[sum.rva + 0x30]);
+    b.build()
+}

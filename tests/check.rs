@@ -1,0 +1,177 @@
+//! `/check`: is a trace fit for SPDConvert? Each verdict on a trace made to call for it, on
+//! the real PE/PDB fixtures where the verdict needs a build (`/match`, `/pdb`).
+
+use std::path::Path;
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
+use sptdump_testkit::fixtures;
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::cargo_bin("sptdump")
+        .unwrap()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The JSON lines of `/json /check ARGS`, and the exit status.
+fn check(dir: &Path, args: &[&str]) -> (Vec<Value>, i32) {
+    let mut all = vec!["/json", "/check"];
+    all.extend(args);
+    let o = run_in(dir, &all);
+    let lines = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (lines, o.status.code().unwrap())
+}
+
+/// The (severity, code, progid) of each check line.
+fn verdicts(lines: &[Value]) -> Vec<(String, String, Value)> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "check")
+        .map(|l| {
+            (
+                l["severity"].as_str().unwrap().to_owned(),
+                l["code"].as_str().unwrap().to_owned(),
+                l["progid"].clone(),
+            )
+        })
+        .collect()
+}
+
+fn v(severity: &str, code: &str, progid: Value) -> (String, String, Value) {
+    (severity.to_owned(), code.to_owned(), progid)
+}
+
+fn built(dir: &tempfile::TempDir, name: &str, b: &SptBuilder) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, b.build()).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_trace_with_lbr_may_use_lbr_mode() {
+    let (lines, status) = check(&fixtures::dir(), &["profile.spt"]);
+    assert_eq!(status, 0);
+    assert_eq!(verdicts(&lines), [v("note", "lbr-present", Value::Null)]);
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "check_summary", "the closing line is last");
+    assert_eq!(
+        (&last["mode"], &last["errors"]),
+        (&Value::from("LBR"), &Value::from(0))
+    );
+    let app = &lines[1];
+    assert_eq!(app["type"], "check_binary");
+    assert_eq!(app["lbr"], true);
+    assert_eq!(app["hits"]["ETW_CALLSTACK"], 1120);
+}
+
+#[test]
+fn a_binary_left_out_and_sparse_samples() {
+    let (lines, status) = check(
+        &fixtures::dir(),
+        &["/match:app.exe,core.dll", "/pdb:app.pdb", "app-only.spt"],
+    );
+    assert_eq!(status, 1, "binary-without-samples is an error");
+    assert_eq!(
+        verdicts(&lines),
+        [
+            v("error", "binary-without-samples", Value::from(1)),
+            v("warning", "sparse", Value::from(0)),
+            v("note", "no-lbr", Value::Null),
+        ]
+    );
+    let last = lines.last().unwrap();
+    assert_eq!(
+        (&last["mode"], &last["errors"], &last["warnings"]),
+        (&Value::from("IP"), &Value::from(1), &Value::from(1))
+    );
+    let sparse = lines.iter().find(|l| l["code"] == "sparse").unwrap();
+    assert!(
+        sparse["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 IP hit over 148 bytes"),
+        "{sparse}"
+    );
+    // Without /pdb there is no density to judge.
+    let (lines, _) = check(&fixtures::dir(), &["app-only.spt"]);
+    assert!(!verdicts(&lines).iter().any(|v| v.1 == "sparse"));
+}
+
+#[test]
+fn another_build_is_not_in_the_trace() {
+    let (lines, status) = check(&fixtures::dir(), &["/match:v2/core.dll", "trace.spt"]);
+    assert_eq!(status, 1);
+    assert_eq!(
+        verdicts(&lines),
+        [
+            v("error", "binary-not-in-trace", Value::from(1)),
+            v("note", "no-lbr", Value::Null),
+        ]
+    );
+}
+
+#[test]
+fn no_samples_and_kernel_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = SptBuilder::new();
+    b.binary("ntoskrnl.exe", "42AC0098-ADB5-E796-8C0E-161D2814780E", 1);
+    b.binary(
+        "C:\\drivers\\tcpip.sys",
+        "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0",
+        1,
+    );
+    b.binary_id(0);
+    let empty = built(&dir, "empty.spt", &b);
+    let (lines, status) = check(Path::new("."), &[&empty]);
+    assert_eq!(status, 1);
+    assert_eq!(
+        verdicts(&lines),
+        [
+            v("error", "no-samples", Value::Null),
+            v("note", "kernel-image", Value::from(0)),
+            v("note", "kernel-image", Value::from(1)),
+            v("note", "no-lbr", Value::Null),
+        ]
+    );
+}
+
+#[test]
+fn format_errors_count_in_the_closing_line_and_the_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = SptBuilder::new();
+    b.binary("app.exe", "42AC0098-ADB5-E796-8C0E-161D2814780E", 1);
+    b.binary_id_with_length(0, 40).ip(RETIRE_INSTR, &[0x1000]);
+    let broken = built(&dir, "broken.spt", &b);
+    let (lines, status) = check(Path::new("."), &[&broken]);
+    assert_eq!(status, 1);
+    assert!(lines.iter().any(|l| l["type"] == "diagnostic"));
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "check_summary");
+    assert_eq!(last["errors"], 1, "the segment-length error: {last}");
+    assert!(verdicts(&lines).iter().all(|v| v.0 != "error"));
+}
+
+#[test]
+fn text_ends_with_the_mode_to_use() {
+    let o = run_in(&fixtures::dir(), &["/check", "trace.spt"]);
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.contains("Check of trace.spt for SPDConvert\n"), "{out}");
+    assert!(
+        out.contains("  progid 0 (app.exe): 1 sample record, no LBR\n"),
+        "{out}"
+    );
+    assert!(out.contains("  note[no-lbr]: no LBR records"), "{out}");
+    assert!(
+        out.ends_with("trace.spt: use SPDConvert /mode:IP (0 errors, 0 warnings)\n"),
+        "{out}"
+    );
+}
