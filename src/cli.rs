@@ -163,6 +163,21 @@ const OPTIONS: &[Opt] = &[
          density with /pdb: verdicts and the /mode to use; exit 1 on errors",
     ),
     flag(
+        "compare",
+        Group::Output,
+        "sptdump /compare BASE NEW: per binary and event, how far NEW's samples\n\
+         overlap BASE's, and what NEW samples that BASE does not",
+    ),
+    Opt {
+        group: Group::Output,
+        ..valued(
+            "min-overlap",
+            "F",
+            false,
+            "with /compare: exit 1 when a binary's overlap is below F (0 to 1)",
+        )
+    },
+    flag(
         "strict",
         Group::Output,
         "warnings count as errors for the verdict and the exit status",
@@ -273,7 +288,7 @@ fn usage(message: impl Into<String>) -> UsageError {
 }
 
 /// What the command line asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// Show the help.
     Help,
@@ -487,6 +502,11 @@ fn check_value(name: &str, value: &OsStr) -> Result<(), UsageError> {
         "strindex" if text.parse::<StringIndex>().is_err() => Err(usage(format!(
             "invalid value '{text}' for /strindex: expected auto, offset or ordinal"
         ))),
+        "min-overlap" if !text.parse::<f64>().is_ok_and(|f| (0.0..=1.0).contains(&f)) => {
+            Err(usage(format!(
+                "invalid value '{text}' for /min-overlap: expected a number from 0 to 1"
+            )))
+        }
         "stackorder" if text.parse::<StackOrder>().is_err() => Err(usage(format!(
             "invalid value '{text}' for /stackorder: expected leaf-first or root-first"
         ))),
@@ -612,6 +632,19 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         .first()
         .map_or(StackOrder::LeafFirst, |m| m.parse().expect("checked"));
     let binaries = text("binary");
+    let compare = matches.get_flag("compare");
+    if compare && files.len() != 2 {
+        return Err(usage(format!(
+            "/compare takes exactly two traces, BASE and NEW ({} given)",
+            files.len()
+        )));
+    }
+    let min_overlap = text("min-overlap")
+        .first()
+        .map(|f| f.parse::<f64>().expect("checked"));
+    if min_overlap.is_some() && !compare {
+        return Err(usage("/min-overlap goes with /compare BASE NEW"));
+    }
     let file_of = |name: &str| values(&matches, name).pop().map(PathBuf::from);
     let (flamegraph, pprof, speedscope) = (
         file_of("flamegraph"),
@@ -646,6 +679,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         || pprof.is_some()
         || speedscope.is_some()
         || matches.get_flag("check")
+        || compare
         || !match_paths.is_empty();
     let sections = if matches.get_flag("all") || (chosen == Sections::default() && !only_verdicts) {
         Sections::ALL
@@ -666,6 +700,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             validate: matches.get_flag("validate"),
             strict: matches.get_flag("strict"),
             check: matches.get_flag("check"),
+            compare,
+            min_overlap,
             strindex,
             binaries: (!binaries.is_empty()).then_some(binaries),
             matches: Vec::new(),
@@ -712,17 +748,17 @@ mod tests {
                 help.contains(&format!("\n  {shown}")),
                 "{spelled} is not in the help"
             );
-            assert!(
-                parse_strs(&[
-                    &spelled
-                        .replace(":N", ":3")
-                        .replace(":MODE", ":auto")
-                        .replace(":ORDER", ":root-first"),
-                    "a.spt"
-                ])
-                .is_ok(),
-                "{spelled}"
-            );
+            let example = spelled
+                .replace(":N", ":3")
+                .replace(":MODE", ":auto")
+                .replace(":ORDER", ":root-first")
+                .replace(":F", ":0.5");
+            // /compare and its threshold take two traces; every other option one.
+            let args: Vec<&str> = match o.name {
+                "compare" | "min-overlap" => vec!["/compare", &example, "a.spt", "b.spt"],
+                _ => vec![&example, "a.spt"],
+            };
+            assert!(parse_strs(&args).is_ok(), "{spelled}");
         }
         // And the other way round: every `/name` the help lists is an option.
         for line in help.lines() {
@@ -731,7 +767,7 @@ mod tests {
             };
             let name: String = word
                 .chars()
-                .take_while(|c| c.is_ascii_alphanumeric())
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
                 .collect();
             if !name.is_empty() {
                 assert!(option(&name).is_some(), "the help lists /{name}");

@@ -12,8 +12,10 @@ use std::sync::Arc;
 
 use crate::analysis::check;
 use crate::analysis::collect::Collector;
+use crate::analysis::compare::{self, Side};
 use crate::analysis::functions;
 use crate::analysis::stacks::{Profile, StackCounts, StackOrder};
+use crate::analysis::summary::Summary;
 use crate::format::decode::{Decoder, Selection, Sink};
 use crate::format::diag::{Code, Diagnostic, Tally};
 use crate::format::error::Error;
@@ -52,7 +54,7 @@ impl Sections {
 }
 
 /// What to print for each file, and how.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     /// Text or JSON Lines.
     pub format: Format,
@@ -79,6 +81,10 @@ pub struct Options {
     pub strict: bool,
     /// Judge whether the trace is fit for SPDConvert (`/check`).
     pub check: bool,
+    /// Compare the second trace with the first (`/compare BASE NEW`).
+    pub compare: bool,
+    /// With `/compare`, the overlap below which a paired source fails (`/min-overlap:F`).
+    pub min_overlap: Option<f64>,
     /// Keep only the segments of these binaries: names (case-insensitive) or progid indices.
     pub binaries: Option<Vec<String>>,
     /// Images and PDBs to match against each trace's program IDs (`/match`).
@@ -106,6 +112,8 @@ impl Default for Options {
             validate: false,
             strict: false,
             check: false,
+            compare: false,
+            min_overlap: None,
             binaries: None,
             matches: Vec::new(),
             pdbs: Vec::new(),
@@ -295,15 +303,36 @@ pub fn dump<P: Printer>(
     input: Input,
     opts: &Options,
 ) -> io::Result<Outcome> {
+    dump_keeping(printer, file, input, opts).map(|(outcome, _)| outcome)
+}
+
+/// What a trace's analyses counted, kept for an analysis of two traces.
+pub struct Collected {
+    /// Every count of the summary.
+    pub summary: Summary,
+    /// The trace's tables.
+    pub tables: Tables,
+    /// The `/pdb` symbols attached to it.
+    pub symbols: SymbolMap,
+}
+
+/// [`dump`], keeping what the analyses counted when `/compare` asks for it.
+fn dump_keeping<P: Printer>(
+    printer: &mut P,
+    file: &FileInfo<'_>,
+    input: Input,
+    opts: &Options,
+) -> io::Result<(Outcome, Option<Collected>)> {
     let mut out = Out {
         printer,
         tally: Tally::default(),
+        collected: None,
         mismatches: 0,
     };
     let outcome = match dump_sections(&mut out, file, input, opts) {
         Ok(outcome) => outcome,
         Err(Error::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
-            return Ok(Outcome::OutputClosed(out.tally));
+            return Ok((Outcome::OutputClosed(out.tally), None));
         }
         Err(Error::Write(e)) => return Err(e),
         Err(e @ Error::Read { .. }) => {
@@ -316,16 +345,64 @@ pub fn dump<P: Printer>(
         let valid = out.tally.errors == 0 && !(opts.strict && out.tally.warnings > 0);
         out.printer.validation(file, out.tally, valid)?;
     }
-    Ok(match outcome {
+    let outcome = match outcome {
         Outcome::Done(..) => Outcome::Done(out.tally, out.mismatches),
         other => other,
-    })
+    };
+    Ok((outcome, out.collected))
+}
+
+/// `/compare BASE NEW`: reads both traces (their sections and diagnostics as asked), then
+/// prints how NEW differs from BASE. Returns the run's status: with `/min-overlap:F`, a
+/// paired source whose overlap is below F makes it `Errors`.
+pub fn compare<P: Printer>(
+    printer: &mut P,
+    base: (&FileInfo<'_>, Result<Input, String>),
+    new: (&FileInfo<'_>, Result<Input, String>),
+    opts: &Options,
+) -> io::Result<Status> {
+    let mut status = RunStatus::default();
+    let mut sides = Vec::new();
+    let new_file = new.0;
+    for (i, (file, input)) in [base, new].into_iter().enumerate() {
+        let (outcome, collected) = match input {
+            Ok(input) => dump_keeping(printer, file, input, opts)?,
+            Err(message) => (dump_file(printer, file, Err(message), opts, false)?, None),
+        };
+        if i == 0 {
+            printer.end_file(false)?;
+        }
+        status.add(&outcome, opts);
+        if let Outcome::OutputClosed(_) = outcome {
+            return Ok(status.status());
+        }
+        sides.push(collected);
+    }
+    if let [Some(base), Some(new)] = &sides[..] {
+        fn side(c: &Collected) -> Side<'_> {
+            Side {
+                summary: &c.summary,
+                tables: &c.tables,
+                symbols: &c.symbols,
+            }
+        }
+        let top = opts.summary.unwrap_or(10);
+        let report = compare::compare(&side(base), &side(new), top);
+        printer.compare(new_file, &report)?;
+        if opts.min_overlap.is_some_and(|min| report.below(min)) {
+            status.add_status(Status::Errors);
+        }
+    }
+    printer.end_file(true)?;
+    Ok(status.status())
 }
 
 /// The printer, and the count of the diagnostics it was given.
 struct Out<'a, P> {
     printer: &'a mut P,
     tally: Tally,
+    /// What the analyses counted, kept for `/compare`.
+    collected: Option<Collected>,
     /// `/match` files that did not match.
     mismatches: usize,
 }
@@ -429,7 +506,9 @@ fn dump_sections<P: Printer>(
 
     let events = show(opts.sections.event);
     // The exports are made of the summary's counts: every address and branch of each binary.
-    let counting = opts.summary.or((opts.exports() || opts.check).then_some(0));
+    let counting = opts
+        .summary
+        .or((opts.exports() || opts.check || opts.compare).then_some(0));
     let mut summary = counting.filter(|_| !opts.validate).map(Collector::new);
     let mut stacks = opts.stacks().then(StackCounts::default);
     if events || summary.is_some() || stacks.is_some() || opts.validate {
@@ -456,7 +535,7 @@ fn dump_sections<P: Printer>(
                 symbols: &symbols,
                 events,
                 summary: summary.as_mut(),
-                stack_arcs: opts.summary.is_some() || opts.check,
+                stack_arcs: opts.summary.is_some() || opts.check || opts.compare,
                 stacks: stacks.as_mut(),
             })?;
             // On a pipe, where the stream ends was not known when the tables were checked.
@@ -521,6 +600,15 @@ fn dump_sections<P: Printer>(
         let diagnostics = out.tally;
         out.print(|p| p.check(file, &report, diagnostics))?;
         out.tally.errors += report.count(check::Severity::Error);
+    }
+    if opts.compare
+        && let Some(summary) = summary
+    {
+        out.collected = Some(Collected {
+            summary,
+            tables: opened.tables.clone(),
+            symbols,
+        });
     }
     Ok(done)
 }

@@ -114,6 +114,9 @@ fn run(
         .collect();
 
     let mut printer = dump::printer(&options, out, io::stderr().lock());
+    if options.compare {
+        return compare(&mut printer, &options, files, status);
+    }
     for (i, path) in files.iter().enumerate() {
         let input = open(path).map_err(|e| format!("{e:#}"));
         let shown = path.to_string_lossy();
@@ -149,6 +152,47 @@ fn run(
         );
     }
     Ok(status.status())
+}
+
+/// `/compare BASE NEW`.
+fn compare<P: Printer>(
+    printer: &mut P,
+    options: &Options,
+    files: &[OsString],
+    mut status: RunStatus,
+) -> Result<Status> {
+    let [base, new] = files else {
+        unreachable!("the command line checks there are two")
+    };
+    let (base_shown, new_shown) = (base.to_string_lossy(), new.to_string_lossy());
+    let (base_input, new_input) = (
+        open(base).map_err(|e| format!("{e:#}")),
+        open(new).map_err(|e| format!("{e:#}")),
+    );
+    let base_info = FileInfo {
+        path: &base_shown,
+        size: base_input.as_ref().ok().and_then(Input::size),
+    };
+    let new_info = FileInfo {
+        path: &new_shown,
+        size: new_input.as_ref().ok().and_then(Input::size),
+    };
+    match dump::compare(
+        printer,
+        (&base_info, base_input),
+        (&new_info, new_input),
+        options,
+    ) {
+        Ok(s) => status.add_status(s),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(status.status()),
+        Err(e) => return Err(e).context("cannot write the output"),
+    }
+    match printer.flush() {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(e).context("cannot write the output")
+        }
+        _ => Ok(status.status()),
+    }
 }
 
 /// Opens a trace argument: `-` is standard input.

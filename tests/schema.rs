@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 21] = [
+const LINE_TYPES: [&str; 23] = [
     "file",
     "header",
     "string",
@@ -45,6 +45,8 @@ const LINE_TYPES: [&str; 21] = [
     "check_binary",
     "check",
     "check_summary",
+    "compare",
+    "compare_binary",
 ];
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -428,6 +430,14 @@ fn runs() -> &'static [Run] {
                 "/match:testdata/pe/app.exe,testdata/pe/app.pdb,missing.exe",
             ],
             &["/json", "missing.spt"],
+            &[
+                "/json",
+                "/compare",
+                "/pdb:testdata/pe/app.pdb",
+                "testdata/pe/profile.spt",
+                "testdata/pe/app-only.spt",
+            ],
+            &["/json", "/compare", "testdata/sample.spt", pe],
             &["/json", "/validate", "missing.spt", "testdata/sample.spt"],
             &[
                 "/json",
@@ -570,7 +580,13 @@ fn every_line_of_every_json_mode_validates() {
             if let Some(why) = validator.check_type(kind, &value) {
                 fail(format!("fails {kind}.json: {why}"));
             }
-            let numbers = non_integers(line);
+            // Shares (compare lines) are fractions; every other number is a count or an
+            // offset, a plain integer.
+            let numbers = if kind == "compare" {
+                Vec::new()
+            } else {
+                non_integers(line)
+            };
             if !numbers.is_empty() {
                 fail(format!("numbers that are not plain integers: {numbers:?}"));
             }

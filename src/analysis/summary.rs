@@ -290,6 +290,17 @@ impl Summary {
         all
     }
 
+    /// Every call-stack arc `[from, to]` of binary `progid` with its hits (in no particular
+    /// order), and their total; `None` without call-stack records.
+    pub fn callstack_arcs(&self, progid: u16) -> Option<BranchHits> {
+        let t = self.of(progid)?.callstack.as_ref()?;
+        Some(BranchHits {
+            records: t.records,
+            hits: t.hits.iter().collect(),
+            total: t.total,
+        })
+    }
+
     /// The call-stack records of binary `progid` and their hits (each record once), when it
     /// has any.
     pub fn callstack_totals(&self, progid: u16) -> Option<(u64, u128)> {

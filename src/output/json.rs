@@ -25,6 +25,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::analysis::check::{CheckReport, Severity};
+use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::summary::{Summary, SummaryLine};
 use crate::format::diag::{Diagnostic, Tally};
@@ -234,6 +235,34 @@ struct CheckSummaryLine<'a> {
     mode: &'a str,
     errors: u64,
     warnings: u64,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "compare")]
+struct CompareLine<'a> {
+    path: &'a str,
+    name: &'a str,
+    source: &'a str,
+    base_hits: u128,
+    new_hits: u128,
+    overlap: f64,
+    coverage: f64,
+    missing: Vec<MissingKey<'a>>,
+}
+
+#[derive(Serialize)]
+struct MissingKey<'a> {
+    key: &'a str,
+    base_share: f64,
+    new_share: f64,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "compare_binary")]
+struct CompareBinaryLine<'a> {
+    path: &'a str,
+    name: &'a str,
+    only_in: &'a str,
 }
 
 /// An `error` or a `note` line: a file that could not be read, or a word about it.
@@ -542,6 +571,37 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
             errors: report.count(Severity::Error) + diagnostics.errors,
             warnings: report.count(Severity::Warning) + diagnostics.warnings,
         })
+    }
+
+    fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()> {
+        for c in &report.comparisons {
+            self.line(&CompareLine {
+                path: file.path,
+                name: &c.name,
+                source: c.source,
+                base_hits: c.base_hits,
+                new_hits: c.new_hits,
+                overlap: c.overlap,
+                coverage: c.coverage,
+                missing: c
+                    .missing
+                    .iter()
+                    .map(|m| MissingKey {
+                        key: &m.key,
+                        base_share: m.base_share,
+                        new_share: m.new_share,
+                    })
+                    .collect(),
+            })?;
+        }
+        for o in &report.only_in {
+            self.line(&CompareBinaryLine {
+                path: file.path,
+                name: &o.name,
+                only_in: o.only_in,
+            })?;
+        }
+        Ok(())
     }
 
     fn matches(&mut self, results: &[MatchResult<'_>], _: &Tables) -> io::Result<()> {

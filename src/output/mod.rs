@@ -15,6 +15,7 @@ use std::io;
 use std::io::Write;
 
 use crate::analysis::check::CheckReport;
+use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
@@ -101,6 +102,8 @@ pub trait Printer {
         report: &CheckReport,
         diagnostics: Tally,
     ) -> io::Result<()>;
+    /// How NEW differs from BASE (`/compare`); `file` is NEW.
+    fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()>;
     /// The verdicts of `/match`, one per file.
     fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()>;
     /// The verdict of `/validate`: the diagnostics found, and whether they pass (with
@@ -188,6 +191,7 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         summary(summary: &Summary, tables: &Tables, symbols: &SymbolMap);
         functions(lines: &[FunctionsLine]);
         check(file: &FileInfo<'_>, report: &CheckReport, diagnostics: Tally);
+        compare(file: &FileInfo<'_>, report: &CompareReport);
         folded(folded: &[(String, u128)]);
         matches(results: &[MatchResult<'_>], tables: &Tables);
         validation(file: &FileInfo<'_>, tally: Tally, valid: bool);

@@ -27,6 +27,7 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 
 use crate::analysis::check::{CheckReport, Severity};
+use crate::analysis::compare::{CompareReport, Comparison};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
@@ -387,6 +388,71 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
             if errors == 1 { "" } else { "s" },
             if warnings == 1 { "" } else { "s" }
         )
+    }
+
+    fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()> {
+        self.section(format_args!("Compared with NEW {}", clean(&file.label())))?;
+        let name_w = report
+            .comparisons
+            .iter()
+            .map(|c| c.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max("binary".len());
+        let hits_w = |f: fn(&Comparison) -> u128, title: &str| {
+            report
+                .comparisons
+                .iter()
+                .map(|c| f(c).to_string().len())
+                .max()
+                .unwrap_or(0)
+                .max(title.len())
+        };
+        let (bw, nw) = (
+            hits_w(|c| c.base_hits, "base hits"),
+            hits_w(|c| c.new_hits, "new hits"),
+        );
+        if !report.comparisons.is_empty() {
+            writeln!(
+                self.out,
+                "  {:<name_w$}  {:<15}  {:>bw$}  {:>nw$}  {:>7}  {:>8}",
+                "binary", "source", "base hits", "new hits", "overlap", "coverage"
+            )?;
+        }
+        for c in &report.comparisons {
+            writeln!(
+                self.out,
+                "  {:<name_w$}  {:<15}  {:>bw$}  {:>nw$}  {:>7}  {:>8}",
+                clean(&c.name),
+                c.source,
+                c.base_hits,
+                c.new_hits,
+                format!("{:.1}%", c.overlap * 100.0),
+                format!("{:.1}%", c.coverage * 100.0)
+            )?;
+        }
+        for c in report.comparisons.iter().filter(|c| !c.missing.is_empty()) {
+            writeln!(
+                self.out,
+                "  {} {}: what NEW samples more than BASE",
+                clean(&c.name),
+                c.source
+            )?;
+            writeln!(self.out, "      base      new  key")?;
+            for m in &c.missing {
+                writeln!(
+                    self.out,
+                    "    {:>6}  {:>7}  {}",
+                    format!("{:.2}%", m.base_share * 100.0),
+                    format!("{:.2}%", m.new_share * 100.0),
+                    clean(&m.key)
+                )?;
+            }
+        }
+        for o in &report.only_in {
+            writeln!(self.out, "  {}: only in {}", clean(&o.name), o.only_in)?;
+        }
+        Ok(())
     }
 
     fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()> {

@@ -1,0 +1,330 @@
+//! `/compare BASE NEW`: how two traces differ (SPEC 9.6).
+//!
+//! Binaries are paired by name, case-insensitively. For each pair and each source present in
+//! either trace (an IP event, `LBR`, `ETW_CALLSTACK`), with `p_k` and `q_k` the shares of key
+//! `k` in the source's hits in BASE and NEW:
+//!
+//! ```text
+//! overlap  = sum over k of min(p_k, q_k)     1 when the distributions are the same, 0 disjoint
+//! coverage = sum of q_k where p_k > 0          the share of NEW that BASE sampled at all
+//! missing  = the keys with q_k > p_k, most first
+//! ```
+//!
+//! Keys are RVAs for IP events (with a `/pdb` for the trace, functions, matched by name) and
+//! the stored `(from, to)` pairs for LBR and call-stack arcs, as `/summary` counts them.
+
+use std::collections::BTreeMap;
+
+use crate::analysis::summary::{BranchHits, Summary};
+use crate::format::opcode::Opcode;
+use crate::format::tables::{Tables, base_name};
+use crate::image::symbols::SymbolMap;
+
+/// One trace of the comparison.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    /// Its counts.
+    pub summary: &'a Summary,
+    /// Its binaries' names.
+    pub tables: &'a Tables,
+    /// The `/pdb` symbols attached to it.
+    pub symbols: &'a SymbolMap,
+}
+
+/// A key as both traces know it: a function by name, an address, or an arc.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Key {
+    Function(String),
+    Address(u32),
+    Arc(u32, u32),
+}
+
+/// One pair and source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    /// The binary's name, as BASE spells it.
+    pub name: String,
+    /// The source: an IP event's name, `LBR` or `ETW_CALLSTACK`.
+    pub source: &'static str,
+    /// The source's hits in BASE.
+    pub base_hits: u128,
+    /// The source's hits in NEW.
+    pub new_hits: u128,
+    /// Sum of the smaller shares: 1 for the same distribution, 0 for disjoint ones.
+    pub overlap: f64,
+    /// The share of NEW's hits on keys BASE sampled at all.
+    pub coverage: f64,
+    /// The keys NEW has more of than BASE, most first.
+    pub missing: Vec<Missing>,
+}
+
+/// A key NEW samples more than BASE.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Missing {
+    /// `binary+0x1A2B`, `binary!function`, or `0x1A2B->0x1A40` for an arc.
+    pub key: String,
+    /// Its share in BASE.
+    pub base_share: f64,
+    /// Its share in NEW.
+    pub new_share: f64,
+}
+
+/// A binary in one trace only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnlyIn {
+    /// Its name.
+    pub name: String,
+    /// `base` or `new`.
+    pub only_in: &'static str,
+}
+
+/// The comparison of two traces.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CompareReport {
+    /// Each pair and source, pairs in BASE's progid order.
+    pub comparisons: Vec<Comparison>,
+    /// The binaries in one trace only.
+    pub only_in: Vec<OnlyIn>,
+}
+
+impl CompareReport {
+    /// Whether any paired source's overlap is below `min`.
+    pub fn below(&self, min: f64) -> bool {
+        self.comparisons.iter().any(|c| c.overlap < min)
+    }
+}
+
+/// The binaries of a trace by the name they pair on, each with its progids.
+fn binaries(tables: &Tables) -> BTreeMap<String, (String, Vec<u16>)> {
+    let mut out: BTreeMap<String, (String, Vec<u16>)> = BTreeMap::new();
+    for progid in 0..tables.progid_count() as u16 {
+        let name = tables.binary_name(progid);
+        let key = base_name(&name).to_lowercase();
+        out.entry(key)
+            .or_insert_with(|| (name.clone(), Vec::new()))
+            .1
+            .push(progid);
+    }
+    out
+}
+
+/// One side's hits per key for one source, and their total.
+type Distribution = (BTreeMap<Key, u128>, u128);
+
+/// The hits of `source` over a binary's progids.
+fn distribution(side: &Side<'_>, progids: &[u16], source: &str) -> Distribution {
+    let mut keys: BTreeMap<Key, u128> = BTreeMap::new();
+    let mut total = 0u128;
+    for &p in progids {
+        let symbols = side.symbols.get(Some(p));
+        let arcs = |b: Option<BranchHits>, keys: &mut BTreeMap<Key, u128>, total: &mut u128| {
+            if let Some(b) = b {
+                for ([from, to], hits) in b.hits {
+                    *keys.entry(Key::Arc(from, to)).or_default() += hits;
+                }
+                *total += b.total;
+            }
+        };
+        match source {
+            "LBR" => arcs(side.summary.lbr_hits(p), &mut keys, &mut total),
+            "ETW_CALLSTACK" => arcs(side.summary.callstack_arcs(p), &mut keys, &mut total),
+            _ => {
+                for e in side.summary.ip_hits(p) {
+                    if e.event.name() != Some(source) {
+                        continue;
+                    }
+                    for (rva, hits) in e.hits {
+                        let key = match symbols.and_then(|s| s.lookup(rva)) {
+                            Some((f, _)) => Key::Function(f.name.to_owned()),
+                            None => Key::Address(rva),
+                        };
+                        *keys.entry(key).or_default() += hits;
+                    }
+                    total += e.total;
+                }
+            }
+        }
+    }
+    (keys, total)
+}
+
+/// The sources a binary has: IP events in opcode order, then `LBR`, then `ETW_CALLSTACK`.
+fn sources(side: &Side<'_>, progids: &[u16]) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for &p in progids {
+        for e in side.summary.ip_hits(p) {
+            out.push(e.event.name().unwrap_or_default());
+        }
+        if side.summary.lbr_hits(p).is_some() {
+            out.push("LBR");
+        }
+        if side.summary.callstack_arcs(p).is_some() {
+            out.push("ETW_CALLSTACK");
+        }
+    }
+    out
+}
+
+/// The order of the sources.
+fn rank(source: &str) -> usize {
+    Opcode::IP_KINDS
+        .iter()
+        .position(|op| op.name() == Some(source))
+        .unwrap_or(match source {
+            "LBR" => 100,
+            _ => 101,
+        })
+}
+
+/// Compares `new` with `base`, showing `top` missing keys per pair and source.
+pub fn compare(base: &Side<'_>, new: &Side<'_>, top: usize) -> CompareReport {
+    let base_binaries = binaries(base.tables);
+    let new_binaries = binaries(new.tables);
+    let mut report = CompareReport::default();
+    let mut pairs: Vec<(&String, &(String, Vec<u16>))> = base_binaries.iter().collect();
+    pairs.sort_by_key(|(_, (_, progids))| progids[0]);
+    for (key, (name, base_progids)) in pairs {
+        let Some((_, new_progids)) = new_binaries.get(key) else {
+            report.only_in.push(OnlyIn {
+                name: name.clone(),
+                only_in: "base",
+            });
+            continue;
+        };
+        let mut all = sources(base, base_progids);
+        all.extend(sources(new, new_progids));
+        all.sort_by_key(|s| rank(s));
+        all.dedup();
+        for source in all {
+            let (p, p_total) = distribution(base, base_progids, source);
+            let (q, q_total) = distribution(new, new_progids, source);
+            report
+                .comparisons
+                .push(comparison(name, source, (&p, p_total), (&q, q_total), top));
+        }
+    }
+    for (key, (name, _)) in &new_binaries {
+        if !base_binaries.contains_key(key) {
+            report.only_in.push(OnlyIn {
+                name: name.clone(),
+                only_in: "new",
+            });
+        }
+    }
+    report
+}
+
+fn comparison(
+    name: &str,
+    source: &'static str,
+    (p, p_total): (&BTreeMap<Key, u128>, u128),
+    (q, q_total): (&BTreeMap<Key, u128>, u128),
+    top: usize,
+) -> Comparison {
+    let share = |hits: u128, total: u128| {
+        if total == 0 {
+            0.0
+        } else {
+            hits as f64 / total as f64
+        }
+    };
+    let mut overlap = 0.0;
+    let mut coverage = 0.0;
+    let mut missing = Vec::new();
+    for (k, &hits) in q {
+        let qk = share(hits, q_total);
+        let pk = share(p.get(k).copied().unwrap_or(0), p_total);
+        // Both 0 when either side has no hits: the shares of an empty side are all 0.
+        overlap += pk.min(qk);
+        if pk > 0.0 {
+            coverage += qk;
+        }
+        if qk > pk {
+            missing.push((qk - pk, k, pk, qk));
+        }
+    }
+    missing.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    missing.truncate(top);
+    Comparison {
+        name: name.to_owned(),
+        source,
+        base_hits: p_total,
+        new_hits: q_total,
+        overlap: overlap.min(1.0),
+        coverage: coverage.min(1.0),
+        missing: missing
+            .into_iter()
+            .map(|(_, k, base_share, new_share)| Missing {
+                key: match k {
+                    Key::Function(f) => format!("{name}!{f}"),
+                    Key::Address(rva) => format!("{name}+0x{rva:X}"),
+                    Key::Arc(from, to) => format!("0x{from:X}->0x{to:X}"),
+                },
+                base_share,
+                new_share,
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dist(pairs: &[(u32, u128)]) -> (BTreeMap<Key, u128>, u128) {
+        let keys: BTreeMap<Key, u128> = pairs.iter().map(|&(k, h)| (Key::Address(k), h)).collect();
+        let total = keys.values().sum();
+        (keys, total)
+    }
+
+    fn compared(p: &[(u32, u128)], q: &[(u32, u128)]) -> Comparison {
+        let (p, pt) = dist(p);
+        let (q, qt) = dist(q);
+        comparison("app.exe", "UNHALT_CYCLE", (&p, pt), (&q, qt), 10)
+    }
+
+    #[test]
+    fn identical_distributions_overlap_fully() {
+        let c = compared(&[(1, 3), (2, 1)], &[(1, 30), (2, 10)]);
+        assert_eq!((c.overlap, c.coverage), (1.0, 1.0));
+        assert!(c.missing.is_empty());
+    }
+
+    #[test]
+    fn disjoint_distributions_do_not_overlap() {
+        let c = compared(&[(1, 3)], &[(2, 5)]);
+        assert_eq!((c.overlap, c.coverage), (0.0, 0.0));
+        assert_eq!(c.missing.len(), 1);
+        assert_eq!(c.missing[0].key, "app.exe+0x2");
+        assert_eq!(
+            (c.missing[0].base_share, c.missing[0].new_share),
+            (0.0, 1.0)
+        );
+    }
+
+    #[test]
+    fn half_overlap() {
+        // BASE: all on 1; NEW: half on 1, half on 2.
+        let c = compared(&[(1, 4)], &[(1, 2), (2, 2)]);
+        assert_eq!((c.overlap, c.coverage), (0.5, 0.5));
+        assert_eq!(c.missing[0].key, "app.exe+0x2");
+    }
+
+    #[test]
+    fn an_empty_side_overlaps_nothing() {
+        let c = compared(&[], &[(1, 4)]);
+        assert_eq!(
+            (c.overlap, c.coverage, c.base_hits, c.new_hits),
+            (0.0, 0.0, 0, 4)
+        );
+        let c = compared(&[(1, 4)], &[]);
+        assert_eq!((c.overlap, c.coverage), (0.0, 0.0));
+    }
+
+    #[test]
+    fn missing_keys_most_first_ties_by_key() {
+        let c = compared(&[(9, 10)], &[(3, 1), (2, 1), (1, 2)]);
+        let keys: Vec<&str> = c.missing.iter().map(|m| m.key.as_str()).collect();
+        assert_eq!(keys, ["app.exe+0x1", "app.exe+0x2", "app.exe+0x3"]);
+    }
+}
