@@ -112,6 +112,18 @@ const OPTIONS: &[Opt] = &[
         false,
         "write the trace in speedscope's JSON format to FILE",
     ),
+    flag(
+        "merge",
+        Group::Sections,
+        "/summary, /functions, /folded and the exports treat all the traces as one\n\
+         profile, binaries merged by GUID and age, as SPDConvert merges them",
+    ),
+    valued(
+        "sptlist",
+        "FILE",
+        true,
+        "add the traces listed in FILE, one path per line",
+    ),
     valued(
         "stackorder",
         "ORDER",
@@ -303,6 +315,8 @@ pub enum Command {
     },
     /// Dump files.
     Dump {
+        /// Files listing more traces, one per line (`/sptlist`), to be read before dumping.
+        sptlists: Vec<OsString>,
         /// What to print, and how. Its `/match` and `/pdb` files are still to be read.
         options: Box<Options>,
         /// The files, `-` for standard input.
@@ -606,7 +620,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         Format::Text
     };
     let match_paths = values(&matches, "match");
-    if files.is_empty() {
+    let sptlists = values(&matches, "sptlist");
+    if files.is_empty() && sptlists.is_empty() {
         // Images and PDBs without a trace: say who they are.
         if !match_paths.is_empty() {
             return Ok(Command::Identities {
@@ -639,6 +654,11 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             files.len()
         )));
     }
+    if compare && matches.get_flag("merge") {
+        return Err(usage(
+            "/compare reads two traces apart: it does not go with /merge",
+        ));
+    }
     let min_overlap = text("min-overlap")
         .first()
         .map(|f| f.parse::<f64>().expect("checked"));
@@ -651,13 +671,16 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         file_of("pprof"),
         file_of("speedscope"),
     );
+    let merge = matches.get_flag("merge");
     for (name, given) in [
         ("flamegraph", &flamegraph),
         ("pprof", &pprof),
         ("speedscope", &speedscope),
     ] {
-        if given.is_some() && files.len() > 1 {
-            return Err(usage(format!("/{name} writes one file: give it one trace")));
+        if given.is_some() && !merge && (files.len() > 1 || !sptlists.is_empty()) {
+            return Err(usage(format!(
+                "/{name} writes one file: give it one trace, or /merge several"
+            )));
         }
     }
 
@@ -702,12 +725,14 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             check: matches.get_flag("check"),
             compare,
             min_overlap,
+            merge,
             strindex,
             binaries: (!binaries.is_empty()).then_some(binaries),
             matches: Vec::new(),
             pdbs: Vec::new(),
         }),
         files,
+        sptlists,
         match_paths,
         pdb_paths: values(&matches, "pdb"),
     })

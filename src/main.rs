@@ -60,10 +60,22 @@ fn main() -> ExitCode {
         }
         Command::Dump {
             options,
-            files,
+            mut files,
+            sptlists,
             match_paths,
             pdb_paths,
-        } => run(out, *options, &files, &match_paths, &pdb_paths),
+        } => {
+            for list in &sptlists {
+                match read_sptlist(Path::new(list)) {
+                    Ok(listed) => files.extend(listed),
+                    Err(e) => {
+                        eprintln!("sptdump: {e:#}; see 'sptdump /help'");
+                        return ExitCode::from(EXIT_USAGE);
+                    }
+                }
+            }
+            run(out, *options, &files, &match_paths, &pdb_paths)
+        }
     };
     ExitCode::from(match status {
         Ok(status) => exit_code(status),
@@ -116,6 +128,26 @@ fn run(
     let mut printer = dump::printer(&options, out, io::stderr().lock());
     if options.compare {
         return compare(&mut printer, &options, files, status);
+    }
+    if options.merge {
+        let paths: Vec<String> = files
+            .iter()
+            .map(|f| f.to_string_lossy().into_owned())
+            .collect();
+        let open = |i: usize| open(&files[i]).map_err(|e| format!("{e:#}"));
+        return match dump::merge(&mut printer, &paths, &open, &options) {
+            Ok(s) => {
+                status.add_status(s);
+                match printer.flush() {
+                    Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                        Err(e).context("cannot write the output")
+                    }
+                    _ => Ok(status.status()),
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(status.status()),
+            Err(e) => Err(e).context("cannot write the output"),
+        };
     }
     for (i, path) in files.iter().enumerate() {
         let input = open(path).map_err(|e| format!("{e:#}"));
@@ -192,6 +224,32 @@ fn compare<P: Printer>(
             Err(e).context("cannot write the output")
         }
         _ => Ok(status.status()),
+    }
+}
+
+/// The traces a `/sptlist` file names, one path per line; blank lines are skipped.
+fn read_sptlist(path: &Path) -> Result<Vec<OsString>> {
+    let bytes = std::fs::read(path)
+        .map_err(OpenError)
+        .with_context(|| format!("/sptlist:{}: cannot read", path.display()))?;
+    Ok(bytes
+        .split(|&b| b == b'\n')
+        .map(|line| line.strip_suffix(b"\r").unwrap_or(line).trim_ascii())
+        .filter(|line| !line.is_empty())
+        .map(os_string)
+        .collect())
+}
+
+/// A path from the bytes of a list file: any bytes on Unix, UTF-8 elsewhere.
+fn os_string(bytes: &[u8]) -> OsString {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        OsStr::from_bytes(bytes).to_owned()
+    }
+    #[cfg(not(unix))]
+    {
+        OsString::from(String::from_utf8_lossy(bytes).into_owned())
     }
 }
 

@@ -98,6 +98,22 @@ impl StackCounts {
         }
     }
 
+    /// Renumbers the binaries: `progid` becomes `to(progid)`.
+    pub fn renumber(self, to: impl Fn(u16) -> u16) -> StackCounts {
+        let mut out = StackCounts::default();
+        for (progid, (records, hits)) in self.totals {
+            let total = out.totals.entry(to(progid)).or_default();
+            total.0 += records;
+            total.1 += hits;
+        }
+        for (mut stack, hits) in self.stacks {
+            let progid = to(LE::read_u16(&stack[..2]));
+            stack[..2].copy_from_slice(&progid.to_le_bytes());
+            *out.stacks.entry(stack).or_default() += hits;
+        }
+        out
+    }
+
     /// Adds what `other` counted.
     pub fn absorb(&mut self, other: StackCounts) {
         for (progid, (records, hits)) in other.totals {

@@ -245,6 +245,20 @@ impl Summary {
         &mut self.binaries[at]
     }
 
+    /// Renumbers the binaries: `progid` becomes `to(progid)` (records before any BINARY_ID
+    /// stay apart). Two program IDs that become one are merged.
+    pub fn renumber(self, to: impl Fn(u16) -> u16) -> Summary {
+        let mut out = Summary::new(self.top);
+        for mut b in self.binaries {
+            b.progid = b.progid.map(&to);
+            let mut one = Summary::new(self.top);
+            one.index.insert(b.progid, 0);
+            one.binaries.push(b);
+            out.absorb(one);
+        }
+        out
+    }
+
     /// Adds what `other` counted, as if its records had been added here.
     pub fn absorb(&mut self, other: Summary) {
         for theirs in other.binaries {

@@ -18,8 +18,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+use uuid::Uuid;
+
 use crate::format::diag::{Code, Diagnostic};
-use crate::format::progid::{ProgramId, ProgramIdTable};
+use crate::format::progid::{ENTRY_SIZE, ProgramId, ProgramIdTable};
 use crate::format::strtab::StringTable;
 
 /// How to read the program IDs' string indices, as asked for (`/strindex`).
@@ -142,6 +144,26 @@ impl Tables {
         match self.reading {
             IndexReading::Offset => strings.get(entry.string_offset),
             IndexReading::Ordinal => strings.nth(entry.string_offset),
+        }
+    }
+
+    /// Tables that list `binaries` (name, GUID, age) as program IDs 0, 1, ...: how several
+    /// traces merged into one (`/merge`) name their binaries.
+    pub fn listing(binaries: &[(String, Uuid, u32)]) -> Tables {
+        let mut strings = Vec::new();
+        let mut entries = Vec::with_capacity(binaries.len() * ENTRY_SIZE);
+        for (name, guid, age) in binaries {
+            let offset = strings.len() as u32;
+            strings.extend_from_slice(name.as_bytes());
+            strings.push(0);
+            entries.extend_from_slice(&guid.to_bytes_le());
+            entries.extend_from_slice(&age.to_le_bytes());
+            entries.extend_from_slice(&offset.to_le_bytes());
+        }
+        Tables {
+            strings: Some(StringTable::new(strings, 0)),
+            progids: Some(ProgramIdTable::parse(&entries, 0)),
+            reading: IndexReading::Offset,
         }
     }
 

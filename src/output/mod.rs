@@ -120,6 +120,9 @@ pub trait Printer {
     fn identities(&mut self, files: &[MatchFile]) -> io::Result<()>;
     /// Writes out what is buffered.
     fn flush(&mut self) -> io::Result<()>;
+    /// Writes what another printer of the same format printed into memory: `out` to the
+    /// output, `err` to the error stream, as if it had been printed here.
+    fn replay(&mut self, out: &[u8], err: &[u8]) -> io::Result<()>;
 }
 
 /// The output format.
@@ -200,5 +203,6 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         note(file: &FileInfo<'_>, message: &str);
         identities(files: &[MatchFile]);
         flush();
+        replay(out: &[u8], err: &[u8]);
     }
 }

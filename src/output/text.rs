@@ -575,6 +575,16 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         self.out.flush()?;
         self.err.flush()
     }
+
+    fn replay(&mut self, out: &[u8], err: &[u8]) -> io::Result<()> {
+        self.out.write_all(out)?;
+        if !err.is_empty() {
+            self.out.flush()?;
+            self.err.write_all(err)?;
+            self.err.flush()?;
+        }
+        Ok(())
+    }
 }
 
 /// The cells of a `/match` line: file, kind, GUID, age, then the verdict and what it
