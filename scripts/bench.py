@@ -150,6 +150,27 @@ def main():
         size = os.path.getsize(os.path.join(WORK, name))
         print(f"  {name:28} {size / 1024:8.1f} KiB written")
 
+    # Many traces as one: /merge decodes them on both cores.
+    copies = os.path.join(WORK, "copies")
+    os.makedirs(copies, exist_ok=True)
+    files = []
+    for i in range(16):
+        link = os.path.join(copies, f"t{i:02}.spt")
+        if os.path.exists(link):
+            os.remove(link)
+        os.link(small, link)
+        files.append(link)
+    sequential, merged = [], []
+    for _ in range(3):
+        start = time.perf_counter()
+        for f in files:
+            run([SPTDUMP, "/summary", f])
+        sequential.append(time.perf_counter() - start)
+        merged.append(run([SPTDUMP, "/merge", "/summary", *files]))
+    seq, mer = statistics.median(sequential), statistics.median(merged)
+    print(f"16 copies: 16 runs of /summary {seq:.2f} s, /merge /summary {mer:.2f} s "
+          f"({seq / mer:.2f}x faster)")
+
     big = trace(args.big)
     print(f"peak RSS on {big} ({os.path.getsize(big):,} bytes):")
     for label, opts in [("/event", ["/event"]), ("/validate", ["/validate"]),

@@ -726,6 +726,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             compare,
             min_overlap,
             merge,
+            one_thread: false,
             strindex,
             binaries: (!binaries.is_empty()).then_some(binaries),
             matches: Vec::new(),

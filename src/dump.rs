@@ -90,6 +90,9 @@ pub struct Options {
     pub min_overlap: Option<f64>,
     /// The analyses treat all the traces as one (`/merge`).
     pub merge: bool,
+    /// Count on the decoding thread alone, without a second thread for the IP samples: for
+    /// when traces are decoded in parallel and the cores are busy already.
+    pub one_thread: bool,
     /// Keep only the segments of these binaries: names (case-insensitive) or progid indices.
     pub binaries: Option<Vec<String>>,
     /// Images and PDBs to match against each trace's program IDs (`/match`).
@@ -120,6 +123,7 @@ impl Default for Options {
             compare: false,
             min_overlap: None,
             merge: false,
+            one_thread: false,
             binaries: None,
             matches: Vec::new(),
             pdbs: Vec::new(),
@@ -451,6 +455,11 @@ pub fn merge<P: Printer>(
     let parallel =
         workers > 1 && opts.sections == Sections::default() && !paths.iter().any(|p| p == "-");
     if parallel {
+        // Each core decodes and counts traces of its own.
+        let opts = &Options {
+            one_thread: true,
+            ..opts.clone()
+        };
         // Each worker dumps whole traces into memory; they are replayed here in argument
         // order, and their counts merged as they come, so at most a few are held at once.
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -746,7 +755,12 @@ fn dump_sections<P: Printer>(
     let counting = opts
         .summary
         .or((opts.exports() || opts.check || opts.compare || opts.merge).then_some(0));
-    let mut summary = counting.filter(|_| !opts.validate).map(Collector::new);
+    let collector = if opts.one_thread {
+        Collector::alone
+    } else {
+        Collector::new
+    };
+    let mut summary = counting.filter(|_| !opts.validate).map(collector);
     let mut stacks = opts.stacks().then(StackCounts::default);
     if events || summary.is_some() || stacks.is_some() || opts.validate {
         if events {

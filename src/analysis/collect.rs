@@ -51,6 +51,17 @@ impl Collector {
         Collector::with_worker(top, count)
     }
 
+    /// A collector that counts everything on the calling thread: for when other threads are
+    /// busy decoding other traces.
+    pub fn alone(top: usize) -> Self {
+        Collector {
+            local: Summary::new(top),
+            batch: Vec::new(),
+            to_worker: None,
+            worker: None,
+        }
+    }
+
     /// A collector whose second thread runs `work`.
     fn with_worker(top: usize, work: fn(Receiver<Vec<u8>>, usize) -> Summary) -> Self {
         let (to_worker, batches) = sync_channel::<Vec<u8>>(IN_FLIGHT);
