@@ -15,35 +15,17 @@ use std::sync::OnceLock;
 use assert_cmd::Command;
 use serde_json::{Value, json};
 use sptdump_testkit::builder::{Guid, RETIRE_INSTR, SptBuilder};
+use sptdump_testkit::fixtures;
 use sptdump_testkit::golden::blessing;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The CodeView GUID bytes and age `llvm-readobj` printed for an image.
+/// The CodeView GUID bytes and age `llvm-readobj` printed for an image, and the GUID in
+/// registry form.
 fn codeview(image: &str) -> ([u8; 16], u32, String) {
-    let text = std::fs::read_to_string(
-        root()
-            .join("testdata/pe")
-            .join(format!("{image}.readobj.txt")),
-    )
-    .unwrap();
-    let guid = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("PDBGUID: ("))
-        .expect("PDBGUID line");
-    let bytes: Vec<u8> = guid
-        .trim_end_matches(')')
-        .split_whitespace()
-        .map(|b| u8::from_str_radix(b, 16).unwrap())
-        .collect();
-    let age = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("PDBAge: "))
-        .expect("PDBAge line")
-        .parse()
-        .unwrap();
+    let (bytes, age) = fixtures::codeview(image);
     // The registry form, to compare with what sptdump prints: first three groups
     // little-endian, the rest as stored.
     let b = &bytes;
@@ -64,7 +46,7 @@ fn codeview(image: &str) -> ([u8; 16], u32, String) {
             .map(|x| format!("{x:02X}"))
             .collect::<String>()
     );
-    (bytes.try_into().unwrap(), age, registry)
+    (bytes, age, registry)
 }
 
 /// A trace of the given binaries, each with one segment of samples.

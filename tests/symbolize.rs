@@ -10,16 +10,13 @@ use std::sync::OnceLock;
 use assert_cmd::Command;
 use serde_json::{Value, json};
 use sptdump_testkit::builder::{Guid, RETIRE_INSTR, SptBuilder, UNHALT_CYCLE};
+use sptdump_testkit::fixtures;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn text(name: &str) -> String {
-    std::fs::read_to_string(root().join("testdata/pe").join(name)).unwrap()
-}
-
-/// A function as llvm-pdbutil shows it.
+/// A procedure of `app.pdb` as llvm-pdbutil shows it, with its size.
 #[derive(Debug, Clone)]
 struct Function {
     name: String,
@@ -27,40 +24,18 @@ struct Function {
     size: u32,
 }
 
-/// The procedures of `app.pdb`: `S_GPROC32`/`S_LPROC32` with `addr = 0001:OFFSET` (decimal)
-/// and `code size = N`, placed by the first section's virtual address (hex).
+/// The procedures of `app.pdb` (`S_GPROC32`/`S_LPROC32`, which have sizes), by RVA.
 fn procedures() -> Vec<Function> {
-    let dump = text("app.pdbutil.txt");
-    let lines: Vec<&str> = dump.lines().collect();
-    let text_va = lines
-        .iter()
-        .skip_while(|l| !l.contains("SECTION HEADER #1"))
-        .find_map(|l| l.trim().strip_suffix(" virtual address"))
-        .map(|v| u32::from_str_radix(v.trim(), 16).unwrap())
-        .expect("section 1");
-    let mut out = Vec::new();
-    for pair in lines.windows(2) {
-        if !(pair[0].contains("S_GPROC32") || pair[0].contains("S_LPROC32")) {
-            continue;
-        }
-        let name = pair[0].split('`').nth(1).unwrap().to_owned();
-        let offset: u32 = pair[1].split("addr = 0001:").nth(1).unwrap()[..4]
-            .parse()
-            .unwrap();
-        let size: u32 = pair[1]
-            .split("code size = ")
-            .nth(1)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        out.push(Function {
-            name,
-            rva: text_va + offset,
-            size,
-        });
-    }
-    out.sort_by_key(|f| f.rva);
+    let out: Vec<Function> = fixtures::functions("app")
+        .into_iter()
+        .filter_map(|f| {
+            Some(Function {
+                size: f.size?,
+                name: f.name,
+                rva: f.rva,
+            })
+        })
+        .collect();
     assert!(out.len() >= 5, "{out:?}");
     out
 }
@@ -71,21 +46,7 @@ fn function(name: &str) -> Function {
 
 /// The 16 GUID bytes and age llvm-readobj printed for an image's CodeView record.
 fn codeview(image: &str) -> ([u8; 16], u32) {
-    let dump = text(&format!("{image}.readobj.txt"));
-    let guid = dump
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("PDBGUID: ("))
-        .unwrap();
-    let bytes: Vec<u8> = guid
-        .trim_end_matches(')')
-        .split_whitespace()
-        .map(|b| u8::from_str_radix(b, 16).unwrap())
-        .collect();
-    let age = dump
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("PDBAge: "))
-        .unwrap();
-    (bytes.try_into().unwrap(), age.parse().unwrap())
+    fixtures::codeview(image)
 }
 
 /// The RVAs the trace samples, each with the name text must give it.

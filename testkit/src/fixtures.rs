@@ -164,21 +164,23 @@ pub const APP_STACKS: &[Stack] = &[
 /// The call stacks of `core.dll` in [`profile_trace`].
 pub const CORE_STACKS: &[Stack] = &[(&[("core_add", 1), ("core_scale", 0x10)], &[70, 30])];
 
+/// A trace builder whose program IDs are `app.exe` (0) and `core.dll` (1) as built here.
+fn builds() -> SptBuilder {
+    let mut b = SptBuilder::new();
+    for (image, name) in [("app", "app.exe"), ("core", "core.dll")] {
+        let (guid, age) = codeview(image);
+        let name = b.string(name);
+        b.program_id(Guid(guid), age, name);
+    }
+    b
+}
+
 /// `testdata/pe/profile.spt`: `app.exe` and `core.dll` as built in `testdata/pe/`, with
 /// their GUIDs and ages, each with the call stacks of [`APP_STACKS`] and [`CORE_STACKS`]
 /// (a REPEAT gives each record its hits), the leaf of each stack as an IP sample, and a few
 /// LBR branches.
 pub fn profile_trace() -> Vec<u8> {
-    let mut b = SptBuilder::new();
-    for image in ["app", "core"] {
-        let (guid, age) = codeview(image);
-        let name = b.string(if image == "app" {
-            "app.exe"
-        } else {
-            "core.dll"
-        });
-        b.program_id(Guid(guid), age, name);
-    }
+    let mut b = builds();
     for (progid, pdb, stacks) in [(0u16, "app", APP_STACKS), (1, "core", CORE_STACKS)] {
         b.binary_id(progid);
         let rva = |name: &str, offset: u32| function(pdb, name).rva + offset;
@@ -204,16 +206,7 @@ pub fn profile_trace() -> Vec<u8> {
 /// sampled, and only once (an IP sample, no LBR): `core.dll` is in the program-ID table with
 /// no sample records, as when SPTAggregate's `/binary` left it out.
 pub fn app_only_trace() -> Vec<u8> {
-    let mut b = SptBuilder::new();
-    for image in ["app", "core"] {
-        let (guid, age) = codeview(image);
-        let name = b.string(if image == "app" {
-            "app.exe"
-        } else {
-            "core.dll"
-        });
-        b.program_id(Guid(guid), age, name);
-    }
+    let mut b = builds();
     // One hit in compute_checksum's 148 bytes: fewer than 1 per 100 bytes of code.
     let sum = function("app", "compute_checksum");
     b.binary_id(0).ip(UNHALT_CYCLE, &[sum.rva + 0x30]);
