@@ -160,16 +160,19 @@ def main():
             os.remove(link)
         os.link(small, link)
         files.append(link)
-    sequential, merged = [], []
-    for _ in range(3):
-        start = time.perf_counter()
-        for f in files:
-            run([SPTDUMP, "/summary", f])
-        sequential.append(time.perf_counter() - start)
-        merged.append(run([SPTDUMP, "/merge", "/summary", *files]))
-    seq, mer = statistics.median(sequential), statistics.median(merged)
-    print(f"16 copies: 16 runs of /summary {seq:.2f} s, /merge /summary {mer:.2f} s "
-          f"({seq / mer:.2f}x faster)")
+    for mode in (["/validate"], ["/summary"]):
+        sequential, together = [], []
+        for _ in range(3):
+            start = time.perf_counter()
+            for f in files:
+                run([SPTDUMP, *mode, f])
+            sequential.append(time.perf_counter() - start)
+            together.append(run([SPTDUMP, *mode, *files]))
+        seq, one = statistics.median(sequential), statistics.median(together)
+        print(f"16 copies: 16 runs of {mode[0]} {seq:.2f} s, one run over 16 {one:.2f} s "
+              f"({seq / one:.2f}x faster)")
+    merged = statistics.median(run([SPTDUMP, "/merge", "/summary", *files]) for _ in range(3))
+    print(f"16 copies: /merge /summary {merged:.2f} s")
 
     big = trace(args.big)
     print(f"peak RSS on {big} ({os.path.getsize(big):,} bytes):")

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use sptdump::dump::{self, Options, Outcome, RunStatus, Status};
+use sptdump::dump::{self, Options, RunStatus, Status};
 use sptdump::format::tables::base_name;
 use sptdump::image::matching::{MatchFile, PdbFile};
 use sptdump::input::{Input, OpenError};
@@ -129,45 +129,21 @@ fn run(
     if options.compare {
         return compare(&mut printer, &options, files, status);
     }
-    if options.merge {
-        let paths: Vec<String> = files
-            .iter()
-            .map(|f| f.to_string_lossy().into_owned())
-            .collect();
-        let open = |i: usize| open(&files[i]).map_err(|e| format!("{e:#}"));
-        return match dump::merge(&mut printer, &paths, &open, &options) {
-            Ok(s) => {
-                status.add_status(s);
-                match printer.flush() {
-                    Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-                        Err(e).context("cannot write the output")
-                    }
-                    _ => Ok(status.status()),
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(status.status()),
-            Err(e) => Err(e).context("cannot write the output"),
-        };
-    }
-    for (i, path) in files.iter().enumerate() {
-        let input = open(path).map_err(|e| format!("{e:#}"));
-        let shown = path.to_string_lossy();
-        let info = FileInfo {
-            path: &shown,
-            size: input.as_ref().ok().and_then(Input::size),
-        };
-        let last = i + 1 == files.len();
-        match dump::dump_file(&mut printer, &info, input, &options, last) {
-            Ok(outcome) => {
-                status.add(&outcome, &options);
-                if let Outcome::OutputClosed(_) = outcome {
-                    // The reader has gone: stop quietly, keeping the errors found so far.
-                    return Ok(status.status());
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(status.status()),
-            Err(e) => return Err(e).context("cannot write the output"),
-        }
+    let paths: Vec<String> = files
+        .iter()
+        .map(|f| f.to_string_lossy().into_owned())
+        .collect();
+    let open = |i: usize| open(&files[i]).map_err(|e| format!("{e:#}"));
+    let dumped = if options.merge {
+        dump::merge(&mut printer, &paths, &open, &options)
+    } else {
+        dump::run(&mut printer, &paths, &open, &options)
+    };
+    match dumped {
+        Ok(s) => status.add_status(s),
+        // The reader has gone: stop quietly, keeping the errors found so far.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(status.status()),
+        Err(e) => return Err(e).context("cannot write the output"),
     }
     match printer.flush() {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {

@@ -417,3 +417,46 @@ fn strindex_is_an_option() {
         stderr(&o)
     );
 }
+
+#[test]
+fn several_traces_on_both_cores_print_what_one_after_another_prints() {
+    let traces = [
+        SAMPLE,
+        "testdata/broken.spt",
+        "testdata/pe/trace.spt",
+        SAMPLE,
+    ];
+    for mode in [
+        &["/validate"][..],
+        &["/json", "/validate"],
+        &["/summary", "/top:2"],
+    ] {
+        let parallel = run(&[mode, &traces[..]].concat());
+        // Standard input is read on this thread: the same traces, one after another.
+        let sequential = Command::cargo_bin("sptdump")
+            .unwrap()
+            .current_dir(crate_root())
+            .args(mode)
+            .arg("-")
+            .args(&traces[1..])
+            .write_stdin(std::fs::read(crate_root().join(SAMPLE)).unwrap())
+            .output()
+            .unwrap();
+        let named = |o: &Output| {
+            stdout(o)
+                .replace(
+                    "File: standard input\n",
+                    "File: testdata/sample.spt (25,546 bytes)\n",
+                )
+                .replace("standard input", SAMPLE)
+                .replace(
+                    r#""path":"-","size":null"#,
+                    r#""path":"testdata/sample.spt","size":25546"#,
+                )
+                .replace(r#""path":"-""#, r#""path":"testdata/sample.spt""#)
+        };
+        assert_eq!(named(&parallel), named(&sequential), "{mode:?}");
+        assert_eq!(status(&parallel), status(&sequential), "{mode:?}");
+        assert_eq!(status(&parallel), 1, "broken.spt has errors");
+    }
+}

@@ -1,15 +1,13 @@
 //! `/merge`: several traces as one profile (SPEC 9.7).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
 
 use uuid::Uuid;
 
-use super::{
-    Collected, Error, Options, Out, Outcome, RunStatus, Sections, Status, analyses, dump_file,
-    dump_keeping, printer,
-};
+use super::many::each;
+use super::{Collected, Error, Options, Out, RunStatus, Status, analyses};
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
 use crate::format::diag::Tally;
@@ -17,7 +15,7 @@ use crate::format::progid::ProgramId;
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 use crate::input::Input;
-use crate::output::{FileInfo, Output, Printer};
+use crate::output::{FileInfo, Printer};
 
 /// The binaries of several traces merged by (GUID, age), numbered by first appearance.
 #[derive(Default)]
@@ -93,8 +91,8 @@ impl Merged {
 /// `/merge`: dumps each trace (its sections and diagnostics, as asked), then prints the
 /// analyses of all of them as one profile, binaries merged by (GUID, age), as SPDConvert
 /// merges them: a trace named twice counts twice. `open(i)` opens trace `i`, whose path as
-/// given is `paths[i]`. Several traces are decoded on both cores when no section of theirs
-/// is printed; the output is the same, byte for byte, as one after another.
+/// given is `paths[i]`. Several traces are decoded on every core when little of each is
+/// printed (see [`each`]).
 pub fn merge<P: Printer>(
     printer: &mut P,
     paths: &[String],
@@ -104,79 +102,14 @@ pub fn merge<P: Printer>(
     let mut status = RunStatus::default();
     let mut merged = Merged::default();
     let top = opts.summary.or(opts.functions).unwrap_or(10);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(paths.len());
-    let parallel =
-        workers > 1 && opts.sections == Sections::default() && !paths.iter().any(|p| p == "-");
-    if parallel {
-        // Each core decodes and counts traces of its own.
-        let opts = &Options {
-            one_thread: true,
-            ..opts.clone()
-        };
-        // Each worker dumps whole traces into memory; they are replayed here in argument
-        // order, and their counts merged as they come, so at most a few are held at once.
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let (done, results) = std::sync::mpsc::sync_channel(workers);
-        let result = std::thread::scope(|scope| -> io::Result<()> {
-            for _ in 0..workers {
-                let done = done.clone();
-                let next = &next;
-                scope.spawn(move || {
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        if i >= paths.len() {
-                            break;
-                        }
-                        let mut buffered = printer_into_memory(opts);
-                        let input = open(i);
-                        let info = FileInfo {
-                            path: &paths[i],
-                            size: input.as_ref().ok().and_then(Input::size),
-                        };
-                        // The merged analyses follow the last trace.
-                        let kept = dump_one(&mut buffered, &info, input, opts, false);
-                        if done.send((i, kept, buffered.into_inner())).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-            drop(done);
-            let mut pending = BTreeMap::new();
-            let mut want = 0;
-            for (i, kept, bytes) in results {
-                pending.insert(i, (kept, bytes));
-                while let Some((kept, (out, err))) = pending.remove(&want) {
-                    printer.replay(&out, &err)?;
-                    let (outcome, collected) = kept?;
-                    status.add(&outcome, opts);
-                    if let Some(c) = collected {
-                        merged.absorb(c, top);
-                    }
-                    want += 1;
-                }
-            }
-            Ok(())
-        });
-        result?;
-    } else {
-        for (i, path) in paths.iter().enumerate() {
-            let input = open(i);
-            let info = FileInfo {
-                path,
-                size: input.as_ref().ok().and_then(Input::size),
-            };
-            let (outcome, collected) = dump_one(printer, &info, input, opts, false)?;
-            status.add(&outcome, opts);
-            if let Outcome::OutputClosed(_) = outcome {
-                return Ok(status.status());
-            }
-            if let Some(c) = collected {
-                merged.absorb(c, top);
-            }
+    let stopped = each(printer, paths, open, opts, false, |outcome, collected| {
+        status.add(&outcome, opts);
+        if let Some(c) = collected {
+            merged.absorb(c, top);
         }
+    })?;
+    if stopped {
+        return Ok(status.status());
     }
 
     let label = format!(
@@ -224,31 +157,4 @@ pub fn merge<P: Printer>(
     }
     out.printer.end_file(true)?;
     Ok(status.status())
-}
-
-/// One trace of a merge: dumped into `printer`, what it counted kept.
-fn dump_one<P: Printer>(
-    printer: &mut P,
-    file: &FileInfo<'_>,
-    input: Result<Input, String>,
-    opts: &Options,
-    last: bool,
-) -> io::Result<(Outcome, Option<Collected>)> {
-    let kept = match input {
-        Ok(input) => {
-            let kept = dump_keeping(printer, file, input, opts)?;
-            if !matches!(kept.0, Outcome::OutputClosed(_)) {
-                printer.end_file(last)?;
-            }
-            kept
-        }
-        Err(message) => (dump_file(printer, file, Err(message), opts, last)?, None),
-    };
-    Ok(kept)
-}
-
-/// A printer of `opts`'s format that writes into memory, for a trace dumped on another
-/// thread.
-fn printer_into_memory(opts: &Options) -> Output<Vec<u8>, Vec<u8>> {
-    printer(opts, Vec::new(), Vec::new())
 }

@@ -1,5 +1,5 @@
 //! The driver: dumping one file, as the options ask, into a [`Printer`]; the runs over
-//! several traces, [`merge()`] and [`compare()`], have modules of their own.
+//! several traces, [`run()`], [`merge()`] and [`compare()`], have modules of their own.
 //!
 //! It reads the header and tables and checks them (they are small: at most 64 KiB +
 //! 1.5 MiB), attaches the `/pdb` symbols, prints the sections in file order, and decodes the
@@ -31,9 +31,11 @@ use crate::output::pprof::{self, Counted};
 use crate::output::{FileInfo, Format, Output, Printer, flamegraph, speedscope};
 
 mod compare;
+mod many;
 mod merge;
 
 pub use compare::compare;
+pub use many::run;
 pub use merge::merge;
 
 /// The sections of a dump.
