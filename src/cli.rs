@@ -194,6 +194,21 @@ const OPTIONS: &[Opt] = &[
         Group::Output,
         "warnings count as errors for the verdict and the exit status",
     ),
+    Opt {
+        group: Group::Output,
+        ..valued(
+            "progress",
+            "WHEN",
+            false,
+            "a progress bar on standard error: auto (on a terminal, for a run past a\n\
+             second, not with /json), always or never",
+        )
+    },
+    flag(
+        "quiet",
+        Group::Output,
+        "no progress bar: only the output, diagnostics and errors",
+    ),
     flag(
         "json",
         Group::Output,
@@ -290,6 +305,17 @@ Examples:
     text
 }
 
+/// When to show a progress bar (`/progress`, `/quiet`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// On a terminal, for a run past a second, not with `/json`.
+    Auto,
+    /// Whenever a file is read, for a run past a second.
+    Always,
+    /// Never.
+    Never,
+}
+
 /// A wrong command line, as one line of text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}; see 'sptdump /help'")]
@@ -315,6 +341,8 @@ pub enum Command {
     },
     /// Dump files.
     Dump {
+        /// Whether to show a progress bar.
+        progress: Progress,
         /// Files listing more traces, one per line (`/sptlist`), to be read before dumping.
         sptlists: Vec<OsString>,
         /// What to print, and how. Its `/match` and `/pdb` files are still to be read.
@@ -521,6 +549,16 @@ fn check_value(name: &str, value: &OsStr) -> Result<(), UsageError> {
                 "invalid value '{text}' for /min-overlap: expected a number from 0 to 1"
             )))
         }
+        "progress"
+            if !matches!(
+                text.to_ascii_lowercase().as_str(),
+                "auto" | "always" | "never"
+            ) =>
+        {
+            Err(usage(format!(
+                "invalid value '{text}' for /progress: expected auto, always or never"
+            )))
+        }
         "stackorder" if text.parse::<StackOrder>().is_err() => Err(usage(format!(
             "invalid value '{text}' for /stackorder: expected leaf-first or root-first"
         ))),
@@ -647,6 +685,19 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         .first()
         .map_or(StackOrder::LeafFirst, |m| m.parse().expect("checked"));
     let binaries = text("binary");
+    let progress = if matches.get_flag("quiet") {
+        Progress::Never
+    } else {
+        match text("progress")
+            .first()
+            .map(|p| p.to_ascii_lowercase())
+            .as_deref()
+        {
+            Some("always") => Progress::Always,
+            Some("never") => Progress::Never,
+            _ => Progress::Auto,
+        }
+    };
     let compare = matches.get_flag("compare");
     if compare && files.len() != 2 {
         return Err(usage(format!(
@@ -734,6 +785,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         }),
         files,
         sptlists,
+        progress,
         match_paths,
         pdb_paths: values(&matches, "pdb"),
     })
@@ -778,7 +830,8 @@ mod tests {
                 .replace(":N", ":3")
                 .replace(":MODE", ":auto")
                 .replace(":ORDER", ":root-first")
-                .replace(":F", ":0.5");
+                .replace(":F", ":0.5")
+                .replace(":WHEN", ":never");
             // /compare and its threshold take two traces; every other option one.
             let args: Vec<&str> = match o.name {
                 "compare" | "min-overlap" => vec!["/compare", &example, "a.spt", "b.spt"],

@@ -53,6 +53,26 @@ pub struct Opened {
     pub overlap_after_stream: Option<Layout>,
 }
 
+/// A reader that says how much it read.
+struct Observed<R, F> {
+    inner: R,
+    seen: F,
+}
+
+impl<R: Read, F: FnMut(usize)> Read for Observed<R, F> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        (self.seen)(n);
+        Ok(n)
+    }
+}
+
+impl<R: Seek, F> Seek for Observed<R, F> {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
 /// A trace that could not be opened: why, in the same words on every platform.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", describe(.0))]
@@ -96,6 +116,24 @@ impl Input {
         Input {
             source: Source::Pipe(reader, 0),
         }
+    }
+
+    /// Calls `seen` with the number of bytes of each read of the input, as it is read: for
+    /// a progress bar. Seeking past parts of a file is not reading them.
+    pub fn observed(self, seen: impl FnMut(usize) + 'static) -> Input {
+        let source = match self.source {
+            Source::File(file, size) => {
+                Source::File(Box::new(Observed { inner: file, seen }), size)
+            }
+            Source::Pipe(reader, pos) => Source::Pipe(
+                Box::new(Observed {
+                    inner: reader,
+                    seen,
+                }),
+                pos,
+            ),
+        };
+        Input { source }
     }
 
     /// The file size, when known before reading.
@@ -559,6 +597,26 @@ mod tests {
             let mut l = load(input);
             assert_eq!(l.diags, []);
             assert_eq!(rest(&mut l.opened), b"");
+        }
+    }
+
+    #[test]
+    fn an_observed_input_counts_what_it_reads() {
+        use std::cell::Cell;
+        use std::rc::Rc;
+        let bytes = compact();
+        for (input, all) in [(as_file(&bytes), false), (as_pipe(&bytes), true)] {
+            let count = Rc::new(Cell::new(0usize));
+            let seen = Rc::clone(&count);
+            let mut l = load(input.observed(move |n| seen.set(seen.get() + n)));
+            let stream = rest(&mut l.opened);
+            assert_eq!(stream, &bytes[0x48..]);
+            if all {
+                assert_eq!(count.get(), bytes.len(), "a pipe is read front to back");
+            } else {
+                // The header, the tables' used bytes and the stream: the gaps are sought over.
+                assert_eq!(count.get(), 32 + 8 + 24 + stream.len());
+            }
         }
     }
 

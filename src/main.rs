@@ -8,14 +8,18 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
+use std::io::IsTerminal;
+use std::time::Duration;
+
 use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sptdump::dump::{self, Options, RunStatus, Status};
 use sptdump::format::tables::base_name;
 use sptdump::image::matching::{MatchFile, PdbFile};
 use sptdump::input::{Input, OpenError};
-use sptdump::output::{FileInfo, Printer};
+use sptdump::output::{FileInfo, Format, Printer};
 
-use crate::cli::Command;
+use crate::cli::{Command, Progress};
 
 /// Exit status: no error found (warnings allowed).
 const EXIT_OK: u8 = 0;
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
             options,
             mut files,
             sptlists,
+            progress,
             match_paths,
             pdb_paths,
         } => {
@@ -74,7 +79,19 @@ fn main() -> ExitCode {
                     }
                 }
             }
-            run(out, *options, &files, &match_paths, &pdb_paths)
+            let bar = progress_bar(progress, &options, &files);
+            let status = run(
+                out,
+                *options,
+                &files,
+                &match_paths,
+                &pdb_paths,
+                bar.as_ref(),
+            );
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+            status
         }
     };
     ExitCode::from(match status {
@@ -108,6 +125,7 @@ fn run(
     files: &[OsString],
     match_paths: &[OsString],
     pdb_paths: &[OsString],
+    bar: Option<&ProgressBar>,
 ) -> Result<Status> {
     let mut status = RunStatus::default();
     for path in pdb_paths {
@@ -133,7 +151,17 @@ fn run(
         .iter()
         .map(|f| f.to_string_lossy().into_owned())
         .collect();
-    let open = |i: usize| open(&files[i]).map_err(|e| format!("{e:#}"));
+    let open = |i: usize| {
+        let input = open(&files[i]).map_err(|e| format!("{e:#}"))?;
+        Ok(match bar {
+            // Standard input gets no bar: its size is not known.
+            Some(bar) if files[i] != "-" => {
+                let bar = bar.clone();
+                input.observed(move |n| bar.inc(n as u64))
+            }
+            _ => input,
+        })
+    };
     let dumped = if options.merge {
         dump::merge(&mut printer, &paths, &open, &options)
     } else {
@@ -160,6 +188,41 @@ fn run(
         );
     }
     Ok(status.status())
+}
+
+/// The progress bar of a run, when one is wanted: over the bytes of every file to read,
+/// shown on standard error once the run is past a second.
+fn progress_bar(progress: Progress, options: &Options, files: &[OsString]) -> Option<ProgressBar> {
+    let wanted = match progress {
+        Progress::Never => false,
+        Progress::Always => true,
+        Progress::Auto => options.format == Format::Text && io::stderr().is_terminal(),
+    };
+    let total: u64 = files
+        .iter()
+        .filter(|f| *f != "-")
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    if !wanted || total == 0 {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+    let style = ProgressStyle::with_template(
+        "{bytes}/{total_bytes} ({binary_bytes_per_sec}, {eta} left) {wide_bar}",
+    )
+    .expect("a valid template");
+    bar.set_style(style);
+    // A short run shows no bar at all.
+    let shown = bar.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(1));
+        if !shown.is_finished() {
+            shown.set_draw_target(ProgressDrawTarget::stderr());
+        }
+    });
+    Some(bar)
 }
 
 /// `/compare BASE NEW`.
@@ -241,4 +304,34 @@ fn open(path: &OsStr) -> Result<Input> {
         return Err(not_found).context("cannot open");
     }
     Input::open(Path::new(path)).context("cannot open")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_progress_bar_only_where_asked_and_never_for_nothing_to_read() {
+        let sample = [OsString::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/sample.spt"
+        ))];
+        let json = Options {
+            format: Format::Json,
+            ..Options::default()
+        };
+        assert!(progress_bar(Progress::Never, &Options::default(), &sample).is_none());
+        assert!(
+            progress_bar(Progress::Auto, &json, &sample).is_none(),
+            "not with /json"
+        );
+        let bar = progress_bar(Progress::Always, &json, &sample).expect("asked for");
+        assert_eq!(bar.length(), Some(25_546), "the bytes of every file");
+        bar.finish_and_clear();
+        let stdin = [OsString::from("-")];
+        assert!(
+            progress_bar(Progress::Always, &json, &stdin).is_none(),
+            "standard input has no size"
+        );
+    }
 }
