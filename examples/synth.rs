@@ -1,8 +1,12 @@
 //! Writes a large, realistic synthetic SPT trace for benchmarks.
 //!
 //! ```text
-//! cargo run --release --example synth -- OUT.spt SIZE_MIB [SEED]
+//! cargo run --release --example synth -- OUT.spt SIZE_MIB [SEED] [--realistic]
 //! ```
+//!
+//! `--realistic` spreads the addresses as a long production run does (see
+//! `synth::Profile::Realistic`). The last line printed counts the key updates a summary
+//! makes of the trace, for benchmarks that measure time per update.
 //!
 //! The generator itself is `sptdump_testkit::synth` (`testkit/src/synth.rs`), shared with
 //! the benches.
@@ -15,12 +19,19 @@ use std::process::ExitCode;
 use sptdump_testkit::synth;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = env::args().skip(1).collect();
+    let mut args: Vec<String> = env::args().skip(1).collect();
+    let profile = match args.iter().position(|a| a == "--realistic") {
+        Some(at) => {
+            args.remove(at);
+            synth::Profile::Realistic
+        }
+        None => synth::Profile::Bench,
+    };
     let (Some(out), Some(mib)) = (
         args.first(),
         args.get(1).and_then(|s| s.parse::<u64>().ok()),
     ) else {
-        eprintln!("usage: synth OUT.spt SIZE_MIB [SEED]");
+        eprintln!("usage: synth OUT.spt SIZE_MIB [SEED] [--realistic]");
         return ExitCode::from(2);
     };
     let seed = args
@@ -29,13 +40,14 @@ fn main() -> ExitCode {
         .unwrap_or(0x5EED_5EED_u64);
     let written = File::create(out).and_then(|file| {
         let mut w = BufWriter::with_capacity(1 << 20, file);
-        let size = synth::write_trace(&mut w, mib << 20, seed)?;
+        let written = synth::write_profile(&mut w, mib << 20, seed, profile)?;
         w.flush()?;
-        Ok(size)
+        Ok(written)
     });
     match written {
-        Ok(size) => {
+        Ok((size, keys)) => {
             eprintln!("wrote {out}: {size} bytes");
+            println!("key updates: {keys}");
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -16,6 +16,7 @@ one run, not absolute times across runs.
 """
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -50,12 +51,34 @@ def peak_rss(cmd):
         return int(f.read().split()[-1])
 
 
-def trace(mib):
-    path = os.path.join(WORK, f"synth-{mib}.spt")
+def trace(mib, realistic=False):
+    """The synthetic trace of MIB MiB (the realistic profile with `realistic`), made when
+    missing or older than the generator; its count of key updates is kept beside it."""
+    name = f"synth-{mib}-realistic.spt" if realistic else f"synth-{mib}.spt"
+    path = os.path.join(WORK, name)
+    keys = path + ".keys"
     # Made again when the generator was rebuilt since: its traces may have changed.
-    if not os.path.exists(path) or os.path.getmtime(SYNTH) > os.path.getmtime(path):
-        sh([SYNTH, path, str(mib)])
+    if (not os.path.exists(path) or not os.path.exists(keys)
+            or os.path.getmtime(SYNTH) > os.path.getmtime(path)):
+        cmd = [SYNTH, path, str(mib)] + (["--realistic"] if realistic else [])
+        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+        with open(keys, "w") as f:
+            f.write(out.split("key updates:")[1].strip())
     return path
+
+
+def key_updates(path):
+    with open(path + ".keys") as f:
+        return int(f.read())
+
+
+def cpu_run(cmd):
+    """Runs cmd; returns its wall time and its CPU time (user + sys), in seconds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = run(cmd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def symbolized(path):
@@ -149,6 +172,34 @@ def main():
     for name in ("out.pb.gz", "out.speedscope.json"):
         size = os.path.getsize(os.path.join(WORK, name))
         print(f"  {name:28} {size / 1024:8.1f} KiB written")
+
+    # CPU per key update, on the bench profile and on a realistic one whose counting tables
+    # outgrow the caches. Two-thread wall times vary from run to run on a shared machine;
+    # CPU time and CPU per key update say more.
+    print("CPU time (user + sys) per key update, medians:")
+    for realistic in (False, True):
+        path = trace(args.size, realistic)
+        keys = key_updates(path)
+        modes = [["/validate"], ["/summary"], ["/functions"]]
+        walls = {m[0]: [] for m in modes}
+        cpus = {m[0]: [] for m in modes}
+        for mode in modes:
+            run([SPTDUMP, *mode, path])  # warm the page cache
+        for _ in range(args.runs):
+            for mode in modes:
+                wall, cpu = cpu_run([SPTDUMP, *mode, path])
+                walls[mode[0]].append(wall)
+                cpus[mode[0]].append(cpu)
+        label = "realistic" if realistic else "bench"
+        print(f"  {label} profile, {keys:,} key updates:")
+        for mode in modes:
+            wall, cpu = statistics.median(walls[mode[0]]), statistics.median(cpus[mode[0]])
+            print(f"    {mode[0]:12} wall {wall:6.3f} s  CPU {cpu:6.3f} s  "
+                  f"{cpu * 1e9 / keys:5.1f} ns per key update")
+        ratio = statistics.median(walls["/summary"]) / statistics.median(walls["/validate"])
+        limit = 7.0 if realistic else 4.0
+        print(f"    /summary / /validate {ratio:5.2f}  (target <= {limit}: "
+              f"{'met' if ratio <= limit else 'MISSED'})")
 
     # Many traces as one: /merge decodes them on both cores.
     copies = os.path.join(WORK, "copies")

@@ -65,44 +65,41 @@ const STACKS_PER_BINARY: usize = 4000;
 const SEGMENT_TARGET: usize = 64 * 1024;
 const IP_OPCODES: [u8; 6] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x41];
 
+/// How the addresses of a synthetic trace are spread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// A few thousand hot addresses per binary, drawn with a skew, and 4,000 call paths: a
+    /// short profile of a small program (the default).
+    Bench,
+    /// A long production run: per binary about 30,000 distinct sampled addresses per event
+    /// kind, 100,000 distinct LBR arcs and 50,000 distinct call-stack arcs, each chunk of
+    /// the trace sampling a few thousand of them uniformly, the chunks moving through the
+    /// program as the run goes on. Its counting tables outgrow the caches.
+    Realistic,
+}
+
 /// Writes a trace of about `target` bytes (whole segments; at least one) to `out` and
 /// returns its size. `seed` picks the trace; the same seed gives the same bytes.
 pub fn write_trace(out: &mut impl Write, target: u64, seed: u64) -> std::io::Result<u64> {
+    write_profile(out, target, seed, Profile::Bench).map(|(size, _)| size)
+}
+
+/// [`write_trace`] with the addresses spread as `profile` says; returns the size and the
+/// number of key updates a summary makes of the trace (every RVA of an IP record, every LBR
+/// pair, every call-stack arc).
+pub fn write_profile(
+    out: &mut impl Write,
+    target: u64,
+    seed: u64,
+    profile: Profile,
+) -> std::io::Result<(u64, u64)> {
+    if profile == Profile::Realistic {
+        return write_realistic(out, target, seed);
+    }
+    let mut keys = 0u64;
     let mut rng = Rng(seed | 1);
 
-    // The usual layout: strings at 0x20 (capacity 0x4000), program IDs right after
-    // (capacity 0x100 entries of 24 bytes), then the stream.
-    let mut strings = Vec::new();
-    let mut name_offsets = Vec::new();
-    for (name, _, _) in BINARIES {
-        name_offsets.push(strings.len() as u32);
-        strings.extend_from_slice(name.as_bytes());
-        strings.push(0);
-    }
-    let (so, scap, pcap) = (0x20u32, 0x4000u16, 0x100u16);
-    let po = so + u32::from(scap);
-    let mut header = Vec::with_capacity(32);
-    header.extend(0x5350_543Au32.to_le_bytes());
-    header.extend(1u32.to_le_bytes());
-    header.extend([0u8; 8]);
-    header.extend(so.to_le_bytes());
-    header.extend(po.to_le_bytes());
-    header.extend((strings.len() as u16).to_le_bytes());
-    header.extend(scap.to_le_bytes());
-    header.extend((BINARIES.len() as u16).to_le_bytes());
-    header.extend(pcap.to_le_bytes());
-    out.write_all(&header)?;
-    strings.resize(usize::from(scap), 0);
-    out.write_all(&strings)?;
-    let mut table = Vec::new();
-    for ((_, guid, age), name) in BINARIES.iter().zip(&name_offsets) {
-        table.extend_from_slice(guid);
-        table.extend(age.to_le_bytes());
-        table.extend(name.to_le_bytes());
-    }
-    table.resize(usize::from(pcap) * 24, 0);
-    out.write_all(&table)?;
-    let mut size = 32 + u64::from(scap) + u64::from(pcap) * 24;
+    let mut size = write_tables(out)?;
 
     let hot: Vec<Vec<u32>> = (0..BINARIES.len())
         .map(|_| {
@@ -155,6 +152,7 @@ pub fn write_trace(out: &mut impl Write, target: u64, seed: u64) -> std::io::Res
             match rng.below(4) {
                 0 | 1 => {
                     let n = 1 + rng.below(64) as u8;
+                    keys += u64::from(n);
                     segment.extend([IP_OPCODES[rng.below(6) as usize], n]);
                     for _ in 0..n {
                         segment.extend(hot[pick(&mut rng)].to_le_bytes());
@@ -162,6 +160,7 @@ pub fn write_trace(out: &mut impl Write, target: u64, seed: u64) -> std::io::Res
                 }
                 2 => {
                     let n = if rng.below(2) == 0 { 16 } else { 32 };
+                    keys += u64::from(n);
                     segment.extend([0x10, n]);
                     for _ in 0..n {
                         let from = pick(&mut rng);
@@ -172,6 +171,7 @@ pub fn write_trace(out: &mut impl Write, target: u64, seed: u64) -> std::io::Res
                 }
                 _ => {
                     let path = &stacks[progid][rng.skewed(STACKS_PER_BINARY as u64) as usize];
+                    keys += path.len() as u64 - 1;
                     segment.extend([0x42, path.len() as u8]);
                     for frame in path {
                         segment.extend(frame.to_le_bytes());
@@ -190,5 +190,129 @@ pub fn write_trace(out: &mut impl Write, target: u64, seed: u64) -> std::io::Res
             break;
         }
     }
-    Ok(size)
+    Ok((size, keys))
+}
+
+/// Writes the header and the tables of the usual layout; returns their size.
+fn write_tables(out: &mut impl Write) -> std::io::Result<u64> {
+    // The usual layout: strings at 0x20 (capacity 0x4000), program IDs right after
+    // (capacity 0x100 entries of 24 bytes), then the stream.
+    let mut strings = Vec::new();
+    let mut name_offsets = Vec::new();
+    for (name, _, _) in BINARIES {
+        name_offsets.push(strings.len() as u32);
+        strings.extend_from_slice(name.as_bytes());
+        strings.push(0);
+    }
+    let (so, scap, pcap) = (0x20u32, 0x4000u16, 0x100u16);
+    let po = so + u32::from(scap);
+    let mut header = Vec::with_capacity(32);
+    header.extend(0x5350_543Au32.to_le_bytes());
+    header.extend(1u32.to_le_bytes());
+    header.extend([0u8; 8]);
+    header.extend(so.to_le_bytes());
+    header.extend(po.to_le_bytes());
+    header.extend((strings.len() as u16).to_le_bytes());
+    header.extend(scap.to_le_bytes());
+    header.extend((BINARIES.len() as u16).to_le_bytes());
+    header.extend(pcap.to_le_bytes());
+    out.write_all(&header)?;
+    strings.resize(usize::from(scap), 0);
+    out.write_all(&strings)?;
+    let mut table = Vec::new();
+    for ((_, guid, age), name) in BINARIES.iter().zip(&name_offsets) {
+        table.extend_from_slice(guid);
+        table.extend(age.to_le_bytes());
+        table.extend(name.to_le_bytes());
+    }
+    table.resize(usize::from(pcap) * 24, 0);
+    out.write_all(&table)?;
+    Ok(32 + u64::from(scap) + u64::from(pcap) * 24)
+}
+
+/// Distinct addresses per binary in [`Profile::Realistic`], and how many a chunk samples.
+const POOL: usize = 30_000;
+const WINDOW: usize = 3_000;
+
+/// [`Profile::Realistic`].
+fn write_realistic(out: &mut impl Write, target: u64, seed: u64) -> std::io::Result<(u64, u64)> {
+    let mut rng = Rng(seed | 1);
+    let mut keys = 0u64;
+    let mut size = write_tables(out)?;
+    let pool: Vec<Vec<u32>> = (0..BINARIES.len())
+        .map(|_| {
+            (0..POOL)
+                .map(|_| 0x1000 + (rng.below(0x80_0000) as u32 & !1))
+                .collect()
+        })
+        .collect();
+    let mut segment = Vec::with_capacity(SEGMENT_TARGET + 4096);
+    // The window moves through the program as the run goes on: every 4 MiB it starts
+    // elsewhere.
+    let mut window = [0usize; BINARIES.len()];
+    let mut moved_at = 0u64;
+    loop {
+        if size >= moved_at {
+            for w in &mut window {
+                *w = rng.below(POOL as u64) as usize;
+            }
+            moved_at = size + (4 << 20);
+        }
+        let progid = rng.below(BINARIES.len() as u64) as usize;
+        let pool = &pool[progid];
+        let start = window[progid];
+        let pick = |rng: &mut Rng| (start + rng.below(WINDOW as u64) as usize) % POOL;
+        segment.clear();
+        while segment.len() < SEGMENT_TARGET {
+            if rng.below(3) == 0 {
+                segment.extend([0x82, 0]);
+                segment.extend((rng.below(16) + 1).to_le_bytes());
+            }
+            match rng.below(4) {
+                0 | 1 => {
+                    let n = 1 + rng.below(64) as u8;
+                    keys += u64::from(n);
+                    segment.extend([IP_OPCODES[rng.below(6) as usize], n]);
+                    for _ in 0..n {
+                        segment.extend(pool[pick(&mut rng)].to_le_bytes());
+                    }
+                }
+                2 => {
+                    // About 3.3 targets per branch address: 100,000 arcs over 30,000.
+                    let n = if rng.below(2) == 0 { 16 } else { 32 };
+                    keys += u64::from(n);
+                    segment.extend([0x10, n]);
+                    for _ in 0..n {
+                        let from = pick(&mut rng);
+                        let spread = 3 + u64::from(rng.below(10) < 3);
+                        let to = (from * 31 + 1 + rng.below(spread) as usize) % POOL;
+                        segment.extend(pool[to].to_le_bytes());
+                        segment.extend(pool[from].to_le_bytes());
+                    }
+                }
+                _ => {
+                    // Each frame's caller is one of two: at most 60,000 arcs, about 50,000
+                    // of them sampled.
+                    let n = 2 + rng.below(39) as u8;
+                    keys += u64::from(n) - 1;
+                    segment.extend([0x42, n]);
+                    let mut frame = pick(&mut rng);
+                    for _ in 0..n {
+                        segment.extend(pool[frame].to_le_bytes());
+                        frame = (frame * 7919 + 1 + rng.below(2) as usize) % POOL;
+                    }
+                }
+            }
+        }
+        let mut binary_id = [0x81u8, 0, 0, 0, 0, 0, 0, 0];
+        binary_id[2..4].copy_from_slice(&(progid as u16).to_le_bytes());
+        binary_id[4..8].copy_from_slice(&(4 + segment.len() as u32).to_le_bytes());
+        out.write_all(&binary_id)?;
+        out.write_all(&segment)?;
+        size += 8 + segment.len() as u64;
+        if size >= target {
+            break;
+        }
+    }
+    Ok((size, keys))
 }
