@@ -291,15 +291,18 @@ fn write_realistic(out: &mut impl Write, target: u64, seed: u64) -> std::io::Res
                     }
                 }
                 _ => {
-                    // Each frame's caller is one of two: at most 60,000 arcs, about 50,000
-                    // of them sampled.
-                    let n = 2 + rng.below(39) as u8;
+                    // A stack is a call path: where it starts decides its length and its
+                    // frames, so stacks repeat as in a real program (at most 30,000 per
+                    // binary). A frame's caller depends on the depth's parity: at most
+                    // 60,000 arcs, about 50,000 of them sampled.
+                    let start = pick(&mut rng);
+                    let n = 2 + (start * 2_654_435_761 % 39) as u8;
                     keys += u64::from(n) - 1;
                     segment.extend([0x42, n]);
-                    let mut frame = pick(&mut rng);
-                    for _ in 0..n {
+                    let mut frame = start;
+                    for depth in 0..usize::from(n) {
                         segment.extend(pool[frame].to_le_bytes());
-                        frame = (frame * 7919 + 1 + rng.below(2) as usize) % POOL;
+                        frame = (frame * 7919 + 1 + (depth & 1)) % POOL;
                     }
                 }
             }
