@@ -92,7 +92,7 @@ impl Merged {
 /// analyses of all of them as one profile, binaries merged by (GUID, age), as SPDConvert
 /// merges them: a trace named twice counts twice. `open(i)` opens trace `i`, whose path as
 /// given is `paths[i]`. Several traces are decoded on every core when little of each is
-/// printed (see [`each`]).
+/// printed, as [`crate::dump::run`] does.
 pub fn merge<P: Printer>(
     printer: &mut P,
     paths: &[String],
