@@ -179,18 +179,23 @@ pub fn write_profile(
                 }
             }
         }
-        let mut binary_id = [0x81u8, 0, 0, 0, 0, 0, 0, 0];
-        binary_id[2..4].copy_from_slice(&(progid as u16).to_le_bytes());
-        // The length counts from the length field itself: 4 bytes of it, then the records.
-        binary_id[4..8].copy_from_slice(&(4 + segment.len() as u32).to_le_bytes());
-        out.write_all(&binary_id)?;
-        out.write_all(&segment)?;
-        size += 8 + segment.len() as u64;
+        size += write_segment(out, progid, &segment)?;
         if size >= target {
             break;
         }
     }
     Ok((size, keys))
+}
+
+/// Writes a BINARY_ID for `progid` and the segment's records; returns their size.
+fn write_segment(out: &mut impl Write, progid: usize, segment: &[u8]) -> std::io::Result<u64> {
+    let mut binary_id = [0x81u8, 0, 0, 0, 0, 0, 0, 0];
+    binary_id[2..4].copy_from_slice(&(progid as u16).to_le_bytes());
+    // The length counts from the length field itself: 4 bytes of it, then the records.
+    binary_id[4..8].copy_from_slice(&(4 + segment.len() as u32).to_le_bytes());
+    out.write_all(&binary_id)?;
+    out.write_all(segment)?;
+    Ok(8 + segment.len() as u64)
 }
 
 /// Writes the header and the tables of the usual layout; returns their size.
@@ -307,12 +312,7 @@ fn write_realistic(out: &mut impl Write, target: u64, seed: u64) -> std::io::Res
                 }
             }
         }
-        let mut binary_id = [0x81u8, 0, 0, 0, 0, 0, 0, 0];
-        binary_id[2..4].copy_from_slice(&(progid as u16).to_le_bytes());
-        binary_id[4..8].copy_from_slice(&(4 + segment.len() as u32).to_le_bytes());
-        out.write_all(&binary_id)?;
-        out.write_all(&segment)?;
-        size += 8 + segment.len() as u64;
+        size += write_segment(out, progid, &segment)?;
         if size >= target {
             break;
         }
