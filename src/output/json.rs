@@ -694,12 +694,6 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
     }
 
     fn replay(&mut self, out: &[u8], err: &[u8]) -> io::Result<()> {
-        self.out.write_all(out)?;
-        if !err.is_empty() {
-            self.out.flush()?;
-            self.err.write_all(err)?;
-            self.err.flush()?;
-        }
-        Ok(())
+        super::replay(&mut self.out, &mut self.err, out, err)
     }
 }

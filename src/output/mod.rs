@@ -10,9 +10,7 @@
 //! [`speedscope`] write the profile for those viewers.
 
 use std::borrow::Cow;
-use std::io;
-
-use std::io::Write;
+use std::io::{self, Write};
 
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
@@ -123,6 +121,24 @@ pub trait Printer {
     /// Writes what another printer of the same format printed into memory: `out` to the
     /// output, `err` to the error stream, as if it had been printed here.
     fn replay(&mut self, out: &[u8], err: &[u8]) -> io::Result<()>;
+}
+
+/// Writes what a printer printed into memory to the streams of another: all of `out`,
+/// then `err` once `out` is on its way, so the two streams interleave as they would have
+/// had the file been printed here.
+fn replay(
+    to_out: &mut impl Write,
+    to_err: &mut impl Write,
+    out: &[u8],
+    err: &[u8],
+) -> io::Result<()> {
+    to_out.write_all(out)?;
+    if !err.is_empty() {
+        to_out.flush()?;
+        to_err.write_all(err)?;
+        to_err.flush()?;
+    }
+    Ok(())
 }
 
 /// The output format.
