@@ -1,32 +1,71 @@
-//! Counts: exact hits per key (an RVA or an arc), in an open-addressing hash table.
+//! Counts: exact hits per key (an RVA or an arc), in a hash table built for the memory system.
 //!
 //! A summary adds one key per RVA, pair or arc of every record, so this is the inner loop of
-//! `/summary`, and it is bound by memory latency: tables of a few thousand keys per event kind
-//! and binary outgrow the L2 cache. So the table is specialised to be small: power-of-two
-//! capacity filled up to three quarters, linear probing, a multiplicative hash, and slots of
-//! the key and the low 32 bits of its hits (8 bytes for an RVA, 12 for an arc). Hits stay
-//! exact: the rare sums that pass 2^32 carry into a side table.
+//! `/summary`, and it is bound by memory latency: on a long production trace the tables of
+//! one binary hold about a million keys, far more than the caches. So the table is laid out
+//! in cache lines:
+//!
+//! - A bucket is one 64-byte line: 8 RVAs or 5 arcs, each with the low 32 bits of its hits.
+//!   The rare sums that pass 2^32 carry into a side table, so hits stay exact. A key is
+//!   looked up by comparing it with every slot of its line at once (no branch per slot), and
+//!   nearly always found in its home bucket: one cache miss per update at most.
+//! - The home bucket is chosen by multiply-shift, so any bucket count works; the table grows
+//!   (doubles) before it is three quarters full. A full bucket spills into the next one.
+//! - Callers that know the keys ahead (every key of a record) [`prefetch`](Counts::prefetch)
+//!   their home buckets first, so that the misses overlap instead of queueing one behind the
+//!   other.
+
+use std::hash::Hash;
 
 use rustc_hash::FxHashMap;
 
 /// A key: a `u32` RVA or an arc `[from, to]`.
-pub trait Key: Copy + Eq + Ord + std::hash::Hash + Default {
+pub trait Key: Copy + Eq + Ord + Hash + Default + std::fmt::Debug {
     /// The key that marks a free slot; it is counted apart when it occurs as a real key.
     const EMPTY: Self;
-    /// Spreads the key over 64 bits.
+    /// One cache line of slots for this key.
+    type Bucket: Bucket<Self>;
+    /// Spreads the key over 64 bits; the high 32 pick the bucket.
     fn hash(self) -> u64;
+    /// A bit per slot of `keys` holding `key`. Every slot is compared, with no early exit
+    /// and no branch: a few vector compares.
+    #[inline(always)]
+    fn find<const N: usize>(keys: &[Self; N], key: Self) -> u32 {
+        mask(keys, key, 0)
+    }
+}
+
+/// A bit per key of `keys` equal to `key`, from bit `at`.
+#[inline(always)]
+fn mask<K: Eq + Copy>(keys: &[K], key: K, at: usize) -> u32 {
+    keys.iter()
+        .enumerate()
+        .fold(0, |mask, (i, &k)| mask | u32::from(k == key) << (at + i))
 }
 
 impl Key for u32 {
     const EMPTY: u32 = u32::MAX;
+    type Bucket = Line<u32, 8>;
     #[inline]
     fn hash(self) -> u64 {
         u64::from(self).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+    #[inline(always)]
+    fn find<const N: usize>(keys: &[u32; N], key: u32) -> u32 {
+        // Four keys at a time, each four one 128-bit compare: folded over all eight at once,
+        // the compiler mixes vector and scalar compares, twice the instructions.
+        let (fours, rest) = keys.as_chunks::<4>();
+        let found = fours
+            .iter()
+            .enumerate()
+            .fold(0, |found, (i, four)| found | mask(four, key, 4 * i));
+        found | mask(rest, key, 4 * fours.len())
     }
 }
 
 impl Key for [u32; 2] {
     const EMPTY: [u32; 2] = [u32::MAX; 2];
+    type Bucket = Line<[u32; 2], 5>;
     #[inline]
     fn hash(self) -> u64 {
         let x = u64::from(self[0]) << 32 | u64::from(self[1]);
@@ -34,19 +73,72 @@ impl Key for [u32; 2] {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Slot<K> {
-    key: K,
-    /// The low 32 bits of the key's hits.
-    low: u32,
+/// `N` keys and the low 32 bits of their hits, in one cache line. Slots fill in order, and
+/// free ones hold [`Key::EMPTY`].
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub struct Line<K, const N: usize> {
+    keys: [K; N],
+    lows: [u32; N],
+}
+
+/// What the table needs of a bucket; implemented by [`Line`] only.
+pub trait Bucket<K>: Copy + std::fmt::Debug {
+    /// A bucket of free slots.
+    const FREE: Self;
+    /// Its slots: `N`.
+    const SLOTS: usize;
+    /// A bit per slot holding `key` (at most one is set).
+    fn find(&self, key: K) -> u32;
+    /// How many slots are taken (they are the first ones).
+    fn taken(&self) -> usize;
+    /// The key and the low hits of slot `i`.
+    fn slot(&self, i: usize) -> (K, u32);
+    /// The low hits of slot `i`.
+    fn low_mut(&mut self, i: usize) -> &mut u32;
+    /// Puts `key` with `low` hits in slot `i`.
+    fn put(&mut self, i: usize, key: K, low: u32);
+}
+
+impl<K: Key, const N: usize> Bucket<K> for Line<K, N> {
+    const FREE: Self = Line {
+        keys: [K::EMPTY; N],
+        lows: [0; N],
+    };
+    const SLOTS: usize = N;
+
+    #[inline(always)]
+    fn find(&self, key: K) -> u32 {
+        K::find(&self.keys, key)
+    }
+
+    #[inline]
+    fn taken(&self) -> usize {
+        self.keys.iter().filter(|&&k| k != K::EMPTY).count()
+    }
+
+    #[inline]
+    fn slot(&self, i: usize) -> (K, u32) {
+        (self.keys[i], self.lows[i])
+    }
+
+    #[inline(always)]
+    fn low_mut(&mut self, i: usize) -> &mut u32 {
+        &mut self.lows[i]
+    }
+
+    #[inline]
+    fn put(&mut self, i: usize, key: K, low: u32) {
+        self.keys[i] = key;
+        self.lows[i] = low;
+    }
 }
 
 /// Hits per key.
 #[derive(Clone, Debug)]
 pub struct Counts<K: Key> {
-    slots: Vec<Slot<K>>,
-    /// How far to shift a hash to get a slot index: 64 - log2(capacity).
-    shift: u32,
+    buckets: Vec<K::Bucket>,
+    /// Keys in the buckets.
     len: usize,
     /// Each key's hits above the low 32 bits, in units of 2^32.
     carries: FxHashMap<K, u128>,
@@ -54,7 +146,8 @@ pub struct Counts<K: Key> {
     empty_key: Option<u128>,
 }
 
-const INITIAL_BITS: u32 = 8;
+/// Buckets of a new table: 512 bytes.
+const INITIAL_BUCKETS: usize = 8;
 
 impl<K: Key> Default for Counts<K> {
     fn default() -> Self {
@@ -65,15 +158,12 @@ impl<K: Key> Default for Counts<K> {
 impl<K: Key> Counts<K> {
     /// An empty table.
     pub fn new() -> Self {
+        Counts::with_buckets(INITIAL_BUCKETS)
+    }
+
+    fn with_buckets(n: usize) -> Self {
         Counts {
-            slots: vec![
-                Slot {
-                    key: K::EMPTY,
-                    low: 0
-                };
-                1 << INITIAL_BITS
-            ],
-            shift: 64 - INITIAL_BITS,
+            buckets: vec![K::Bucket::FREE; n],
             len: 0,
             carries: FxHashMap::default(),
             empty_key: None,
@@ -85,87 +175,233 @@ impl<K: Key> Counts<K> {
         self.len + usize::from(self.empty_key.is_some())
     }
 
-    /// Adds `hits` to `key`.
+    /// The bucket `key` lives in, or would.
+    #[inline(always)]
+    fn home(&self, key: K) -> usize {
+        // Multiply-shift: the high 32 bits of the hash, scaled to the bucket count.
+        (((key.hash() >> 32) * self.buckets.len() as u64) >> 32) as usize
+    }
+
+    /// Adds `hits` to each of `keys`, sixteen at a time: first asks for each key's home
+    /// bucket, so that their cache misses overlap; then counts the keys their home bucket
+    /// settles, asking for the next bucket for the others; then counts those.
     #[inline]
-    pub fn add(&mut self, key: K, hits: u128) {
-        if key == K::EMPTY {
-            let h = self.empty_key.get_or_insert(0);
-            *h = h.saturating_add(hits);
+    pub fn add_all(&mut self, keys: impl Iterator<Item = K>, hits: u128) {
+        let Ok(low) = u32::try_from(hits) else {
+            keys.for_each(|key| self.add(key, hits));
             return;
-        }
-        let mask = self.slots.len() - 1;
-        let mut i = (key.hash() >> self.shift) as usize;
-        loop {
-            let slot = &mut self.slots[i & mask];
-            if slot.key == key {
-                let (low, carried) = slot.low.overflowing_add(hits as u32);
-                slot.low = low;
-                let carry = u128::from(carried) + (hits >> 32);
-                if carry != 0 {
-                    self.carry(key, carry);
-                }
-                return;
+        };
+        // Sixteen misses in flight are about what a core can have.
+        const GROUP: usize = 16;
+        let mut keys = keys.peekable();
+        while keys.peek().is_some() {
+            let mut group = [K::EMPTY; GROUP];
+            let mut homes = [0usize; GROUP];
+            let mut n = 0;
+            for ((key, home), k) in group.iter_mut().zip(&mut homes).zip(keys.by_ref()) {
+                *key = k;
+                *home = self.home(k);
+                prefetch_line(&self.buckets[*home]);
+                n += 1;
             }
-            if slot.key == K::EMPTY {
-                slot.key = key;
-                slot.low = hits as u32;
-                let carry = hits >> 32;
-                if carry != 0 {
-                    self.carry(key, carry);
+            let buckets = self.buckets.len();
+            let mut further = [K::EMPTY; GROUP];
+            let mut m = 0;
+            for (&key, &home) in group[..n].iter().zip(&homes) {
+                // A key added before may have grown the table, which moves every key.
+                let home = if self.buckets.len() == buckets {
+                    home
+                } else {
+                    self.home(key)
+                };
+                if !self.add_home(home, key, low) {
+                    further[m] = key;
+                    m += 1;
+                    if let Some(next) = self.buckets.get(home + 1) {
+                        prefetch_line(next);
+                    }
                 }
-                self.len += 1;
-                if self.len * 4 > self.slots.len() * 3 {
-                    self.grow();
-                }
-                return;
             }
-            i += 1;
+            self.add_further(&further[..m], low);
         }
     }
 
+    /// Adds `hits` to each of `keys`, which their home buckets did not settle.
+    #[inline(never)]
+    fn add_further(&mut self, keys: &[K], hits: u32) {
+        for &key in keys {
+            self.add_slow(self.home(key), key, hits);
+        }
+    }
+
+    /// Adds `hits` to `key`.
+    #[inline]
+    pub fn add(&mut self, key: K, hits: u128) {
+        let home = self.home(key);
+        if !self.add_home(home, key, hits as u32) {
+            self.add_slow(home, key, hits as u32);
+        }
+        if hits >> 32 != 0 {
+            self.carry(key, hits >> 32);
+        }
+    }
+
+    /// Adds `hits` to `key` when its home bucket settles it: the key is there, or the bucket
+    /// has a free slot, and then the key is new (a key goes past its home bucket only when
+    /// that is full, and a bucket never frees a slot). The inner loop of a summary.
+    #[inline(always)]
+    fn add_home(&mut self, home: usize, key: K, hits: u32) -> bool {
+        let bucket = &mut self.buckets[home];
+        let found = bucket.find(key);
+        // The fast path, nearly always taken: `key` is in its home bucket. (The free slots
+        // match EMPTY, which is counted apart.)
+        if found != 0 && key != K::EMPTY {
+            let low = bucket.low_mut(found.trailing_zeros() as usize);
+            let (sum, carried) = low.overflowing_add(hits);
+            *low = sum;
+            if carried {
+                self.carry(key, 1);
+            }
+            return true;
+        }
+        self.insert_home(home, key, hits)
+    }
+
+    /// Puts a new key in its home bucket, when that has a free slot.
+    #[inline(never)]
+    fn insert_home(&mut self, home: usize, key: K, hits: u32) -> bool {
+        let bucket = &mut self.buckets[home];
+        let taken = bucket.taken();
+        if key == K::EMPTY || taken == K::Bucket::SLOTS {
+            return false;
+        }
+        bucket.put(taken, key, hits);
+        self.added();
+        true
+    }
+
+    /// Counts a new key, growing the table past three quarters full.
+    #[inline]
+    fn added(&mut self) {
+        self.len += 1;
+        if self.len * 4 > self.buckets.len() * K::Bucket::SLOTS * 3 {
+            self.grow();
+        }
+    }
+
+    /// Adds a key that is not in its home bucket: further along, or new.
+    #[inline(never)]
+    fn add_slow(&mut self, home: usize, key: K, hits: u32) {
+        if key == K::EMPTY {
+            let h = self.empty_key.get_or_insert(0);
+            *h = h.saturating_add(u128::from(hits));
+            return;
+        }
+        let mut at = home;
+        loop {
+            let bucket = &mut self.buckets[at];
+            let found = bucket.find(key);
+            if found != 0 {
+                let low = bucket.low_mut(found.trailing_zeros() as usize);
+                let (sum, carried) = low.overflowing_add(hits);
+                *low = sum;
+                if carried {
+                    self.carry(key, 1);
+                }
+                return;
+            }
+            let taken = bucket.taken();
+            if taken < K::Bucket::SLOTS {
+                bucket.put(taken, key, hits);
+                self.added();
+                return;
+            }
+            // Full: the key spilled into a following bucket. Under three quarters full
+            // overall, a bucket with a free slot is always ahead.
+            at = if at + 1 == self.buckets.len() {
+                0
+            } else {
+                at + 1
+            };
+        }
+    }
+
+    /// Adds `carry` units of 2^32 to `key`.
     #[cold]
     fn carry(&mut self, key: K, carry: u128) {
+        if key == K::EMPTY {
+            let h = self.empty_key.get_or_insert(0);
+            *h = h.saturating_add(carry.saturating_mul(1 << 32));
+            return;
+        }
         let c = self.carries.entry(key).or_insert(0);
         *c = c.saturating_add(carry);
     }
 
+    /// Doubles the bucket count and puts every key in its new place.
     #[cold]
     fn grow(&mut self) {
-        let bigger = vec![
-            Slot {
-                key: K::EMPTY,
-                low: 0
-            };
-            self.slots.len() * 2
-        ];
-        let old = std::mem::replace(&mut self.slots, bigger);
-        self.shift -= 1;
-        let mask = self.slots.len() - 1;
-        for slot in old.into_iter().filter(|s| s.key != K::EMPTY) {
-            let mut i = (slot.key.hash() >> self.shift) as usize;
-            while self.slots[i & mask].key != K::EMPTY {
-                i += 1;
+        let mut bigger = Counts::<K>::with_buckets(self.buckets.len() * 2);
+        for bucket in &self.buckets {
+            for i in 0..bucket.taken() {
+                let (key, low) = bucket.slot(i);
+                bigger.place(key, low);
             }
-            self.slots[i & mask] = slot;
+        }
+        self.buckets = bigger.buckets;
+    }
+
+    /// Puts a key that is not in the table in the first free slot from its home bucket on.
+    fn place(&mut self, key: K, low: u32) {
+        let mut at = self.home(key);
+        loop {
+            let bucket = &mut self.buckets[at];
+            let taken = bucket.taken();
+            if taken < K::Bucket::SLOTS {
+                bucket.put(taken, key, low);
+                return;
+            }
+            at = if at + 1 == self.buckets.len() {
+                0
+            } else {
+                at + 1
+            };
         }
     }
 
     /// Every key with its exact hits, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (K, u128)> + '_ {
-        self.slots
+        self.buckets
             .iter()
-            .filter(|s| s.key != K::EMPTY)
-            .map(|s| {
-                let carries = self.carries.get(&s.key).copied().unwrap_or(0);
+            .flat_map(|b| (0..b.taken()).map(|i| b.slot(i)))
+            .map(|(key, low)| {
+                let carries = self.carries.get(&key).copied().unwrap_or(0);
                 (
-                    s.key,
+                    key,
                     carries
                         .saturating_mul(1 << 32)
-                        .saturating_add(u128::from(s.low)),
+                        .saturating_add(u128::from(low)),
                 )
             })
             .chain(self.empty_key.map(|h| (K::EMPTY, h)))
     }
+}
+
+/// Asks the CPU to start loading the cache line of `line` into the caches.
+#[inline(always)]
+fn prefetch_line<T>(line: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: PREFETCHT0 is a hint: it reads nothing into a register, never faults and has
+    // no effect the program can observe but time. The pointer comes from a live reference,
+    // and SSE, which the instruction needs, is part of every x86_64 CPU. This is the
+    // crate's one `unsafe` block; the fuzz targets run through it with every summary.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(line).cast());
+    }
+    // Elsewhere no hint: the table works the same, with its misses one after another.
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = line;
 }
 
 #[cfg(test)]
@@ -179,22 +415,68 @@ mod tests {
         v
     }
 
+    fn xorshift(x: &mut u32) -> u32 {
+        *x ^= *x << 13;
+        *x ^= *x >> 17;
+        *x ^= *x << 5;
+        *x
+    }
+
+    #[test]
+    fn a_bucket_is_one_cache_line() {
+        assert_eq!(size_of::<<u32 as Key>::Bucket>(), 64);
+        assert_eq!(size_of::<<[u32; 2] as Key>::Bucket>(), 64);
+        assert_eq!(align_of::<<u32 as Key>::Bucket>(), 64);
+    }
+
     #[test]
     fn counts_like_a_map_through_growth() {
         let mut c = Counts::<u32>::new();
+        let mut a = Counts::<[u32; 2]>::new();
         let mut model = BTreeMap::new();
+        let mut arcs = BTreeMap::new();
         let mut x = 12345u32;
-        for i in 0..20_000u32 {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            let key = x % 5000;
+        for i in 0..50_000u32 {
+            let key = xorshift(&mut x) % 7000;
             let hits = u128::from(i % 7 + 1);
-            c.add(key, hits);
+            c.add_all([key].into_iter(), hits);
             *model.entry(key).or_insert(0u128) += hits;
+            let arc = [key, xorshift(&mut x) % 3];
+            a.add(arc, hits);
+            *arcs.entry(arc).or_insert(0u128) += hits;
         }
         assert_eq!(c.len(), model.len());
         assert_eq!(sorted(&c), model.into_iter().collect::<Vec<_>>());
+        assert_eq!(a.len(), arcs.len());
+        assert_eq!(sorted(&a), arcs.into_iter().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn keys_that_share_a_bucket_spill_into_the_next_and_wrap() {
+        // Keys whose hashes all pick the last bucket: it fills, and they spill into the
+        // first ones.
+        let mut c = Counts::<u32>::new();
+        let last = INITIAL_BUCKETS - 1;
+        let crowd: Vec<u32> = (0..u32::MAX)
+            .filter(|&k| c.home(k) == last)
+            .take(3 * 8)
+            .collect();
+        for (i, &k) in crowd.iter().enumerate() {
+            c.add(k, i as u128 + 1);
+        }
+        for (i, &k) in crowd.iter().enumerate() {
+            c.add(k, i as u128 + 1);
+        }
+        let mut want: Vec<(u32, u128)> = crowd
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k, 2 * (i as u128 + 1)))
+            .collect();
+        want.sort();
+        assert_eq!(sorted(&c), want);
+        assert_eq!(c.buckets.len(), INITIAL_BUCKETS);
+        assert_eq!(c.buckets[0].taken(), 8);
+        assert_eq!(c.buckets[1].taken(), 8);
     }
 
     #[test]
@@ -220,5 +502,19 @@ mod tests {
         }
         c.add([8, 1], 1);
         assert_eq!(sorted(&c), [([7, 1], 3 * big + (1 << 32)), ([8, 1], 1)]);
+        // A new key whose first hits already pass 2^32.
+        let mut r = Counts::<u32>::new();
+        r.add(5, big + 3);
+        r.add(5, u128::from(u32::MAX));
+        r.add_all([6, u32::MAX, 6].into_iter(), big + 1);
+        r.add_all([u32::MAX, 6].into_iter(), u128::from(u32::MAX));
+        assert_eq!(
+            sorted(&r),
+            [
+                (5, big + (1 << 32) + 2),
+                (6, 2 * big + 2 + u128::from(u32::MAX)),
+                (u32::MAX, big + (1 << 32))
+            ]
+        );
     }
 }

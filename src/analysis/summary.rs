@@ -93,9 +93,7 @@ impl<K: Key> Tally<K> {
         self.total = self
             .total
             .saturating_add(hits.saturating_mul(keys.len() as u128));
-        for key in keys {
-            self.hits.add(key, hits);
-        }
+        self.hits.add_all(keys, hits);
     }
 
     /// The `n` keys with the most hits, ties by the smaller key.
