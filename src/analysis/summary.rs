@@ -10,6 +10,7 @@
 //! Memory holds one table entry per unique RVA or arc, nothing per sample.
 
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -98,7 +99,7 @@ impl<K: Key> Tally<K> {
 
     /// The `n` keys with the most hits, ties by the smaller key.
     fn top(&self, n: usize) -> Vec<(K, u128)> {
-        top(self.hits.iter().collect(), n)
+        top(self.hits.iter(), n)
     }
 
     /// Adds what `other` counted.
@@ -141,15 +142,25 @@ fn merge_into<K: Key>(ours: &mut Option<Tally<K>>, theirs: Option<Tally<K>>) {
     }
 }
 
-/// The `n` entries with the most hits, ties by the smaller key.
-fn top<K: Ord + Copy>(mut all: Vec<(K, u128)>, n: usize) -> Vec<(K, u128)> {
-    let order = |a: &(K, u128), b: &(K, u128)| (Reverse(a.1), a.0).cmp(&(Reverse(b.1), b.0));
-    if n < all.len() {
-        all.select_nth_unstable_by(n, order);
-        all.truncate(n);
+/// The `n` entries with the most hits, ties by the smaller key, best first. Holds `n`
+/// entries at a time, not all of them: a table can have millions.
+fn top<K: Ord + Copy>(all: impl Iterator<Item = (K, u128)>, n: usize) -> Vec<(K, u128)> {
+    // Ranked so that the best is the least; the heap's greatest is the worst kept.
+    let mut kept = BinaryHeap::with_capacity(n.min(1024));
+    for (key, hits) in all {
+        let rank = (Reverse(hits), key);
+        if kept.len() < n {
+            kept.push(rank);
+        } else if let Some(mut worst) = kept.peek_mut()
+            && rank < *worst
+        {
+            *worst = rank;
+        }
     }
-    all.sort_unstable_by(order);
-    all
+    kept.into_sorted_vec()
+        .into_iter()
+        .map(|(Reverse(hits), key)| (key, hits))
+        .collect()
 }
 
 /// The start RVA of the function holding `rva`.
@@ -171,7 +182,7 @@ impl Tally<u32> {
         FunctionTable {
             unique: all.len(),
             unresolved,
-            top: top(all, n)
+            top: top(all.into_iter(), n)
                 .into_iter()
                 .map(|(rva, samples)| TopFunction {
                     function: function_name(symbols, rva),
@@ -192,7 +203,7 @@ impl Tally<[u32; 2]> {
         FunctionArcTable {
             unique: all.len(),
             unresolved,
-            top: top(all, n)
+            top: top(all.into_iter(), n)
                 .into_iter()
                 .map(|([from, to], hits)| TopFunctionArc {
                     from: function_name(symbols, from),
