@@ -1,11 +1,11 @@
 //! Writes a large, realistic synthetic SPT trace for benchmarks.
 //!
 //! ```text
-//! cargo run --release --example synth -- OUT.spt SIZE_MIB [SEED] [--realistic]
+//! cargo run --release --example synth -- OUT.spt SIZE_MIB [SEED] [--realistic [--ip-only]]
 //! ```
 //!
 //! `--realistic` spreads the addresses as a long production run does (see
-//! `synth::Profile::Realistic`). The last line printed counts the key updates a summary
+//! `synth::Profile::Realistic`); `--ip-only` leaves out its LBR records and call stacks. The last line printed counts the key updates a summary
 //! makes of the trace, for benchmarks that measure time per update.
 //!
 //! The generator itself is `sptdump_testkit::synth` (`testkit/src/synth.rs`), shared with
@@ -20,18 +20,23 @@ use sptdump_testkit::synth;
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = env::args().skip(1).collect();
-    let profile = match args.iter().position(|a| a == "--realistic") {
+    let mut flag = |name: &str| match args.iter().position(|a| a == name) {
         Some(at) => {
             args.remove(at);
-            synth::Profile::Realistic
+            true
         }
-        None => synth::Profile::Bench,
+        None => false,
+    };
+    let profile = match (flag("--realistic"), flag("--ip-only")) {
+        (false, _) => synth::Profile::Bench,
+        (true, false) => synth::Profile::Realistic,
+        (true, true) => synth::Profile::RealisticIp,
     };
     let (Some(out), Some(mib)) = (
         args.first(),
         args.get(1).and_then(|s| s.parse::<u64>().ok()),
     ) else {
-        eprintln!("usage: synth OUT.spt SIZE_MIB [SEED] [--realistic]");
+        eprintln!("usage: synth OUT.spt SIZE_MIB [SEED] [--realistic [--ip-only]]");
         return ExitCode::from(2);
     };
     let seed = args

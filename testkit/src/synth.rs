@@ -76,6 +76,9 @@ pub enum Profile {
     /// the trace sampling a few thousand of them uniformly, the chunks moving through the
     /// program as the run goes on. Its counting tables outgrow the caches.
     Realistic,
+    /// [`Profile::Realistic`] with IP samples only, as from a CPU or VM without LBR and a
+    /// run without call stacks: many traces hold nothing else.
+    RealisticIp,
 }
 
 /// Writes a trace of about `target` bytes (whole segments; at least one) to `out` and
@@ -93,8 +96,8 @@ pub fn write_profile(
     seed: u64,
     profile: Profile,
 ) -> std::io::Result<(u64, u64)> {
-    if profile == Profile::Realistic {
-        return write_realistic(out, target, seed);
+    if profile != Profile::Bench {
+        return write_realistic(out, target, seed, profile == Profile::RealisticIp);
     }
     let mut keys = 0u64;
     let mut rng = Rng(seed | 1);
@@ -239,8 +242,13 @@ fn write_tables(out: &mut impl Write) -> std::io::Result<u64> {
 const POOL: usize = 30_000;
 const WINDOW: usize = 3_000;
 
-/// [`Profile::Realistic`].
-fn write_realistic(out: &mut impl Write, target: u64, seed: u64) -> std::io::Result<(u64, u64)> {
+/// [`Profile::Realistic`], or with `ip_only` [`Profile::RealisticIp`].
+fn write_realistic(
+    out: &mut impl Write,
+    target: u64,
+    seed: u64,
+    ip_only: bool,
+) -> std::io::Result<(u64, u64)> {
     let mut rng = Rng(seed | 1);
     let mut keys = 0u64;
     let mut size = write_tables(out)?;
@@ -273,7 +281,7 @@ fn write_realistic(out: &mut impl Write, target: u64, seed: u64) -> std::io::Res
                 segment.extend([0x82, 0]);
                 segment.extend((rng.below(16) + 1).to_le_bytes());
             }
-            match rng.below(4) {
+            match rng.below(if ip_only { 2 } else { 4 }) {
                 0 | 1 => {
                     let n = 1 + rng.below(64) as u8;
                     keys += u64::from(n);
