@@ -1,54 +1,98 @@
 //! Collecting a summary on two threads.
 //!
 //! A summary's cost is memory latency: one hash-table update per RVA, pair or arc, into
-//! tables that together outgrow one core's L2 cache. So the work is split by table: a
-//! second thread counts the IP samples, and the decoding thread counts the LBR and
-//! call-stack arcs, each with its own tables in its own cache. IP samples go to the second
-//! thread because they are most of most traces (many have nothing else): then decoding and
-//! counting still overlap. IP records travel to the second thread in batches of their raw
-//! bytes:
+//! tables that together outgrow one core's L2 cache. So the work is split by table: each
+//! table (a binary's IP event, LBR arcs or call-stack arcs) is counted by one of two threads,
+//! the decoding thread or a second one, each with its tables in its own cache. Records of
+//! the second thread's tables travel to it in batches of their raw bytes:
 //!
 //! ```text
-//! opcode u8 | has progid u8 | progid u16 | hits u128 | n u8 | payload (n x 4 bytes)
+//! opcode u8 | has progid u8 | progid u16 | hits u128 | n u8 | payload (n x 4 or 8 bytes)
 //! ```
 //!
-//! The two halves touch disjoint tables, so merging them is a move, and the result is the
-//! same summary, to the byte, as one thread would make. Memory stays bounded: at most a few
-//! batches are in flight.
+//! Which thread counts which table is balanced as the trace goes. At first the second
+//! thread takes the IP events (most of most traces) and the first the arcs. After a million
+//! key updates, and again each time their number doubles, the second thread hands its
+//! tables back, and they are dealt out again by the work each has cost, the costliest first
+//! to the thread with less, the decoding thread starting with the cost of decoding. A table
+//! moves whole (its memory changes hands, nothing is copied), so the two threads never share
+//! a table, putting their halves together is a move too, and the result is the same summary,
+//! to the byte, as one thread would make. Memory stays bounded: at most a few batches are in
+//! flight.
 
 use std::any::Any;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::{self, JoinHandle};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
+use rustc_hash::FxHashMap;
 
-use crate::analysis::summary::Summary;
+use crate::analysis::summary::{Summary, Table};
 use crate::format::opcode::Opcode;
-use crate::format::record::{SampleKind, Samples};
+use crate::format::record::Samples;
 
-/// How many bytes of IP records make a batch.
+/// How many bytes of records make a batch.
 const BATCH: usize = 256 * 1024;
+
+/// A batch's capacity: a record past [`BATCH`] bytes fits.
+const CAPACITY: usize = BATCH + crate::format::decode::MAX_RECORD + 24;
 
 /// Batches that may wait for the second thread before the first one waits in turn.
 const IN_FLIGHT: usize = 4;
 
+/// Key updates before the tables are first dealt out by their cost; then each time the
+/// count doubles.
+const FIRST_DEAL: u64 = 1 << 20;
+
+/// The cost of a key update, in units: an arc costs about 1.4 times an RVA
+/// (benches/counting.rs).
+const RVA_COST: u64 = 5;
+const ARC_COST: u64 = 7;
+
+/// The decoding thread's own work (reading, decoding, batching), in the same units, per key
+/// update of the whole trace.
+const DECODE_COST: u64 = 1;
+
 /// The counting thread stopped before the end (it panicked), so the counts it held are lost.
 #[derive(Debug, thiserror::Error)]
-#[error("the thread counting IP samples stopped ({0}); the summary would be incomplete")]
+#[error("the thread counting samples stopped ({0}); the summary would be incomplete")]
 pub struct CountingFailed(String);
 
-/// Collects a summary, handing IP records to a second thread.
+/// What the second thread is asked to do.
+enum Msg {
+    /// Count these records.
+    Batch(Vec<u8>),
+    /// Send back every table, and go on with none.
+    Return,
+    /// Count these tables from now on.
+    Take(Summary),
+}
+
+/// What the second thread runs: it counts what the first sends, answers [`Msg::Return`] on
+/// the second channel, and returns what it holds when the first channel closes.
+type Work = fn(Receiver<Msg>, SyncSender<Summary>, usize) -> Summary;
+
+/// Collects a summary, handing the records of some tables to a second thread.
 pub struct Collector {
     local: Summary,
     batch: Vec<u8>,
-    to_worker: Option<SyncSender<Vec<u8>>>,
+    to_worker: Option<SyncSender<Msg>>,
+    from_worker: Option<Receiver<Summary>>,
     worker: Option<JoinHandle<Summary>>,
+    /// The second thread's tables, a bit each per binary, once dealt; before, the IP events.
+    theirs: Option<FxHashMap<Option<u16>, u8>>,
+    /// The last binary looked up and its tables on the second thread: records come in runs
+    /// of one binary.
+    last: Option<(Option<u16>, u8)>,
+    /// Key updates so far, and at how many to deal the tables out next.
+    keys: u64,
+    next_deal: u64,
 }
 
 impl Collector {
     /// A collector for a summary showing `top` entries per table.
     pub fn new(top: usize) -> Self {
-        Collector::with_worker(top, count)
+        Collector::with_worker(top, count, FIRST_DEAL)
     }
 
     /// A collector that counts everything on the calling thread: for when other threads are
@@ -58,61 +102,152 @@ impl Collector {
             local: Summary::new(top),
             batch: Vec::new(),
             to_worker: None,
+            from_worker: None,
             worker: None,
+            theirs: None,
+            last: None,
+            keys: 0,
+            next_deal: u64::MAX,
         }
     }
 
-    /// A collector whose second thread runs `work`.
-    fn with_worker(top: usize, work: fn(Receiver<Vec<u8>>, usize) -> Summary) -> Self {
-        let (to_worker, batches) = sync_channel::<Vec<u8>>(IN_FLIGHT);
+    /// A collector whose second thread runs `work`, dealing the tables out first after
+    /// `first_deal` key updates.
+    fn with_worker(top: usize, work: Work, first_deal: u64) -> Self {
+        let (to_worker, msgs) = sync_channel::<Msg>(IN_FLIGHT);
+        let (replies, from_worker) = sync_channel::<Summary>(1);
         // Without a second thread (the system refused one), everything is counted here.
-        let worker = thread::Builder::new()
-            .name("sptdump-ip".into())
-            .spawn(move || work(batches, top))
-            .ok();
+        let Ok(worker) = thread::Builder::new()
+            .name("sptdump-count".into())
+            .spawn(move || work(msgs, replies, top))
+        else {
+            return Collector::alone(top);
+        };
         Collector {
-            local: Summary::new(top),
-            batch: Vec::with_capacity(BATCH + crate::format::decode::MAX_RECORD + 24),
-            to_worker: worker.as_ref().map(|_| to_worker),
-            worker,
+            batch: Vec::with_capacity(CAPACITY),
+            to_worker: Some(to_worker),
+            from_worker: Some(from_worker),
+            worker: Some(worker),
+            next_deal: first_deal,
+            ..Collector::alone(top)
         }
     }
 
     /// Counts one sample record.
     #[inline]
     pub fn add(&mut self, s: &Samples<'_>) {
-        if !matches!(s.kind(), SampleKind::Ip(_)) || self.to_worker.is_none() {
+        if self.to_worker.is_none() {
             self.local.add(s);
             return;
         }
-        encode(&mut self.batch, s);
-        if self.batch.len() >= BATCH {
-            self.send();
+        let tables = match self.last {
+            Some((progid, tables)) if progid == s.progid => tables,
+            _ => self.tables_of(s.progid),
+        };
+        if Summary::table_of(s).is_some_and(|t| tables >> t & 1 != 0) {
+            encode(&mut self.batch, s);
+            if self.batch.len() >= BATCH {
+                self.send_batch();
+            }
+        } else {
+            self.local.add(s);
+        }
+        self.keys += u64::from(s.count);
+        if self.keys >= self.next_deal {
+            self.deal();
         }
     }
 
-    fn send(&mut self) {
-        let fresh = Vec::with_capacity(self.batch.capacity());
-        let full = std::mem::replace(&mut self.batch, fresh);
+    /// The tables of binary `progid` that the second thread counts, a bit each, remembered
+    /// for the next record.
+    fn tables_of(&mut self, progid: Option<u16>) -> u8 {
+        /// The IP events: the second thread's until the first deal.
+        const IP: u8 = (1 << Opcode::IP_KINDS.len()) - 1;
+        let tables = match &self.theirs {
+            Some(theirs) => theirs.get(&progid).copied().unwrap_or(0),
+            None => IP,
+        };
+        self.last = Some((progid, tables));
+        tables
+    }
+
+    /// Sends the batch to the second thread, and starts another.
+    fn send_batch(&mut self) {
+        let full = std::mem::replace(&mut self.batch, Vec::with_capacity(CAPACITY));
+        self.send(Msg::Batch(full));
+    }
+
+    /// Sends the second thread a message; when it is gone, counts here what it was sent.
+    fn send(&mut self, msg: Msg) {
         if let Some(to_worker) = &self.to_worker
-            && let Err(returned) = to_worker.send(full)
+            && let Err(returned) = to_worker.send(msg)
         {
             // The second thread is gone (it can only have panicked). What it counted is lost,
             // which `finish` reports; the rest is counted here.
             self.to_worker = None;
-            for_each_record(&returned.0, |s| self.local.add(s));
+            match returned.0 {
+                Msg::Batch(batch) => for_each_record(&batch, |s| self.local.add(s)),
+                Msg::Take(tables) => self.local.absorb(tables),
+                Msg::Return => {}
+            }
         }
+    }
+
+    /// Deals the tables out again by the work each has cost so far.
+    fn deal(&mut self) {
+        self.next_deal = self.keys.saturating_mul(2);
+        if !self.batch.is_empty() {
+            self.send_batch();
+        }
+        self.send(Msg::Return);
+        let Some(returned) = self.from_worker.as_ref().and_then(|r| r.recv().ok()) else {
+            // Gone: `finish` reports it.
+            self.to_worker = None;
+            return;
+        };
+        self.local.absorb(returned);
+        let mut costs: Vec<(Table, u64)> = self
+            .local
+            .loads()
+            .map(|(table, keys)| {
+                let unit = if table.1 < Opcode::IP_KINDS.len() {
+                    RVA_COST
+                } else {
+                    ARC_COST
+                };
+                (table, keys.saturating_mul(unit))
+            })
+            .collect();
+        // The costliest first, ties in table order: a trace is always dealt alike.
+        costs.sort_unstable_by_key(|&(table, cost)| (std::cmp::Reverse(cost), table));
+        let mut ours = self.keys.saturating_mul(DECODE_COST);
+        let mut others = 0u64;
+        let mut theirs = FxHashMap::default();
+        for ((progid, table), cost) in costs {
+            if others < ours {
+                others = others.saturating_add(cost);
+                *theirs.entry(progid).or_insert(0u8) |= 1 << table;
+            } else {
+                ours = ours.saturating_add(cost);
+            }
+        }
+        let tables = self
+            .local
+            .split_off(|(progid, t)| theirs.get(&progid).is_some_and(|m| m >> t & 1 != 0));
+        self.send(Msg::Take(tables));
+        self.theirs = Some(theirs);
+        self.last = None;
     }
 
     /// The whole summary, or why it cannot be had: the second thread stopped early.
     pub fn finish(mut self) -> Result<Summary, CountingFailed> {
         if !self.batch.is_empty() {
-            self.send();
+            self.send_batch();
         }
         drop(self.to_worker.take());
         if let Some(worker) = self.worker.take() {
-            let ip = worker.join().map_err(|p| CountingFailed(panic_text(&*p)))?;
-            self.local.absorb(ip);
+            let theirs = worker.join().map_err(|p| CountingFailed(panic_text(&*p)))?;
+            self.local.absorb(theirs);
         }
         Ok(self.local)
     }
@@ -129,11 +264,20 @@ fn panic_text(payload: &(dyn Any + Send)) -> String {
     }
 }
 
-/// The second thread: counts every record of every batch until the channel closes.
-fn count(batches: Receiver<Vec<u8>>, top: usize) -> Summary {
+/// The second thread: counts what it is sent until the channel closes.
+fn count(msgs: Receiver<Msg>, replies: SyncSender<Summary>, top: usize) -> Summary {
     let mut summary = Summary::new(top);
-    for batch in batches {
-        for_each_record(&batch, |s| summary.add(s));
+    for msg in msgs {
+        match msg {
+            Msg::Batch(batch) => for_each_record(&batch, |s| summary.add(s)),
+            Msg::Return => {
+                let all = std::mem::replace(&mut summary, Summary::new(top));
+                if replies.send(all).is_err() {
+                    break;
+                }
+            }
+            Msg::Take(tables) => summary.absorb(tables),
+        }
     }
     summary
 }
@@ -232,15 +376,41 @@ mod tests {
     }
 
     #[test]
+    fn tables_dealt_out_again_and_again_give_the_summary_one_thread_gives() {
+        let mut one = Summary::new(5);
+        feed(&mut |s| one.add(s));
+        // A deal after 1,000 key updates, then at 2,000, 4,000, ...: seven in all.
+        let mut two = Collector::with_worker(5, count, 1000);
+        let mut dealt = Vec::new();
+        feed(&mut |s| {
+            two.add(s);
+            if let Some(theirs) = &two.theirs
+                && dealt.last() != Some(theirs)
+            {
+                dealt.push(theirs.clone());
+            }
+        });
+        assert!(two.worker.is_some(), "the second thread started");
+        assert!(!dealt.is_empty(), "the tables were dealt out");
+        // Dealt by cost, the second thread gets more than the IP events it starts with.
+        let ip = (1u8 << Opcode::IP_KINDS.len()) - 1;
+        assert!(
+            dealt.iter().any(|d| d.values().any(|&m| m & !ip != 0)),
+            "{dealt:?}"
+        );
+        assert_eq!(json(&two.finish().unwrap()), json(&one));
+    }
+
+    #[test]
     fn a_second_thread_that_stops_is_an_error_not_a_short_summary() {
-        fn stops(batches: Receiver<Vec<u8>>, _: usize) -> Summary {
-            let _first = batches.recv();
+        fn stops(msgs: Receiver<Msg>, _: SyncSender<Summary>, _: usize) -> Summary {
+            let _first = msgs.recv();
             panic!("counting went wrong");
         }
         // Keep the panic's report out of the test output.
         let hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
-        let mut two = Collector::with_worker(5, stops);
+        let mut two = Collector::with_worker(5, stops, FIRST_DEAL);
         feed(&mut |s| two.add(s));
         let result = two.finish();
         std::panic::set_hook(hook);

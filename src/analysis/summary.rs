@@ -66,10 +66,32 @@ struct Binary {
     callstack: Option<Tally<[u32; 2]>>,
 }
 
+impl Binary {
+    fn new(progid: Option<u16>) -> Self {
+        Binary {
+            progid,
+            records: 0,
+            ip: Default::default(),
+            lbr: None,
+            callstack: None,
+        }
+    }
+}
+
+/// A table of a binary: its program ID and what [`Summary::table_of`] returns.
+pub(crate) type Table = (Option<u16>, usize);
+
+/// The table of LBR arcs, after the IP events'.
+const LBR: usize = 6;
+/// The table of call-stack arcs.
+const CALLSTACK: usize = 7;
+
 /// Hits per key, with the record count and the exact total.
 #[derive(Debug)]
 struct Tally<K: Key> {
     records: u64,
+    /// The key updates so far: the work the table has cost.
+    keys: u64,
     /// The hits of the records themselves, each counted once.
     record_hits: u128,
     total: u128,
@@ -80,6 +102,7 @@ impl<K: Key> Tally<K> {
     fn new() -> Self {
         Tally {
             records: 0,
+            keys: 0,
             record_hits: 0,
             total: 0,
             hits: Counts::new(),
@@ -90,6 +113,7 @@ impl<K: Key> Tally<K> {
     #[inline]
     fn record(&mut self, keys: impl ExactSizeIterator<Item = K>, hits: u128) {
         self.records += 1;
+        self.keys += keys.len() as u64;
         self.record_hits = self.record_hits.saturating_add(hits);
         self.total = self
             .total
@@ -105,6 +129,7 @@ impl<K: Key> Tally<K> {
     /// Adds what `other` counted.
     fn merge(&mut self, other: Tally<K>) {
         self.records += other.records;
+        self.keys += other.keys;
         self.record_hits = self.record_hits.saturating_add(other.record_hits);
         self.total = self.total.saturating_add(other.total);
         for (key, hits) in other.hits.iter() {
@@ -239,13 +264,7 @@ impl Summary {
                 let next = self.binaries.len();
                 let at = *self.index.entry(progid).or_insert(next);
                 if at == next {
-                    self.binaries.push(Binary {
-                        progid,
-                        records: 0,
-                        ip: Default::default(),
-                        lbr: None,
-                        callstack: None,
-                    });
+                    self.binaries.push(Binary::new(progid));
                 }
                 self.last = Some((progid, at));
                 at
@@ -279,6 +298,57 @@ impl Summary {
             merge_into(&mut ours.lbr, theirs.lbr);
             merge_into(&mut ours.callstack, theirs.callstack);
         }
+    }
+
+    /// The table a record counts into: the IP event's position in [`Opcode::IP_KINDS`], then
+    /// the LBR arcs and the call-stack arcs; `None` for an IP opcode with no table, which
+    /// only counts as a record.
+    pub(crate) fn table_of(s: &Samples<'_>) -> Option<usize> {
+        match s.kind() {
+            SampleKind::Ip(op) => op.ip_index(),
+            SampleKind::Lbr => Some(LBR),
+            SampleKind::CallStack => Some(CALLSTACK),
+        }
+    }
+
+    /// Every table with the key updates it has counted: the work it has cost.
+    pub(crate) fn loads(&self) -> impl Iterator<Item = (Table, u64)> + '_ {
+        self.binaries.iter().flat_map(|b| {
+            let ip = b.ip.iter().map(|t| t.as_ref().map(|t| t.keys));
+            let arcs = [&b.lbr, &b.callstack].map(|t| t.as_ref().map(|t| t.keys));
+            ip.chain(arcs)
+                .enumerate()
+                .filter_map(move |(table, keys)| Some(((b.progid, table), keys?)))
+        })
+    }
+
+    /// Moves the tables `which` picks into a summary of their own. Record counts stay here;
+    /// [`absorb`](Summary::absorb) puts the two together again.
+    pub(crate) fn split_off(&mut self, which: impl Fn(Table) -> bool) -> Summary {
+        let mut out = Summary::new(self.top);
+        for b in &mut self.binaries {
+            let progid = b.progid;
+            let mut moved = Binary::new(progid);
+            for (i, (ours, theirs)) in b.ip.iter_mut().zip(&mut moved.ip).enumerate() {
+                if which((progid, i)) {
+                    *theirs = ours.take();
+                }
+            }
+            if which((progid, LBR)) {
+                moved.lbr = b.lbr.take();
+            }
+            if which((progid, CALLSTACK)) {
+                moved.callstack = b.callstack.take();
+            }
+            if moved.ip.iter().any(Option::is_some)
+                || moved.lbr.is_some()
+                || moved.callstack.is_some()
+            {
+                out.index.insert(progid, out.binaries.len());
+                out.binaries.push(moved);
+            }
+        }
+        out
     }
 
     /// Counts one sample record.
