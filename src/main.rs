@@ -1,6 +1,8 @@
 //! The `sptdump` command: the command line, files, exit codes. What it prints is the
 //! library's work.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 
 use std::ffi::{OsStr, OsString};

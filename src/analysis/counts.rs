@@ -389,6 +389,7 @@ impl<K: Key> Counts<K> {
 
 /// Asks the CPU to start loading the cache line of `line` into the caches.
 #[inline(always)]
+#[allow(unsafe_code)]
 fn prefetch_line<T>(line: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: PREFETCHT0 is a hint: it reads nothing into a register, never faults and has
