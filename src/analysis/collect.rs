@@ -14,7 +14,8 @@
 //! thread takes the IP events (most of most traces) and the first the arcs. After a million
 //! key updates, and again each time their number doubles, the second thread hands its
 //! tables back, and they are dealt out again by the work each has cost, the costliest first
-//! to the thread with less, the decoding thread starting with the cost of decoding. A table
+//! to the thread with less, the decoding thread starting with the cost of decoding (measured
+//! from the time both threads were busy since the last deal). A table
 //! moves whole (its memory changes hands, nothing is copied), so the two threads never share
 //! a table, putting their halves together is a move too, and the result is the same summary,
 //! to the byte, as one thread would make. Memory stays bounded: at most a few batches are in
@@ -23,6 +24,7 @@
 use std::any::Any;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::FxHashMap;
@@ -50,8 +52,9 @@ const RVA_COST: u64 = 5;
 const ARC_COST: u64 = 7;
 
 /// The decoding thread's own work (reading, decoding, batching), in the same units, per key
-/// update of the whole trace.
-const DECODE_COST: u64 = 1;
+/// update of the whole trace, until it is measured: at each deal, from the time each thread
+/// was busy since the one before.
+const DECODE_COST: f64 = 1.0;
 
 /// The counting thread stopped before the end (it panicked), so the counts it held are lost.
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +65,8 @@ pub struct CountingFailed(String);
 enum Msg {
     /// Count these records.
     Batch(Vec<u8>),
-    /// Send back every table, and go on with none.
+    /// Send back every table and the time spent counting since the last return, and go on
+    /// with none.
     Return,
     /// Count these tables from now on.
     Take(Summary),
@@ -70,14 +74,14 @@ enum Msg {
 
 /// What the second thread runs: it counts what the first sends, answers [`Msg::Return`] on
 /// the second channel, and returns what it holds when the first channel closes.
-type Work = fn(Receiver<Msg>, SyncSender<Summary>, usize) -> Summary;
+type Work = fn(Receiver<Msg>, SyncSender<(Summary, Duration)>, usize) -> Summary;
 
 /// Collects a summary, handing the records of some tables to a second thread.
 pub struct Collector {
     local: Summary,
     batch: Vec<u8>,
     to_worker: Option<SyncSender<Msg>>,
-    from_worker: Option<Receiver<Summary>>,
+    from_worker: Option<Receiver<(Summary, Duration)>>,
     worker: Option<JoinHandle<Summary>>,
     /// The second thread's tables, a bit each per binary, once dealt; before, the IP events.
     theirs: Option<FxHashMap<Option<u16>, u8>>,
@@ -87,6 +91,14 @@ pub struct Collector {
     /// Key updates so far, and at how many to deal the tables out next.
     keys: u64,
     next_deal: u64,
+    /// Since the last deal: when it was, the time this thread spent waiting for the second
+    /// one, the key updates then, and each table's.
+    dealt_at: Instant,
+    waited: Duration,
+    keys_then: u64,
+    tables_then: FxHashMap<Table, u64>,
+    /// The cost of decoding, per key update.
+    decode_cost: f64,
 }
 
 impl Collector {
@@ -108,6 +120,11 @@ impl Collector {
             last: None,
             keys: 0,
             next_deal: u64::MAX,
+            dealt_at: Instant::now(),
+            waited: Duration::ZERO,
+            keys_then: 0,
+            tables_then: FxHashMap::default(),
+            decode_cost: DECODE_COST,
         }
     }
 
@@ -115,7 +132,7 @@ impl Collector {
     /// `first_deal` key updates.
     fn with_worker(top: usize, work: Work, first_deal: u64) -> Self {
         let (to_worker, msgs) = sync_channel::<Msg>(IN_FLIGHT);
-        let (replies, from_worker) = sync_channel::<Summary>(1);
+        let (replies, from_worker) = sync_channel::<(Summary, Duration)>(1);
         // Without a second thread (the system refused one), everything is counted here.
         let Ok(worker) = thread::Builder::new()
             .name("sptdump-count".into())
@@ -179,9 +196,13 @@ impl Collector {
 
     /// Sends the second thread a message; when it is gone, counts here what it was sent.
     fn send(&mut self, msg: Msg) {
-        if let Some(to_worker) = &self.to_worker
-            && let Err(returned) = to_worker.send(msg)
-        {
+        let Some(to_worker) = &self.to_worker else {
+            return;
+        };
+        let start = Instant::now();
+        let sent = to_worker.send(msg);
+        self.waited += start.elapsed();
+        if let Err(returned) = sent {
             // The second thread is gone (it can only have panicked). What it counted is lost,
             // which `finish` reports; the rest is counted here.
             self.to_worker = None;
@@ -199,14 +220,16 @@ impl Collector {
         if !self.batch.is_empty() {
             self.send_batch();
         }
+        let busy = self.dealt_at.elapsed().saturating_sub(self.waited);
         self.send(Msg::Return);
-        let Some(returned) = self.from_worker.as_ref().and_then(|r| r.recv().ok()) else {
+        let Some((returned, their_busy)) = self.from_worker.as_ref().and_then(|r| r.recv().ok())
+        else {
             // Gone: `finish` reports it.
             self.to_worker = None;
             return;
         };
         self.local.absorb(returned);
-        let mut costs: Vec<(Table, u64)> = self
+        let costs: Vec<(Table, u64, u64)> = self
             .local
             .loads()
             .map(|(table, keys)| {
@@ -215,12 +238,24 @@ impl Collector {
                 } else {
                     ARC_COST
                 };
-                (table, keys.saturating_mul(unit))
+                let then = self.tables_then.get(&table).copied().unwrap_or(0);
+                (
+                    table,
+                    keys.saturating_mul(unit),
+                    keys.saturating_sub(then).saturating_mul(unit),
+                )
             })
             .collect();
-        // The costliest first, ties in table order: a trace is always dealt alike.
+        self.measure(&costs, busy, their_busy);
+        self.tables_then = self.local.loads().collect();
+        self.keys_then = self.keys;
+        self.waited = Duration::ZERO;
+        self.dealt_at = Instant::now();
+
+        let mut costs: Vec<(Table, u64)> = costs.into_iter().map(|(t, c, _)| (t, c)).collect();
+        // The costliest first, ties in table order.
         costs.sort_unstable_by_key(|&(table, cost)| (std::cmp::Reverse(cost), table));
-        let mut ours = self.keys.saturating_mul(DECODE_COST);
+        let mut ours = (self.keys as f64 * self.decode_cost) as u64;
         let mut others = 0u64;
         let mut theirs = FxHashMap::default();
         for ((progid, table), cost) in costs {
@@ -237,6 +272,32 @@ impl Collector {
         self.send(Msg::Take(tables));
         self.theirs = Some(theirs);
         self.last = None;
+    }
+
+    /// Measures the cost of decoding from the time each thread was busy since the last deal:
+    /// the second thread's time per unit of its tables' cost prices this thread's time, and
+    /// what its own tables do not explain is decoding.
+    fn measure(&mut self, costs: &[(Table, u64, u64)], busy: Duration, their_busy: Duration) {
+        let (mut ours, mut theirs) = (0u64, 0u64);
+        for &((progid, table), _, recent) in costs {
+            let on_theirs = match &self.theirs {
+                Some(t) => t.get(&progid).is_some_and(|m| m >> table & 1 != 0),
+                None => table < Opcode::IP_KINDS.len(),
+            };
+            if on_theirs {
+                theirs += recent;
+            } else {
+                ours += recent;
+            }
+        }
+        let keys = self.keys - self.keys_then;
+        if theirs == 0 || keys == 0 || their_busy.is_zero() {
+            return;
+        }
+        let per_unit = their_busy.as_secs_f64() / theirs as f64;
+        let decoding = busy.as_secs_f64() / per_unit - ours as f64;
+        // Bounded: a thread descheduled for a while must not deal everything to one side.
+        self.decode_cost = (decoding / keys as f64).clamp(0.0, 4.0 * ARC_COST as f64);
     }
 
     /// The whole summary, or why it cannot be had: the second thread stopped early.
@@ -265,14 +326,19 @@ fn panic_text(payload: &(dyn Any + Send)) -> String {
 }
 
 /// The second thread: counts what it is sent until the channel closes.
-fn count(msgs: Receiver<Msg>, replies: SyncSender<Summary>, top: usize) -> Summary {
+fn count(msgs: Receiver<Msg>, replies: SyncSender<(Summary, Duration)>, top: usize) -> Summary {
     let mut summary = Summary::new(top);
+    let mut busy = Duration::ZERO;
     for msg in msgs {
         match msg {
-            Msg::Batch(batch) => for_each_record(&batch, |s| summary.add(s)),
+            Msg::Batch(batch) => {
+                let start = Instant::now();
+                for_each_record(&batch, |s| summary.add(s));
+                busy += start.elapsed();
+            }
             Msg::Return => {
                 let all = std::mem::replace(&mut summary, Summary::new(top));
-                if replies.send(all).is_err() {
+                if replies.send((all, std::mem::take(&mut busy))).is_err() {
                     break;
                 }
             }
@@ -403,7 +469,7 @@ mod tests {
 
     #[test]
     fn a_second_thread_that_stops_is_an_error_not_a_short_summary() {
-        fn stops(msgs: Receiver<Msg>, _: SyncSender<Summary>, _: usize) -> Summary {
+        fn stops(msgs: Receiver<Msg>, _: SyncSender<(Summary, Duration)>, _: usize) -> Summary {
             let _first = msgs.recv();
             panic!("counting went wrong");
         }

@@ -303,6 +303,7 @@ impl Summary {
     /// The table a record counts into: the IP event's position in [`Opcode::IP_KINDS`], then
     /// the LBR arcs and the call-stack arcs; `None` for an IP opcode with no table, which
     /// only counts as a record.
+    #[inline]
     pub(crate) fn table_of(s: &Samples<'_>) -> Option<usize> {
         match s.kind() {
             SampleKind::Ip(op) => op.ip_index(),
