@@ -193,10 +193,11 @@ impl<K: Key> Counts<K> {
         };
         // Sixteen misses in flight are about what a core can have.
         const GROUP: usize = 16;
-        let mut keys = keys.peekable();
-        while keys.peek().is_some() {
-            let mut group = [K::EMPTY; GROUP];
-            let mut homes = [0usize; GROUP];
+        let mut keys = keys;
+        let mut group = [K::EMPTY; GROUP];
+        let mut homes = [0usize; GROUP];
+        let mut further = [K::EMPTY; GROUP];
+        loop {
             let mut n = 0;
             for ((key, home), k) in group.iter_mut().zip(&mut homes).zip(keys.by_ref()) {
                 *key = k;
@@ -205,7 +206,6 @@ impl<K: Key> Counts<K> {
                 n += 1;
             }
             let buckets = self.buckets.len();
-            let mut further = [K::EMPTY; GROUP];
             let mut m = 0;
             for (&key, &home) in group[..n].iter().zip(&homes) {
                 // A key added before may have grown the table, which moves every key.
@@ -222,7 +222,12 @@ impl<K: Key> Counts<K> {
                     }
                 }
             }
-            self.add_further(&further[..m], low);
+            if m > 0 {
+                self.add_further(&further[..m], low);
+            }
+            if n < GROUP {
+                return;
+            }
         }
     }
 
