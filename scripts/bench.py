@@ -7,12 +7,14 @@ The yardstick is a C program kept beside the repository (../shared/perf/yardstic
 path given with --yardstick, or $SPTDUMP_YARDSTICK). Without it the sptdump commands are still
 timed, and the ratios to the yardstick are left out with a note.
 
-Builds sptdump and the trace generator (release), compiles the yardstick, generates a
-SIZE MiB trace and a BIG MiB trace once (kept in target/bench/), then runs every command
-N times, round-robin so that all of them see the same machine, and prints the median wall
-time of each, the ratios the project targets, and the peak RSS of the streaming modes on
-the big trace. The machines we run on are shared and noisy: compare ratios measured in
-one run, not absolute times across runs.
+Builds sptdump and the trace generator (release), compiles the yardstick, and generates
+SIZE MiB traces of three profiles (bench, realistic, realistic with IP samples only) and BIG
+MiB traces of the first two, once (kept in target/bench/). Then, per profile, it runs every
+command N times, round-robin so that all of them see the same machine, and prints the
+median wall time, CPU time (user + sys) and CPU per key update of each, and the ratios the
+project targets; then many traces in one run, and the peak RSS of each mode on the big
+traces. The machines we run on are shared and noisy: compare ratios measured in one run,
+not absolute times across runs.
 """
 import argparse
 import os
@@ -51,16 +53,19 @@ def peak_rss(cmd):
         return int(f.read().split()[-1])
 
 
-def trace(mib, realistic=False):
-    """The synthetic trace of MIB MiB (the realistic profile with `realistic`), made when
-    missing or older than the generator; its count of key updates is kept beside it."""
-    name = f"synth-{mib}-realistic.spt" if realistic else f"synth-{mib}.spt"
+PROFILES = {"bench": [], "realistic": ["--realistic"], "realistic-ip": ["--realistic", "--ip-only"]}
+
+
+def trace(mib, profile="bench"):
+    """The synthetic trace of MIB MiB of a profile (see PROFILES), made when missing or older
+    than the generator; its count of key updates is kept beside it."""
+    name = f"synth-{mib}.spt" if profile == "bench" else f"synth-{mib}-{profile}.spt"
     path = os.path.join(WORK, name)
     keys = path + ".keys"
     # Made again when the generator was rebuilt since: its traces may have changed.
     if (not os.path.exists(path) or not os.path.exists(keys)
             or os.path.getmtime(SYNTH) > os.path.getmtime(path)):
-        cmd = [SYNTH, path, str(mib)] + (["--realistic"] if realistic else [])
+        cmd = [SYNTH, path, str(mib)] + PROFILES[profile]
         out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
         with open(keys, "w") as f:
             f.write(out.split("key updates:")[1].strip())
@@ -120,86 +125,79 @@ def main():
     os.makedirs(WORK, exist_ok=True)
     sh(["cargo", "build", "--release", "--quiet", "--bin", "sptdump", "--example", "synth"], cwd=ROOT)
     small = trace(args.size)
-
-    commands = {}
+    yardstick = None
     if have_yardstick:
         yardstick = os.path.join(WORK, "yardstick")
         sh([cc, "-O2", "-o", yardstick, args.yardstick])
-        commands["yardstick scan"] = [yardstick, "scan", small]
-        commands["yardstick dump"] = [yardstick, "dump", small]
-    commands |= {
-        "/validate": [SPTDUMP, "/validate", small],
-        "/event": [SPTDUMP, "/event", small],
-        "/json /event": [SPTDUMP, "/json", "/event", small],
-        "/summary": [SPTDUMP, "/summary", small],
-        "/functions": [SPTDUMP, "/functions", small],
-        "/folded": [SPTDUMP, "/folded", small],
-        "/pprof": [SPTDUMP, "/pprof:" + os.path.join(WORK, "out.pb.gz"), small],
-        "/speedscope": [SPTDUMP, "/speedscope:" + os.path.join(WORK, "out.speedscope.json"), small],
-        "/summary /pdb": [SPTDUMP, "/summary", "/pdb:" + os.path.join(ROOT, "testdata", "pe", "app.pdb"),
-                          symbolized(small)],
-    }
-    times = {name: [] for name in commands}
-    for name, cmd in commands.items():  # warm the page cache
-        run(cmd)
-    for _ in range(args.runs):
-        for name, cmd in commands.items():
-            times[name].append(run(cmd))
-    med = {name: statistics.median(t) for name, t in times.items()}
 
-    print(f"trace: {small} ({os.path.getsize(small):,} bytes), {args.runs} runs each, medians")
-    for name, t in med.items():
-        print(f"  {name:16} {t:8.3f} s   (min {min(times[name]):.3f}, max {max(times[name]):.3f})")
-    print("targets (ratio of medians):")
-    checks = [
-        ("/json /event / /event", med["/json /event"] / med["/event"], 2.5),
-        ("/summary / /validate", med["/summary"] / med["/validate"], 4.0),
-        ("/functions / /summary", med["/functions"] / med["/summary"], 2.0),
-        ("/folded / /summary", med["/folded"] / med["/summary"], 2.0),
-        ("/pprof / /summary", med["/pprof"] / med["/summary"], 2.0),
-        ("/speedscope / /summary", med["/speedscope"] / med["/summary"], 2.0),
-    ]
-    if have_yardstick:
-        checks[:0] = [
-            ("/event / yardstick dump", med["/event"] / med["yardstick dump"], 1.25),
-            ("/validate / yardstick scan", med["/validate"] / med["yardstick scan"], 2.0),
-        ]
-    for label, ratio, limit in checks:
-        verdict = "met" if ratio <= limit else "MISSED"
-        print(f"  {label:28} {ratio:6.2f}  (target <= {limit}: {verdict})")
-    print(f"  {'/summary /pdb / /summary':28} {med['/summary /pdb'] / med['/summary']:6.2f}  (symbol lookups per unique RVA)")
+    # Every mode on every profile, round-robin so that all of them see the same machine.
+    # Two-thread wall times vary from run to run on a shared machine; CPU time (user + sys)
+    # and CPU per key update say more.
+    def commands_for(path):
+        commands = {}
+        if yardstick:
+            commands["yardstick scan"] = [yardstick, "scan", path]
+            commands["yardstick dump"] = [yardstick, "dump", path]
+        return commands | {
+            "/validate": [SPTDUMP, "/validate", path],
+            "/event": [SPTDUMP, "/event", path],
+            "/json /event": [SPTDUMP, "/json", "/event", path],
+            "/summary": [SPTDUMP, "/summary", path],
+            "/functions": [SPTDUMP, "/functions", path],
+            "/folded": [SPTDUMP, "/folded", path],
+            "/pprof": [SPTDUMP, "/pprof:" + os.path.join(WORK, "out.pb.gz"), path],
+            "/speedscope": [SPTDUMP, "/speedscope:" + os.path.join(WORK, "out.speedscope.json"), path],
+            "/summary /pdb": [SPTDUMP, "/summary", "/pdb:" + os.path.join(ROOT, "testdata", "pe", "app.pdb"),
+                              symbolized(path)],
+        }
 
-    for name in ("out.pb.gz", "out.speedscope.json"):
-        size = os.path.getsize(os.path.join(WORK, name))
-        print(f"  {name:28} {size / 1024:8.1f} KiB written")
-
-    # CPU per key update, on the bench profile and on a realistic one whose counting tables
-    # outgrow the caches. Two-thread wall times vary from run to run on a shared machine;
-    # CPU time and CPU per key update say more.
-    print("CPU time (user + sys) per key update, medians:")
-    for realistic in (False, True):
-        path = trace(args.size, realistic)
+    # The ratio targets, the same on every profile but /summary's.
+    summary_limit = {"bench": 4.0, "realistic": 7.0, "realistic-ip": None}
+    for profile in PROFILES:
+        path = trace(args.size, profile)
         keys = key_updates(path)
-        modes = [["/validate"], ["/summary"], ["/functions"]]
-        walls = {m[0]: [] for m in modes}
-        cpus = {m[0]: [] for m in modes}
-        for mode in modes:
-            run([SPTDUMP, *mode, path])  # warm the page cache
+        commands = commands_for(path)
+        walls = {name: [] for name in commands}
+        cpus = {name: [] for name in commands}
+        for cmd in commands.values():  # warm the page cache
+            run(cmd)
         for _ in range(args.runs):
-            for mode in modes:
-                wall, cpu = cpu_run([SPTDUMP, *mode, path])
-                walls[mode[0]].append(wall)
-                cpus[mode[0]].append(cpu)
-        label = "realistic" if realistic else "bench"
-        print(f"  {label} profile, {keys:,} key updates:")
-        for mode in modes:
-            wall, cpu = statistics.median(walls[mode[0]]), statistics.median(cpus[mode[0]])
-            print(f"    {mode[0]:12} wall {wall:6.3f} s  CPU {cpu:6.3f} s  "
-                  f"{cpu * 1e9 / keys:5.1f} ns per key update")
-        ratio = statistics.median(walls["/summary"]) / statistics.median(walls["/validate"])
-        limit = 7.0 if realistic else 4.0
-        print(f"    /summary / /validate {ratio:5.2f}  (target <= {limit}: "
-              f"{'met' if ratio <= limit else 'MISSED'})")
+            for name, cmd in commands.items():
+                wall, cpu = cpu_run(cmd)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+        med = {name: statistics.median(t) for name, t in walls.items()}
+        print(f"{profile} profile: {path} ({os.path.getsize(path):,} bytes, {keys:,} key updates), "
+              f"{args.runs} runs each, medians")
+        for name in commands:
+            cpu = statistics.median(cpus[name])
+            print(f"  {name:16} wall {med[name]:7.3f} s   CPU {cpu:7.3f} s  {cpu * 1e9 / keys:6.1f} ns "
+                  f"per key update   (wall min {min(walls[name]):.3f}, max {max(walls[name]):.3f})")
+        print("  targets (ratio of medians):")
+        checks = [
+            ("/json /event / /event", med["/json /event"] / med["/event"], 2.5),
+            ("/summary / /validate", med["/summary"] / med["/validate"], summary_limit[profile]),
+            ("/functions / /summary", med["/functions"] / med["/summary"], 2.0),
+            ("/folded / /summary", med["/folded"] / med["/summary"], 2.0),
+            ("/pprof / /summary", med["/pprof"] / med["/summary"], 2.0),
+            ("/speedscope / /summary", med["/speedscope"] / med["/summary"], 2.0),
+        ]
+        if yardstick:
+            checks[:0] = [
+                ("/event / yardstick dump", med["/event"] / med["yardstick dump"], 1.25),
+                ("/validate / yardstick scan", med["/validate"] / med["yardstick scan"], 2.0),
+            ]
+        for label, ratio, limit in checks:
+            if limit is None:
+                print(f"    {label:28} {ratio:6.2f}")
+                continue
+            verdict = "met" if ratio <= limit else "MISSED"
+            print(f"    {label:28} {ratio:6.2f}  (target <= {limit}: {verdict})")
+        print(f"    {'/summary /pdb / /summary':28} {med['/summary /pdb'] / med['/summary']:6.2f}"
+              "  (symbol lookups per unique RVA)")
+        for name in ("out.pb.gz", "out.speedscope.json"):
+            size = os.path.getsize(os.path.join(WORK, name))
+            print(f"    {name:28} {size / 1024:8.1f} KiB written")
 
     # Many traces as one: /merge decodes them on both cores.
     copies = os.path.join(WORK, "copies")
@@ -225,15 +223,17 @@ def main():
     merged = statistics.median(run([SPTDUMP, "/merge", "/summary", *files]) for _ in range(3))
     print(f"16 copies: /merge /summary {merged:.2f} s")
 
+    for profile in ("bench", "realistic"):
+        big = trace(args.big, profile)
+        print(f"peak RSS on {big} ({os.path.getsize(big):,} bytes):")
+        for label, opts in [("/event", ["/event"]), ("/validate", ["/validate"]),
+                            ("/json", ["/json"]), ("/summary", ["/summary"]),
+                            ("/functions", ["/functions"]), ("/folded", ["/folded"])]:
+            rss = peak_rss([SPTDUMP, *opts, big])
+            limit = 16 if label in ("/event", "/validate", "/json") else 40 if label == "/summary" else None
+            note = f"  (target <= {limit} MiB: {'met' if rss <= limit * 1024 else 'MISSED'})" if limit else ""
+            print(f"  {label:12} {rss / 1024:7.1f} MiB{note}")
     big = trace(args.big)
-    print(f"peak RSS on {big} ({os.path.getsize(big):,} bytes):")
-    for label, opts in [("/event", ["/event"]), ("/validate", ["/validate"]),
-                        ("/json", ["/json"]), ("/summary", ["/summary"]),
-                        ("/functions", ["/functions"]), ("/folded", ["/folded"])]:
-        rss = peak_rss([SPTDUMP, *opts, big])
-        streaming = label in ("/event", "/validate", "/json")
-        note = f"  (target <= 16 MiB: {'met' if rss <= 16 * 1024 else 'MISSED'})" if streaming else ""
-        print(f"  {label:12} {rss / 1024:7.1f} MiB{note}")
     folded = subprocess.run([SPTDUMP, "/folded", big], capture_output=True, check=True).stdout
     lines = folded.count(b"\n")
     print(f"  distinct stacks on the big trace (/folded lines): {lines:,}")
