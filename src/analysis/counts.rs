@@ -13,10 +13,10 @@
 //!   (doubles) before it is three quarters full. A full bucket spills into the next one.
 //!   Growing visits the new buckets in order (multiply-shift keeps the order of the hashes),
 //!   so it streams through memory.
-//! - [`add_all`](Counts::add_all) counts a record's keys sixteen at a time: it asks for the
-//!   home buckets of all sixteen first, so that their misses overlap instead of queueing one
-//!   behind the other, and leaves the keys that spilled further for after the rest, having
-//!   asked for their next bucket too.
+//! - [`add_all`](Counts::add_all) asks for each key's home bucket sixteen keys before it
+//!   counts it, so that the misses overlap instead of queueing one behind the other, and
+//!   leaves the keys that spilled further for after the rest, having asked for their next
+//!   bucket too.
 //!
 //! `benches/counting.rs` measures it against the general map a crate gives.
 
@@ -198,52 +198,63 @@ impl<K: Key> Counts<K> {
         (((key.hash() >> 32) * self.buckets.len() as u64) >> 32) as usize
     }
 
-    /// Adds `hits` to each of `keys`, sixteen at a time: first asks for each key's home
-    /// bucket, so that their cache misses overlap; then counts the keys their home bucket
-    /// settles, asking for the next bucket for the others; then counts those.
+    /// Adds `hits` to each of `keys`: asks for each key's home bucket sixteen keys ahead, so
+    /// that the cache misses overlap; counts the keys their home bucket settles, asking for
+    /// the next bucket for the others; then counts those.
     #[inline]
     pub fn add_all(&mut self, keys: impl Iterator<Item = K>, hits: u128) {
         let Ok(low) = u32::try_from(hits) else {
             keys.for_each(|key| self.add(key, hits));
             return;
         };
-        // Sixteen misses in flight are about what a core can have.
-        const GROUP: usize = 16;
+        // Sixteen misses in flight are about what a core can have: each key's bucket is
+        // asked for sixteen keys before it is counted.
+        const AHEAD: usize = 16;
         let mut keys = keys;
-        let mut group = [K::EMPTY; GROUP];
-        let mut homes = [0usize; GROUP];
-        let mut further = [K::EMPTY; GROUP];
-        loop {
-            let mut n = 0;
-            for ((key, home), k) in group.iter_mut().zip(&mut homes).zip(keys.by_ref()) {
-                *key = k;
-                *home = self.home(k);
-                prefetch_line(&self.buckets[*home]);
-                n += 1;
-            }
-            let buckets = self.buckets.len();
-            let mut m = 0;
-            for (&key, &home) in group[..n].iter().zip(&homes) {
-                // A key added before may have grown the table, which moves every key.
-                let home = if self.buckets.len() == buckets {
-                    home
-                } else {
-                    self.home(key)
-                };
-                if !self.add_home(home, key, low) {
-                    further[m] = key;
-                    m += 1;
-                    if let Some(next) = self.buckets.get(home + 1) {
-                        prefetch_line(next);
-                    }
+        let mut ahead = [(K::EMPTY, 0usize); AHEAD];
+        let mut pending = 0;
+        for (slot, key) in ahead.iter_mut().zip(keys.by_ref()) {
+            let home = self.home(key);
+            prefetch_line(&self.buckets[home]);
+            *slot = (key, home);
+            pending += 1;
+        }
+        let mut further = [K::EMPTY; AHEAD];
+        let mut m = 0;
+        let mut buckets = self.buckets.len();
+        let mut i = 0;
+        while pending > 0 {
+            // A key added before may have grown the table, which moves every key.
+            if self.buckets.len() != buckets {
+                buckets = self.buckets.len();
+                for (key, home) in &mut ahead {
+                    *home = self.home(*key);
                 }
             }
-            if m > 0 {
-                self.add_further(&further[..m], low);
+            let (key, home) = ahead[i];
+            match keys.next() {
+                Some(next) => {
+                    let next_home = self.home(next);
+                    prefetch_line(&self.buckets[next_home]);
+                    ahead[i] = (next, next_home);
+                }
+                None => pending -= 1,
             }
-            if n < GROUP {
-                return;
+            i = (i + 1) % AHEAD;
+            if !self.add_home(home, key, low) {
+                further[m] = key;
+                m += 1;
+                if let Some(next) = self.buckets.get(home + 1) {
+                    prefetch_line(next);
+                }
+                if m == AHEAD {
+                    self.add_further(&further, low);
+                    m = 0;
+                }
             }
+        }
+        if m > 0 {
+            self.add_further(&further[..m], low);
         }
     }
 
