@@ -36,10 +36,11 @@ def sh(cmd, **kw):
 
 
 def run(cmd):
-    """Runs cmd with stdout to /dev/null; returns the wall time in seconds."""
+    """Runs cmd with its output to /dev/null (the notes some modes print on these traces,
+    too); returns the wall time in seconds."""
     with open(os.devnull, "wb") as null:
         start = time.perf_counter()
-        subprocess.run(cmd, stdout=null, check=True)
+        subprocess.run(cmd, stdout=null, stderr=null, check=True)
         return time.perf_counter() - start
 
 
