@@ -481,6 +481,43 @@ mod tests {
     }
 
     #[test]
+    fn long_runs_of_keys_count_alike_through_growth_and_spills() {
+        // Runs longer than the window, with repeats inside a run, that grow the table in
+        // the middle of a run, and hits past 32 bits now and then.
+        let mut c = Counts::<u32>::new();
+        let mut a = Counts::<[u32; 2]>::new();
+        let mut model = BTreeMap::new();
+        let mut arcs = BTreeMap::new();
+        let mut x = 99u32;
+        for run in 0..400u32 {
+            let len = 1 + xorshift(&mut x) as usize % 200;
+            let keys: Vec<u32> = (0..len)
+                .map(|_| xorshift(&mut x) % (50 + 40 * run))
+                .collect();
+            let hits = if run % 50 == 7 {
+                (1u128 << 40) + u128::from(run)
+            } else {
+                u128::from(run % 5 + 1)
+            };
+            c.add_all(keys.iter().copied(), hits);
+            a.add_all(keys.windows(2).map(|w| [w[0], w[1]]), hits);
+            for &k in &keys {
+                *model.entry(k).or_insert(0u128) += hits;
+            }
+            for w in keys.windows(2) {
+                *arcs.entry([w[0], w[1]]).or_insert(0u128) += hits;
+            }
+        }
+        assert!(
+            c.buckets.len() > 1000,
+            "the table grew: {}",
+            c.buckets.len()
+        );
+        assert_eq!(sorted(&c), model.into_iter().collect::<Vec<_>>());
+        assert_eq!(sorted(&a), arcs.into_iter().collect::<Vec<_>>());
+    }
+
+    #[test]
     fn keys_that_share_a_bucket_spill_into_the_next_and_wrap() {
         // Keys whose hashes all pick the last bucket: it fills, and they spill into the
         // first ones.
