@@ -288,35 +288,55 @@ impl<K: Key> Counts<K> {
             return false;
         }
         // The fast path, nearly always taken: `key` is in its home bucket.
-        let (found, wrapped) = self.buckets[home].bump(key, hits);
-        if found {
-            if wrapped {
-                self.carry(key, 1);
-            }
+        if self.bump_at(home, key, hits) {
             return true;
         }
-        self.insert_home(home, key, hits)
+        self.insert_at(home, key, hits)
     }
 
-    /// Puts a new key in its home bucket, when that has a free slot.
+    /// Adds `hits` to `key` if bucket `at` holds it.
+    #[inline(always)]
+    fn bump_at(&mut self, at: usize, key: K, hits: u32) -> bool {
+        let (found, wrapped) = self.buckets[at].bump(key, hits);
+        if found && wrapped {
+            self.carry(key, 1);
+        }
+        found
+    }
+
+    /// Puts a new key in bucket `at`, when that has a free slot, growing the table past
+    /// three quarters full.
     #[inline(never)]
-    fn insert_home(&mut self, home: usize, key: K, hits: u32) -> bool {
-        let bucket = &mut self.buckets[home];
+    fn insert_at(&mut self, at: usize, key: K, hits: u32) -> bool {
+        if !self.put_at(at, key, hits) {
+            return false;
+        }
+        self.len += 1;
+        if self.len * 4 > self.buckets.len() * K::Bucket::SLOTS * 3 {
+            self.grow();
+        }
+        true
+    }
+
+    /// Puts `key` in the first free slot of bucket `at`, if it has one.
+    #[inline]
+    fn put_at(&mut self, at: usize, key: K, low: u32) -> bool {
+        let bucket = &mut self.buckets[at];
         let taken = bucket.taken();
         if taken == K::Bucket::SLOTS {
             return false;
         }
-        bucket.put(taken, key, hits);
-        self.added();
+        bucket.put(taken, key, low);
         true
     }
 
-    /// Counts a new key, growing the table past three quarters full.
-    #[inline]
-    fn added(&mut self) {
-        self.len += 1;
-        if self.len * 4 > self.buckets.len() * K::Bucket::SLOTS * 3 {
-            self.grow();
+    /// The bucket after `at`, the first after the last. Under three quarters full overall,
+    /// a bucket with a free slot is always ahead.
+    fn next(&self, at: usize) -> usize {
+        if at + 1 == self.buckets.len() {
+            0
+        } else {
+            at + 1
         }
     }
 
@@ -329,28 +349,9 @@ impl<K: Key> Counts<K> {
             return;
         }
         let mut at = home;
-        loop {
-            let bucket = &mut self.buckets[at];
-            let (found, wrapped) = bucket.bump(key, hits);
-            if found {
-                if wrapped {
-                    self.carry(key, 1);
-                }
-                return;
-            }
-            let taken = bucket.taken();
-            if taken < K::Bucket::SLOTS {
-                bucket.put(taken, key, hits);
-                self.added();
-                return;
-            }
-            // Full: the key spilled into a following bucket. Under three quarters full
-            // overall, a bucket with a free slot is always ahead.
-            at = if at + 1 == self.buckets.len() {
-                0
-            } else {
-                at + 1
-            };
+        while !(self.bump_at(at, key, hits) || self.insert_at(at, key, hits)) {
+            // Full: the key spilled into a following bucket.
+            at = self.next(at);
         }
     }
 
@@ -382,18 +383,8 @@ impl<K: Key> Counts<K> {
     /// Puts a key that is not in the table in the first free slot from its home bucket on.
     fn place(&mut self, key: K, low: u32) {
         let mut at = self.home(key);
-        loop {
-            let bucket = &mut self.buckets[at];
-            let taken = bucket.taken();
-            if taken < K::Bucket::SLOTS {
-                bucket.put(taken, key, low);
-                return;
-            }
-            at = if at + 1 == self.buckets.len() {
-                0
-            } else {
-                at + 1
-            };
+        while !self.put_at(at, key, low) {
+            at = self.next(at);
         }
     }
 
