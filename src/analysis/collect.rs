@@ -178,12 +178,7 @@ impl Collector {
     /// The tables of binary `progid` that the second thread counts, a bit each, remembered
     /// for the next record.
     fn tables_of(&mut self, progid: Option<u16>) -> u8 {
-        /// The IP events: the second thread's until the first deal.
-        const IP: u8 = (1 << Opcode::IP_KINDS.len()) - 1;
-        let tables = match &self.theirs {
-            Some(theirs) => theirs.get(&progid).copied().unwrap_or(0),
-            None => IP,
-        };
+        let tables = theirs_of(self.theirs.as_ref(), progid);
         self.last = Some((progid, tables));
         tables
     }
@@ -229,10 +224,10 @@ impl Collector {
             return;
         };
         self.local.absorb(returned);
-        let costs: Vec<(Table, u64, u64)> = self
-            .local
-            .loads()
-            .map(|(table, keys)| {
+        let loads: FxHashMap<Table, u64> = self.local.loads().collect();
+        let costs: Vec<(Table, u64, u64)> = loads
+            .iter()
+            .map(|(&table, &keys)| {
                 let unit = if table.1 < Opcode::IP_KINDS.len() {
                     RVA_COST
                 } else {
@@ -247,7 +242,7 @@ impl Collector {
             })
             .collect();
         self.measure(&costs, busy, their_busy);
-        self.tables_then = self.local.loads().collect();
+        self.tables_then = loads;
         self.keys_then = self.keys;
         self.waited = Duration::ZERO;
         self.dealt_at = Instant::now();
@@ -268,7 +263,7 @@ impl Collector {
         }
         let tables = self
             .local
-            .split_off(|(progid, t)| theirs.get(&progid).is_some_and(|m| m >> t & 1 != 0));
+            .split_off(|(progid, t)| theirs_of(Some(&theirs), progid) >> t & 1 != 0);
         self.send(Msg::Take(tables));
         self.theirs = Some(theirs);
         self.last = None;
@@ -280,11 +275,7 @@ impl Collector {
     fn measure(&mut self, costs: &[(Table, u64, u64)], busy: Duration, their_busy: Duration) {
         let (mut ours, mut theirs) = (0u64, 0u64);
         for &((progid, table), _, recent) in costs {
-            let on_theirs = match &self.theirs {
-                Some(t) => t.get(&progid).is_some_and(|m| m >> table & 1 != 0),
-                None => table < Opcode::IP_KINDS.len(),
-            };
-            if on_theirs {
+            if theirs_of(self.theirs.as_ref(), progid) >> table & 1 != 0 {
                 theirs += recent;
             } else {
                 ours += recent;
@@ -311,6 +302,15 @@ impl Collector {
             self.local.absorb(theirs);
         }
         Ok(self.local)
+    }
+}
+
+/// The tables of binary `progid` that the second thread counts, a bit each, as `theirs`
+/// deals them; before the first deal (`None`), the IP events.
+fn theirs_of(theirs: Option<&FxHashMap<Option<u16>, u8>>, progid: Option<u16>) -> u8 {
+    match theirs {
+        Some(theirs) => theirs.get(&progid).copied().unwrap_or(0),
+        None => (1 << Opcode::IP_KINDS.len()) - 1,
     }
 }
 
