@@ -13,10 +13,12 @@
 //!   (doubles) before it is three quarters full. A full bucket spills into the next one.
 //!   Growing visits the new buckets in order (multiply-shift keeps the order of the hashes),
 //!   so it streams through memory.
-//! - [`add_all`](Counts::add_all) asks for each key's home bucket sixteen keys before it
-//!   counts it, so that the misses overlap instead of queueing one behind the other, and
-//!   leaves the keys that spilled further for after the rest, having asked for their next
-//!   bucket too.
+//! - [`add_all`](Counts::add_all) asks for each key's home bucket as the key comes in and
+//!   counts it 32 keys of the same table later, so that the misses overlap instead of
+//!   queueing one behind the other. The keys wait in a small ring that outlives the record:
+//!   a record's first keys were asked for during the table's previous records, and nothing
+//!   waits at a record's start. A key that spilled waits again, its next bucket asked for.
+//!   Reading the table counts the keys still waiting, so no caller has to remember them.
 //!
 //! `benches/counting.rs` measures it against the general map a crate gives.
 
@@ -160,6 +162,43 @@ pub struct Counts<K: Key> {
     carries: FxHashMap<K, u128>,
     /// The hits of the key equal to [`Key::EMPTY`], which cannot live in a slot.
     empty_key: Option<u128>,
+    /// Keys whose home bucket was asked for, not yet counted.
+    asked: Waiting<K>,
+    /// Keys their home bucket did not settle, their next bucket asked for.
+    spilled: Waiting<K>,
+}
+
+/// How many keys of a table are asked for before they are counted: about the misses a core
+/// can have in flight.
+const AHEAD: usize = 32;
+
+/// Keys with their hits, waiting for their bucket to arrive in the cache: a ring, each
+/// key pushed in pushing out the one [`AHEAD`] keys before it.
+#[derive(Clone, Debug)]
+struct Waiting<K: Key> {
+    /// [`Key::EMPTY`] where free (that key never waits).
+    keys: [(K, u32); AHEAD],
+    next: usize,
+}
+
+impl<K: Key> Waiting<K> {
+    const EMPTY: Self = Waiting {
+        keys: [(K::EMPTY, 0); AHEAD],
+        next: 0,
+    };
+
+    /// Puts `key` in, and takes out the key that has waited longest, if any.
+    #[inline(always)]
+    fn push(&mut self, key: K, low: u32) -> Option<(K, u32)> {
+        let (out, out_low) = std::mem::replace(&mut self.keys[self.next], (key, low));
+        self.next = (self.next + 1) % AHEAD;
+        (out != K::EMPTY).then_some((out, out_low))
+    }
+
+    /// Every key waiting, with its hits.
+    fn iter(&self) -> impl Iterator<Item = (K, u32)> + '_ {
+        self.keys.iter().copied().filter(|&(k, _)| k != K::EMPTY)
+    }
 }
 
 /// Buckets of a new table: 512 bytes.
@@ -183,12 +222,18 @@ impl<K: Key> Counts<K> {
             len: 0,
             carries: FxHashMap::default(),
             empty_key: None,
+            asked: Waiting::EMPTY,
+            spilled: Waiting::EMPTY,
         }
     }
 
     /// How many distinct keys were added.
     pub fn len(&self) -> usize {
-        self.len + usize::from(self.empty_key.is_some())
+        let new = self
+            .waiting()
+            .into_keys()
+            .filter(|&key| !self.contains(key));
+        self.len + usize::from(self.empty_key.is_some()) + new.count()
     }
 
     /// The bucket `key` lives in, or would.
@@ -198,71 +243,66 @@ impl<K: Key> Counts<K> {
         (((key.hash() >> 32) * self.buckets.len() as u64) >> 32) as usize
     }
 
-    /// Adds `hits` to each of `keys`: asks for each key's home bucket sixteen keys ahead, so
-    /// that the cache misses overlap; counts the keys their home bucket settles, asking for
-    /// the next bucket for the others; then counts those.
+    /// Adds `hits` to each of `keys`. Each key's home bucket is asked for as the key comes
+    /// in, and the key counted [`AHEAD`] keys of this table later, from this record or the
+    /// next ones, so that the cache misses overlap instead of queueing one behind the other.
+    /// A key its home bucket does not settle waits again, its next bucket asked for.
     #[inline]
     pub fn add_all(&mut self, keys: impl Iterator<Item = K>, hits: u128) {
         let Ok(low) = u32::try_from(hits) else {
             keys.for_each(|key| self.add(key, hits));
             return;
         };
-        // Sixteen misses in flight are about what a core can have: each key's bucket is
-        // asked for sixteen keys before it is counted.
-        const AHEAD: usize = 16;
-        let mut keys = keys;
-        let mut ahead = [(K::EMPTY, 0usize); AHEAD];
-        let mut pending = 0;
-        for (slot, key) in ahead.iter_mut().zip(keys.by_ref()) {
-            let home = self.home(key);
-            prefetch_line(&self.buckets[home]);
-            *slot = (key, home);
-            pending += 1;
-        }
-        let mut further = [K::EMPTY; AHEAD];
-        let mut m = 0;
-        let mut buckets = self.buckets.len();
-        let mut i = 0;
-        while pending > 0 {
-            // A key added before may have grown the table, which moves every key.
-            if self.buckets.len() != buckets {
-                buckets = self.buckets.len();
-                for (key, home) in &mut ahead {
-                    *home = self.home(*key);
+        for key in keys {
+            if key == K::EMPTY {
+                self.add_slow(0, key, low);
+                continue;
+            }
+            prefetch_line(&self.buckets[self.home(key)]);
+            if let Some((key, low)) = self.asked.push(key, low) {
+                // The home is found again: the table may have grown since it was asked for.
+                let home = self.home(key);
+                if !self.add_home(home, key, low) {
+                    self.spill(home, key, low);
                 }
             }
-            let (key, home) = ahead[i];
-            match keys.next() {
-                Some(next) => {
-                    let next_home = self.home(next);
-                    prefetch_line(&self.buckets[next_home]);
-                    ahead[i] = (next, next_home);
-                }
-                None => pending -= 1,
-            }
-            i = (i + 1) % AHEAD;
-            if !self.add_home(home, key, low) {
-                further[m] = key;
-                m += 1;
-                if let Some(next) = self.buckets.get(home + 1) {
-                    prefetch_line(next);
-                }
-                if m == AHEAD {
-                    self.add_further(&further, low);
-                    m = 0;
-                }
-            }
-        }
-        if m > 0 {
-            self.add_further(&further[..m], low);
         }
     }
 
-    /// Adds `hits` to each of `keys`, which their home buckets did not settle.
+    /// Lets a key its home bucket did not settle wait again, its next bucket asked for, and
+    /// counts the one that waited longest.
     #[inline(never)]
-    fn add_further(&mut self, keys: &[K], hits: u32) {
-        for &key in keys {
-            self.add_slow(self.home(key), key, hits);
+    fn spill(&mut self, home: usize, key: K, low: u32) {
+        if let Some(next) = self.buckets.get(home + 1) {
+            prefetch_line(next);
+        }
+        if let Some((key, low)) = self.spilled.push(key, low) {
+            self.add_slow(self.home(key), key, low);
+        }
+    }
+
+    /// The keys waiting to be counted, each once with its hits.
+    fn waiting(&self) -> FxHashMap<K, u128> {
+        let mut all = FxHashMap::default();
+        for (key, low) in self.asked.iter().chain(self.spilled.iter()) {
+            *all.entry(key).or_insert(0) += u128::from(low);
+        }
+        all
+    }
+
+    /// Whether `key` is in the buckets.
+    fn contains(&self, key: K) -> bool {
+        let mut at = self.home(key);
+        loop {
+            let bucket = &self.buckets[at];
+            let taken = bucket.taken();
+            if (0..taken).any(|i| bucket.slot(i).0 == key) {
+                return true;
+            }
+            if taken < K::Bucket::SLOTS {
+                return false;
+            }
+            at = self.next(at);
         }
     }
 
@@ -388,20 +428,29 @@ impl<K: Key> Counts<K> {
         }
     }
 
-    /// Every key with its exact hits, in no particular order.
+    /// Every key with its exact hits, in no particular order, the keys waiting to be counted
+    /// included.
     pub fn iter(&self) -> impl Iterator<Item = (K, u128)> + '_ {
+        let waiting = self.waiting();
+        let new: Vec<(K, u128)> = waiting
+            .iter()
+            .map(|(&key, &hits)| (key, hits))
+            .filter(|&(key, _)| !self.contains(key))
+            .collect();
         self.buckets
             .iter()
             .flat_map(|b| (0..b.taken()).map(|i| b.slot(i)))
-            .map(|(key, low)| {
+            .map(move |(key, low)| {
                 let carries = self.carries.get(&key).copied().unwrap_or(0);
+                let hits = carries
+                    .saturating_mul(1 << 32)
+                    .saturating_add(u128::from(low));
                 (
                     key,
-                    carries
-                        .saturating_mul(1 << 32)
-                        .saturating_add(u128::from(low)),
+                    hits.saturating_add(waiting.get(&key).copied().unwrap_or(0)),
                 )
             })
+            .chain(new)
             .chain(self.empty_key.map(|h| (K::EMPTY, h)))
     }
 }
@@ -534,6 +583,44 @@ mod tests {
         assert_eq!(c.buckets.len(), INITIAL_BUCKETS);
         assert_eq!(c.buckets[0].taken(), 8);
         assert_eq!(c.buckets[1].taken(), 8);
+    }
+
+    #[test]
+    fn keys_still_waiting_are_read_like_counted_ones() {
+        // A record of fewer keys than wait: none is in the buckets yet, and reading counts
+        // them all, repeats added up.
+        let mut c = Counts::<[u32; 2]>::new();
+        let mut model = BTreeMap::new();
+        let record: Vec<[u32; 2]> = (0..10u32).map(|i| [i % 4, 7]).collect();
+        c.add_all(record.iter().copied(), 5);
+        for &k in &record {
+            *model.entry(k).or_insert(0u128) += 5;
+        }
+        assert_eq!(c.len, 0, "the keys should still wait");
+        assert_eq!(sorted(&c), model.clone().into_iter().collect::<Vec<_>>());
+        assert_eq!(c.len(), model.len());
+
+        // Keys that all pick the last bucket spill, and wait again; read at every step, the
+        // table agrees with a map, whether a key waits once, twice or not at all.
+        let last = INITIAL_BUCKETS - 1;
+        let crowd: Vec<[u32; 2]> = (0..u32::MAX)
+            .map(|i| [i, 1])
+            .filter(|&k| c.home(k) == last)
+            .take(3 * 5)
+            .collect();
+        for round in 0..3u32 {
+            for (i, &k) in crowd.iter().enumerate() {
+                let hits = u128::from(round) + i as u128 + 1;
+                c.add_all([k, k].into_iter(), hits);
+                *model.entry(k).or_insert(0) += 2 * hits;
+                assert_eq!(sorted(&c), model.clone().into_iter().collect::<Vec<_>>());
+                assert_eq!(c.len(), model.len());
+            }
+        }
+        assert!(
+            c.spilled.iter().count() > 0,
+            "some keys should wait after a spill"
+        );
     }
 
     #[test]
