@@ -523,7 +523,8 @@ mod tests {
     #[test]
     fn long_runs_of_keys_count_alike_through_growth_and_spills() {
         // Runs longer than the window, with repeats inside a run, that grow the table in
-        // the middle of a run, and hits past 32 bits now and then.
+        // the middle of a run, hits that make the slots carry, and hits past 32 bits now
+        // and then.
         let mut c = Counts::<u32>::new();
         let mut a = Counts::<[u32; 2]>::new();
         let mut model = BTreeMap::new();
@@ -536,6 +537,9 @@ mod tests {
                 .collect();
             let hits = if run % 50 == 7 {
                 (1u128 << 40) + u128::from(run)
+            } else if run % 10 == 3 {
+                // The most the slots take at once: their sums wrap and carry.
+                u128::from(u32::MAX - run)
             } else {
                 u128::from(run % 5 + 1)
             };
@@ -635,6 +639,36 @@ mod tests {
         a.add([u32::MAX; 2], 1);
         a.add([u32::MAX, 0], 1);
         assert_eq!(sorted(&a), [([u32::MAX, 0], 1), ([u32::MAX; 2], 1)]);
+    }
+
+    #[test]
+    fn a_slot_that_carries_leaves_its_neighbours_alone() {
+        // Keys that share a bucket, one of them summing past 2^32 again and again.
+        let mut c = Counts::<u32>::new();
+        let mut a = Counts::<[u32; 2]>::new();
+        let crowd: Vec<u32> = (0..u32::MAX).filter(|&k| c.home(k) == 3).take(8).collect();
+        let arcs: Vec<[u32; 2]> = (0..u32::MAX)
+            .map(|k| [k, 9])
+            .filter(|&k| a.home(k) == 3)
+            .take(5)
+            .collect();
+        let hot = u128::from(u32::MAX);
+        for _ in 0..5 {
+            c.add_all(crowd.iter().copied(), 3);
+            c.add_all([crowd[4]; 3].into_iter(), hot);
+            a.add_all(arcs.iter().copied(), 3);
+            a.add_all([arcs[2]; 3].into_iter(), hot);
+        }
+        assert_eq!(c.buckets[3].taken(), 8);
+        assert_eq!(a.buckets[3].taken(), 5);
+        let mut want: Vec<(u32, u128)> = crowd.iter().map(|&k| (k, 15)).collect();
+        want[4].1 += 15 * hot;
+        want.sort();
+        assert_eq!(sorted(&c), want);
+        let mut want: Vec<([u32; 2], u128)> = arcs.iter().map(|&k| (k, 15)).collect();
+        want[2].1 += 15 * hot;
+        want.sort();
+        assert_eq!(sorted(&a), want);
     }
 
     #[test]
