@@ -522,9 +522,9 @@ mod tests {
 
     #[test]
     fn long_runs_of_keys_count_alike_through_growth_and_spills() {
-        // Runs longer than the window, with repeats inside a run, that grow the table in
-        // the middle of a run, hits that make the slots carry, and hits past 32 bits now
-        // and then.
+        // Runs longer than the ring of waiting keys, with repeats inside a run, that grow
+        // the table in the middle of a run, hits that make the slots carry, and hits past
+        // 32 bits now and then.
         let mut c = Counts::<u32>::new();
         let mut a = Counts::<[u32; 2]>::new();
         let mut model = BTreeMap::new();
