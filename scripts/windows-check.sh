@@ -18,7 +18,7 @@
 #   2. copies sptdump.exe to target/windows-check/bin/, next to the Wine work-around of
 #      scripts/wine-shim/ when the Wine prefix needs it, and makes a Wine prefix under
 #      target/windows-check/ (once);
-#   3. runs the conformance vectors (../shared/conformance, or $SPTDUMP_CONFORMANCE) against
+#   3. runs the conformance vectors (../shared/conformance, or $SPTDUMP_SHARED/conformance) against
 #      the .exe, through a wrapper that runs it under Wine;
 #   4. runs end-to-end cases against the .exe: the option spellings, C:\ and Z:\ paths,
 #      paths with spaces and non-ASCII characters, cmd.exe, standard input, several files,
@@ -54,7 +54,7 @@ WORK=$OUT/work
 CASES=$OUT/cases
 LINUX_EXE=$ROOT/target/release/sptdump
 WIN_EXE=$BIN/sptdump.exe
-CONFORMANCE=${SPTDUMP_CONFORMANCE:-$ROOT/../shared/conformance}
+CONFORMANCE=${SPTDUMP_SHARED:-$ROOT/../shared}/conformance
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -324,7 +324,7 @@ if [ -x "$CONFORMANCE/check" ] || [ -f "$CONFORMANCE/check" ]; then
         sed 's/^/      /' "$OUT/conformance.txt"
     fi
 else
-    echo "SKIP  conformance: no $CONFORMANCE/check (set SPTDUMP_CONFORMANCE to its folder)"
+    echo "SKIP  conformance: no $CONFORMANCE/check (set SPTDUMP_SHARED to the shared suite)"
 fi
 
 # ---------------------------------------------------------------------------------------------

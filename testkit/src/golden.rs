@@ -2,7 +2,7 @@
 //! on request after an intended change.
 //!
 //! ```text
-//! SPTDUMP_BLESS=1 cargo test --test golden
+//! SPTDUMP_BLESS=1 cargo test --test it golden::
 //! ```
 //!
 //! rewrites the golden files of the `golden` test instead of comparing with them; review

@@ -4,6 +4,7 @@
 //! ```text
 //! builder    a writer of SPT v1 files, from the format description alone
 //! samples    the bundled sample trace, testdata/sample.spt, and its records as values
+//! shared     the conformance vectors and SPD files beside the repository, or a loud skip
 //! synth      a realistic synthetic trace of any size, for benchmarks
 //! reference  a second, short reading of the spec: the first thing a decoder must report
 //! dumping    dumping a trace in-process, through the library, into memory
@@ -23,4 +24,5 @@ pub mod fixtures;
 pub mod golden;
 pub mod reference;
 pub mod samples;
+pub mod shared;
 pub mod synth;

@@ -4,7 +4,7 @@
 //! After an intended change of the output, regenerate the files and review the diff:
 //!
 //! ```text
-//! SPTDUMP_BLESS=1 cargo test --test golden
+//! SPTDUMP_BLESS=1 cargo test --test it golden::
 //! ```
 //!
 //! Each golden file holds one run:
@@ -38,7 +38,7 @@ const CORE_GUID: &str = "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0";
 const INPUTS: &str = "target/golden-inputs";
 
 /// The command that rewrites the golden files.
-const BLESS: &str = "SPTDUMP_BLESS=1 cargo test --test golden";
+const BLESS: &str = "SPTDUMP_BLESS=1 cargo test --test it golden::";
 
 fn crate_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

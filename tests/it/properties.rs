@@ -9,7 +9,7 @@
 //! again. To explore further, set other numbers for one run:
 //!
 //! ```text
-//! SPTDUMP_PROPTEST_CASES=20000 SPTDUMP_PROPTEST_SEED=7 cargo test --release --test properties
+//! SPTDUMP_PROPTEST_CASES=20000 SPTDUMP_PROPTEST_SEED=7 cargo test --release --test it properties::
 //! ```
 
 use proptest::prelude::*;

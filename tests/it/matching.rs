@@ -6,7 +6,7 @@
 //! from the linker's own output, not from the reader under test.
 //!
 //! `testdata/pe/trace.spt` (app.exe and core.dll) is written by this test with
-//! `SPTDUMP_BLESS=1 cargo test --test matching`; the README walks through it.
+//! `SPTDUMP_BLESS=1 cargo test --test it matching::`; the README walks through it.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -130,7 +130,7 @@ fn the_committed_trace_is_up_to_date() {
     }
     assert!(
         std::fs::read(&path).unwrap() == built,
-        "{} is stale: run SPTDUMP_BLESS=1 cargo test --test matching",
+        "{} is stale: run SPTDUMP_BLESS=1 cargo test --test it matching::",
         path.display()
     );
 }

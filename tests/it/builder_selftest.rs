@@ -1,15 +1,12 @@
 //! Tests of the test-side SPT writer itself, against bytes written out by hand and against
 //! the shared conformance vectors.
 //!
-//! The vectors live outside this repository, in `../shared/conformance/vectors` beside it
-//! (or in `$SPTDUMP_CONFORMANCE/vectors`). Without them the tests that compare with them
-//! fail, saying where they looked; to run the rest without the vectors, set
-//! `SPTDUMP_SKIP_CONFORMANCE=1`.
+//! The vectors live outside this repository, in the shared suite beside it. Without them the
+//! test that compares with them says it skipped (`sptdump_testkit::shared`).
 
-use std::io::Write as _;
-use std::path::PathBuf;
 
 use sptdump_testkit::builder::*;
+use sptdump_testkit::shared;
 
 const APP_GUID: &str = "42AC0098-ADB5-E796-8C0E-161D2814780E";
 const SEQ_GUID: &str = "03020100-0504-0706-0809-0A0B0C0D0E0F";
@@ -78,7 +75,7 @@ fn minimal_file_is_laid_out_as_drawn() {
 
 #[test]
 fn minimal_matches_the_conformance_vector() {
-    let Some(dir) = conformance_vectors("minimal_matches_the_conformance_vector") else {
+    let Some(dir) = shared::conformance_vectors("minimal_matches_the_conformance_vector") else {
         return;
     };
     let built = minimal().build();
@@ -331,42 +328,6 @@ fn more_than_255_rvas_is_refused() {
 
 // ----- The conformance vectors, rebuilt from their expected output in cases.json.
 
-/// Set to `1`, it skips the comparisons with the conformance vectors.
-const SKIP: &str = "SPTDUMP_SKIP_CONFORMANCE";
-
-/// Where the conformance vectors are: `$SPTDUMP_CONFORMANCE/vectors` when that is set, else
-/// `../shared/conformance/vectors` beside the repository.
-fn vector_dir() -> PathBuf {
-    match std::env::var_os("SPTDUMP_CONFORMANCE") {
-        Some(conformance) => PathBuf::from(conformance).join("vectors"),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/vectors"),
-    }
-}
-
-/// The folder of the conformance vectors, for `test` to compare with; `None` when
-/// `SPTDUMP_SKIP_CONFORMANCE=1` asks to skip the comparison, which is then said on standard
-/// error. Panics, saying where it looked, when the folder is missing.
-fn conformance_vectors(test: &str) -> Option<PathBuf> {
-    let dir = vector_dir();
-    if std::env::var_os(SKIP).is_some_and(|v| v == "1") {
-        // Straight to standard error, past the test harness's capture, so that the skip
-        // shows in every run.
-        let _ = writeln!(
-            std::io::stderr(),
-            "skipped: {test}: not compared with the conformance vectors ({SKIP}=1)"
-        );
-        return None;
-    }
-    assert!(
-        dir.is_dir(),
-        "the conformance vectors are missing: no folder {} (they come from the shared \
-         conformance suite, checked out as ../shared beside this repository; or set \
-         SPTDUMP_CONFORMANCE to the suite's conformance folder, or {SKIP}=1 to skip this test)",
-        dir.display()
-    );
-    Some(dir)
-}
-
 /// The bytes of the conformance vector `name` in `dir`, or why they cannot be read.
 fn read_vector(dir: &std::path::Path, name: &str) -> Result<Vec<u8>, String> {
     let path = dir.join(name);
@@ -594,7 +555,7 @@ fn vectors() -> Vec<(&'static str, SptBuilder)> {
 
 #[test]
 fn reproduces_the_conformance_vectors() {
-    let Some(dir) = conformance_vectors("reproduces_the_conformance_vectors") else {
+    let Some(dir) = shared::conformance_vectors("reproduces_the_conformance_vectors") else {
         return;
     };
     let mut compared = 0;

@@ -8,12 +8,10 @@
 //! The schemas themselves must be valid draft 2020-12 schemas that say keys are only ever
 //! added, and they must reject lines with a key missing or of the wrong type.
 //!
-//! The conformance vectors are in `../shared/conformance/vectors` (or
-//! `$SPTDUMP_CONFORMANCE/vectors`); without them the test fails, unless
-//! `SPTDUMP_SKIP_CONFORMANCE=1`, which says on standard error that they were skipped.
+//! The conformance vectors are in the shared suite beside the repository; without it the
+//! test says it skipped them (`sptdump_testkit::shared`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -21,6 +19,7 @@ use assert_cmd::Command;
 use boon::{Compiler, Draft, SchemaIndex, Schemas};
 use serde_json::{Value, json};
 use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
+use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
 const LINE_TYPES: [&str; 23] = [
@@ -298,31 +297,12 @@ fn run(args: &[&str], stdin: Option<Vec<u8>>) -> Run {
     }
 }
 
-/// Set to `1`, it skips the conformance vectors.
-const SKIP: &str = "SPTDUMP_SKIP_CONFORMANCE";
-
-/// The conformance vectors (`*.spt`), sorted; empty when `SPTDUMP_SKIP_CONFORMANCE=1` asks
-/// to skip them, which is then said on standard error. Panics when they are missing.
+/// The conformance vectors (`*.spt`), sorted; empty when they are absent (see
+/// `sptdump_testkit::shared`).
 fn conformance_vectors() -> Vec<PathBuf> {
-    let dir = match std::env::var_os("SPTDUMP_CONFORMANCE") {
-        Some(conformance) => PathBuf::from(conformance).join("vectors"),
-        None => crate_root().join("../shared/conformance/vectors"),
-    };
-    if std::env::var_os(SKIP).is_some_and(|v| v == "1") {
-        // Straight to standard error, past the test harness's capture.
-        let _ = writeln!(
-            std::io::stderr(),
-            "skipped: schema: the JSON of the conformance vectors was not validated ({SKIP}=1)"
-        );
+    let Some(dir) = shared::conformance_vectors("schema") else {
         return Vec::new();
-    }
-    assert!(
-        dir.is_dir(),
-        "the conformance vectors are missing: no folder {} (they come from the shared \
-         conformance suite, checked out as ../shared beside this repository; or set \
-         SPTDUMP_CONFORMANCE to the suite's conformance folder, or {SKIP}=1 to skip them)",
-        dir.display()
-    );
+    };
     let mut vectors: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -2,7 +2,7 @@
 //! step. After changing the generator, rewrite the file with
 //!
 //! ```text
-//! SPTDUMP_BLESS=1 cargo test --test sample
+//! SPTDUMP_BLESS=1 cargo test --test it sample::
 //! ```
 
 use std::path::PathBuf;
@@ -41,7 +41,7 @@ fn up_to_date(path: PathBuf, built: Vec<u8>) {
     }
     let on_disk = std::fs::read(&path).unwrap_or_else(|e| {
         panic!(
-            "{}: {e}; run SPTDUMP_BLESS=1 cargo test --test sample",
+            "{}: {e}; run SPTDUMP_BLESS=1 cargo test --test it sample::",
             path.display()
         )
     });
@@ -53,7 +53,7 @@ fn up_to_date(path: PathBuf, built: Vec<u8>) {
             .unwrap_or(on_disk.len().min(built.len()));
         panic!(
             "{} differs from the generator ({} bytes on disk, {} generated, first difference at \
-             {at:#x}); if the generator changed on purpose, run SPTDUMP_BLESS=1 cargo test --test sample",
+             {at:#x}); if the generator changed on purpose, run SPTDUMP_BLESS=1 cargo test --test it sample::",
             path.display(),
             on_disk.len(),
             built.len()

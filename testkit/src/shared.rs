@@ -1,0 +1,54 @@
+//! The files that live beside the repository rather than in it: the conformance vectors
+//! (`conformance/vectors`) and the real SPD files (`spd/`) of the shared suite, checked out as
+//! `../shared` beside this repository, or wherever `SPTDUMP_SHARED` points.
+//!
+//! A plain clone has none of them. The tests that need them then say loudly, on standard
+//! error past the test harness's capture, that they skipped, and pass; CI sets
+//! `SPTDUMP_REQUIRE_SHARED=1`, and there a missing folder fails the test instead.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+/// The variable that names the shared folder, when it is not `../shared`.
+pub const SHARED: &str = "SPTDUMP_SHARED";
+
+/// Set to `1`, the variable that makes a missing shared folder a failure, not a skip.
+pub const REQUIRE: &str = "SPTDUMP_REQUIRE_SHARED";
+
+/// The shared folder: `$SPTDUMP_SHARED`, else `../shared` beside the repository.
+pub fn root() -> PathBuf {
+    match std::env::var_os(SHARED) {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
+    }
+}
+
+/// Whether a missing shared folder must fail the test (`SPTDUMP_REQUIRE_SHARED=1`).
+pub fn required() -> bool {
+    std::env::var_os(REQUIRE).is_some_and(|v| v == "1")
+}
+
+/// The folder `sub` of the shared suite (`conformance/vectors`, `spd`), for `test`. When it
+/// is missing: `None`, after a `skipped:` line on standard error naming the test, the folder
+/// and how to get it; or a panic saying the same when [`required`].
+pub fn folder(test: &str, sub: &str) -> Option<PathBuf> {
+    let dir = root().join(sub);
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    let why = format!(
+        "{test}: no folder {} (the shared suite is checked out as ../shared beside this \
+         repository, or set {SHARED} to it)",
+        dir.display()
+    );
+    assert!(!required(), "{why}; {REQUIRE}=1 asks for it");
+    // Straight to standard error, past the harness's capture, so that the skip shows in
+    // every run.
+    let _ = writeln!(std::io::stderr(), "skipped: {why}");
+    None
+}
+
+/// The conformance vectors' folder, for `test`; see [`folder`].
+pub fn conformance_vectors(test: &str) -> Option<PathBuf> {
+    folder(test, "conformance/vectors")
+}

@@ -1,0 +1,24 @@
+//! The integration tests, one binary for all of them (one link step): a module per area.
+//!
+//! Run one area with `cargo test --test it AREA::`, e.g. `cargo test --test it golden::`.
+
+mod builder_selftest;
+mod check;
+mod cli;
+mod compare;
+mod corruption;
+mod exports;
+mod faults;
+mod golden;
+mod ident;
+mod layers;
+mod matching;
+mod merge;
+mod properties;
+mod readme;
+mod sample;
+mod schema;
+mod stacks;
+mod strindex;
+mod symbolize;
+mod usage;
