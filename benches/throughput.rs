@@ -11,12 +11,12 @@ use std::hint::black_box;
 use std::io::{self, BufWriter, Cursor};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use sptdump::dump::{self, Options, Sections};
+use sptdump::dump::{self, Plan, Sections, Traces};
 use sptdump::format::decode::{Decoder, Sink};
 use sptdump::format::diag::Diagnostic;
 use sptdump::format::record::Record;
 use sptdump::input::Input;
-use sptdump::output::{FileInfo, Format};
+use sptdump::output::Format;
 use sptdump_testkit::synth;
 
 /// Counts what the decoder hands out, and nothing more.
@@ -37,42 +37,43 @@ fn out() -> BufWriter<io::Sink> {
     BufWriter::with_capacity(64 * 1024, io::sink())
 }
 
-/// Dumps the trace with the printer the options ask for, as the command line does.
-fn run(trace: &[u8], options: &Options) {
-    let file = FileInfo {
-        path: "bench.spt",
-        size: Some(trace.len() as u64),
-    };
-    let mut printer = dump::printer(options, out(), io::sink());
-    dump::dump(&mut printer, &file, Input::memory(trace.to_vec()), options).unwrap();
+/// Runs the plan over the trace with the printer it asks for, as the command line does.
+fn run(trace: &[u8], plan: &Plan) {
+    let paths = ["bench.spt".to_owned()];
+    let traces = Traces::opened(&paths, vec![Ok(Input::memory(trace.to_vec()))]);
+    let mut printer = dump::printer(plan, out(), io::sink());
+    dump::run(&mut printer, plan, &traces).unwrap();
+}
+
+/// The default plan changed by `change`.
+fn plan(change: impl FnOnce(&mut Plan)) -> Plan {
+    let mut plan = Plan::default();
+    change(&mut plan);
+    plan
 }
 
 fn benches(c: &mut Criterion) {
     let mut trace = Vec::new();
     synth::write_trace(&mut trace, 8 << 20, 7).unwrap();
     let start = 0x20 + 0x4000 + 0x100 * 24;
-    let text_events = Options {
-        sections: Sections {
-            event: true,
-            ..Sections::default()
-        },
-        ..Options::default()
-    };
-    let json_events = Options {
-        format: Format::Json,
-        ..text_events.clone()
-    };
-    let summary = Options {
-        format: Format::Json,
-        sections: Sections::default(),
-        summary: Some(10),
-        ..Options::default()
-    };
-    let validate = Options {
-        format: Format::Json,
-        validate: true,
-        ..Options::default()
-    };
+    let text_events = plan(|p| {
+        p.sections = Sections::NONE;
+        p.sections.event = true;
+    });
+    let json_events = plan(|p| {
+        p.sections = text_events.sections;
+        p.format = Format::Json;
+    });
+    let summary = plan(|p| {
+        p.format = Format::Json;
+        p.sections = Sections::NONE;
+        p.views.summary = true;
+    });
+    let validate = plan(|p| {
+        p.format = Format::Json;
+        p.sections = Sections::NONE;
+        p.validate = true;
+    });
 
     let mut g = c.benchmark_group("throughput");
     g.throughput(Throughput::Bytes(trace.len() as u64));

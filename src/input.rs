@@ -75,7 +75,7 @@ impl<R: Seek, F> Seek for Observed<R, F> {
 
 /// A trace that could not be opened: why, in the same words on every platform.
 #[derive(Debug, thiserror::Error)]
-#[error("{}", describe(.0))]
+#[error("cannot open: {}", describe(.0))]
 pub struct OpenError(pub io::Error);
 
 impl Input {

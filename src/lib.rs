@@ -5,9 +5,9 @@
 //! The library is built in layers, each using only those below it:
 //!
 //! ```text
-//! dump       the driver: options -> sections -> printer, one pass over the stream
-//! output     the Printer trait; text and JSON Lines (and exporters, beside them)
-//! analysis   what the samples add up to: summary, counting tables
+//! dump       the driver: walks a Plan over the traces, into a printer, one pass per trace
+//! output     the Printer trait; text and JSON Lines, and the exporters beside them
+//! analysis   what the samples add up to: summary, stacks, functions, check, compare, keys
 //! image      PE and PDB identities, /match verdicts, PDB symbols
 //! input      a file or a pipe -> header, tables, and the stream positioned at its start
 //! format     pure SPT: header, string table, program IDs, layout, records, decoder,
@@ -15,26 +15,24 @@
 //! ```
 //!
 //! The command line (options, their SPTDump spellings, exit codes) is the binary's, not the
-//! library's.
+//! library's: it makes a [`dump::Plan`] of them, which the driver walks.
 //!
 //! Dumping a trace as `sptdump /json /progid trace.spt` does:
 //!
 //! ```no_run
-//! use sptdump::dump::{self, Options, Sections};
+//! use sptdump::dump::{self, Plan, Sections, Traces};
 //! use sptdump::input::Input;
-//! use sptdump::output::{FileInfo, Format, Printer};
+//! use sptdump::output::Format;
 //!
-//! let opts = Options {
-//!     format: Format::Json,
-//!     sections: Sections { progid: true, ..Sections::default() },
-//!     ..Options::default()
-//! };
-//! let input = Input::file(std::fs::File::open("trace.spt")?)?;
-//! let info = FileInfo { path: "trace.spt", size: input.size() };
-//! let mut printer = dump::printer(&opts, std::io::stdout().lock(), std::io::stderr().lock());
-//! let outcome = dump::dump_file(&mut printer, &info, Ok(input), &opts, true)?;
-//! printer.flush()?;
-//! println!("{:?}", outcome.status());
+//! let mut plan = Plan::default();
+//! plan.format = Format::Json;
+//! plan.sections = Sections::NONE;
+//! plan.sections.progid = true;
+//! let paths = ["trace.spt".to_owned()];
+//! let open = |_: usize| Input::open("trace.spt".as_ref());
+//! let mut printer = dump::printer(&plan, std::io::stdout().lock(), std::io::stderr().lock());
+//! let ran = dump::run(&mut printer, &plan, &Traces::new(&paths, &open))?;
+//! println!("{:?}", ran.status());
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!

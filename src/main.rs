@@ -15,13 +15,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use sptdump::dump::{self, Options, RunStatus, Status};
+use sptdump::dump::{self, Plan, Status, Traces};
 use sptdump::format::tables::base_name;
 use sptdump::image::matching::{MatchFile, PdbFile};
-use sptdump::input::{Input, OpenError};
-use sptdump::output::{FileInfo, Format, Printer};
+use sptdump::input::{Input, OpenError, describe};
+use sptdump::output::Format;
 
-use crate::cli::{Command, Progress};
+use crate::cli::{Command, Progress, UsageError};
 
 /// Exit status: no error found (warnings allowed).
 const EXIT_OK: u8 = 0;
@@ -31,42 +31,32 @@ const EXIT_ERRORS: u8 = 1;
 /// Exit status: the command line is wrong.
 const EXIT_USAGE: u8 = 2;
 
-fn exit_code(status: Status) -> u8 {
-    match status {
-        Status::Clean => EXIT_OK,
-        Status::Errors => EXIT_ERRORS,
-        Status::Usage => EXIT_USAGE,
-    }
-}
-
 fn main() -> ExitCode {
     // On Windows no shell expands `*.spt` for a program; wild does, as Microsoft's tools do.
     let command = match cli::parse(wild::args_os().skip(1)) {
         Ok(command) => command,
-        Err(e) => {
-            eprintln!("sptdump: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(e) => return usage(e),
     };
-    let out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-    let status = match command {
-        Command::Help => write_text(out, &cli::help()),
-        Command::Version => write_text(out, &format!("sptdump {}\n", env!("CARGO_PKG_VERSION"))),
+    let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let ran = match command {
+        Command::Help => write_text(&mut out, &cli::help()),
+        Command::Version => write_text(
+            &mut out,
+            &format!("sptdump {}\n", env!("CARGO_PKG_VERSION")),
+        ),
         Command::Identities { format, paths } => {
             let files: Vec<MatchFile> = paths
                 .iter()
                 .map(|p| MatchFile::read(Path::new(p)))
                 .collect();
-            let options = Options {
-                format,
-                ..Options::default()
-            };
-            let mut printer = dump::printer(&options, out, io::stderr().lock());
-            dump::identities(&mut printer, &files).context("cannot write the output")
+            let mut plan = Plan::default();
+            plan.format = format;
+            let mut printer = dump::printer(&plan, &mut out, io::stderr().lock());
+            dump::identities(&mut printer, &files)
         }
-        Command::Dump {
-            options,
-            mut files,
+        Command::Run {
+            plan,
+            mut traces,
             sptlists,
             progress,
             match_paths,
@@ -74,131 +64,118 @@ fn main() -> ExitCode {
         } => {
             for list in &sptlists {
                 match read_sptlist(Path::new(list)) {
-                    Ok(listed) => files.extend(listed),
-                    Err(e) => {
-                        eprintln!("sptdump: {e:#}; see 'sptdump /help'");
-                        return ExitCode::from(EXIT_USAGE);
-                    }
+                    Ok(listed) => traces.extend(listed),
+                    Err(e) => return usage(UsageError::new(format!("{e:#}"))),
                 }
             }
-            let bar = progress_bar(progress, &options, &files);
-            let status = run(
-                out,
-                *options,
-                &files,
-                &match_paths,
-                &pdb_paths,
-                bar.as_ref(),
-            );
-            if let Some(bar) = bar {
-                bar.finish_and_clear();
+            if let Some(conflict) = plan.conflict(traces.len()) {
+                return usage(UsageError::new(conflict));
             }
-            status
+            run(&mut out, *plan, &traces, &match_paths, &pdb_paths, progress)
         }
     };
-    ExitCode::from(match status {
-        Ok(status) => exit_code(status),
-        Err(e) if is_broken_pipe(&e) => EXIT_OK,
+    finish(ran, out)
+}
+
+/// A wrong command line: one line on standard error, exit status 2.
+fn usage(e: UsageError) -> ExitCode {
+    eprintln!("sptdump: {e}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// The exit code of a run, once its output is flushed: a reader of the output that went
+/// away ends the program quietly, with the status found so far; any other failure to write
+/// is said on standard error.
+fn finish(ran: io::Result<Status>, mut out: impl Write) -> ExitCode {
+    let gone = |e: &io::Error| e.kind() == io::ErrorKind::BrokenPipe;
+    let ran = ran.and_then(|status| match out.flush() {
+        Err(e) if !gone(&e) => Err(e),
+        _ => Ok(status),
+    });
+    ExitCode::from(match ran {
+        Ok(Status::Clean) => EXIT_OK,
+        Ok(Status::Usage) => EXIT_USAGE,
+        Ok(_) => EXIT_ERRORS,
+        Err(e) if gone(&e) => EXIT_OK,
         Err(e) => {
-            eprintln!("sptdump: {e:#}");
+            eprintln!("sptdump: cannot write the output: {}", describe(&e));
             EXIT_ERRORS
         }
     })
 }
 
-/// Whether the reader of standard output has gone, which ends the program quietly.
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<io::Error>()
-        .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
-}
-
-fn write_text(mut out: impl Write, text: &str) -> Result<Status> {
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .context("cannot write the output")?;
+fn write_text(out: &mut impl Write, text: &str) -> io::Result<Status> {
+    out.write_all(text.as_bytes())?;
     Ok(Status::Clean)
 }
 
-/// Reads the `/pdb` and `/match` files, then dumps every trace; returns the status of the
-/// run.
+/// Reads the `/pdb` and `/match` files, then runs the plan over the traces.
 fn run(
-    out: impl Write,
-    mut options: Options,
-    files: &[OsString],
+    out: &mut impl Write,
+    mut plan: Plan,
+    traces: &[OsString],
     match_paths: &[OsString],
     pdb_paths: &[OsString],
-    bar: Option<&ProgressBar>,
-) -> Result<Status> {
-    let mut status = RunStatus::default();
+    progress: Progress,
+) -> io::Result<Status> {
+    let mut unreadable = false;
     for path in pdb_paths {
         let path = Path::new(path);
         match PdbFile::read(path).with_context(|| format!("/pdb:{}", path.display())) {
-            Ok(pdb) => options.pdbs.push(pdb),
+            Ok(pdb) => plan.pdbs.push(pdb),
             Err(e) => {
                 eprintln!("sptdump: {e:#}");
-                status.add_status(Status::Errors);
+                unreadable = true;
             }
         }
     }
-    options.matches = match_paths
+    plan.matches = match_paths
         .iter()
         .map(|p| MatchFile::read(Path::new(p)))
         .collect();
-
-    let mut printer = dump::printer(&options, out, io::stderr().lock());
-    if options.compare {
-        return compare(&mut printer, &options, files, status);
-    }
-    let paths: Vec<String> = files
+    let bar = progress_bar(progress, &plan, traces);
+    let paths: Vec<String> = traces
         .iter()
         .map(|f| f.to_string_lossy().into_owned())
         .collect();
     let open = |i: usize| {
-        let input = open(&files[i]).map_err(|e| format!("{e:#}"))?;
-        Ok(match bar {
+        let input = open(&traces[i])?;
+        Ok(match &bar {
             // Standard input gets no bar: its size is not known.
-            Some(bar) if files[i] != "-" => {
+            Some(bar) if traces[i] != "-" => {
                 let bar = bar.clone();
                 input.observed(move |n| bar.inc(n as u64))
             }
             _ => input,
         })
     };
-    let dumped = if options.merge {
-        dump::merge(&mut printer, &paths, &open, &options)
-    } else {
-        dump::run(&mut printer, &paths, &open, &options)
-    };
-    match dumped {
-        Ok(s) => status.add_status(s),
-        // The reader has gone: stop quietly, keeping the errors found so far.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(status.status()),
-        Err(e) => return Err(e).context("cannot write the output"),
+    let mut printer = dump::printer(&plan, out, io::stderr().lock());
+    let ran = dump::run(&mut printer, &plan, &Traces::new(&paths, &open));
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
-    match printer.flush() {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            return Err(e).context("cannot write the output");
-        }
-        _ => {}
-    }
-    if status.status() == Status::Usage
-        && let Some(list) = &options.binaries
+    let ran = ran?;
+    if ran.status() == Status::Usage
+        && let Some(list) = &plan.binaries
     {
         eprintln!(
             "sptdump: /binary:{} names no binary of any trace given; see 'sptdump /help'",
             list.join(",")
         );
     }
-    Ok(status.status())
+    Ok(match unreadable {
+        true => ran.status().max(Status::Errors),
+        false => ran.status(),
+    })
 }
 
 /// The progress bar of a run, when one is wanted: over the bytes of every file to read,
 /// shown on standard error once the run is past a second.
-fn progress_bar(progress: Progress, options: &Options, files: &[OsString]) -> Option<ProgressBar> {
+fn progress_bar(progress: Progress, plan: &Plan, files: &[OsString]) -> Option<ProgressBar> {
     let wanted = match progress {
         Progress::Never => false,
         Progress::Always => true,
-        Progress::Auto => options.format == Format::Text && io::stderr().is_terminal(),
+        Progress::Auto => plan.format == Format::Text && io::stderr().is_terminal(),
     };
     let total: u64 = files
         .iter()
@@ -227,52 +204,11 @@ fn progress_bar(progress: Progress, options: &Options, files: &[OsString]) -> Op
     Some(bar)
 }
 
-/// `/compare BASE NEW`.
-fn compare<P: Printer>(
-    printer: &mut P,
-    options: &Options,
-    files: &[OsString],
-    mut status: RunStatus,
-) -> Result<Status> {
-    let [base, new] = files else {
-        unreachable!("the command line checks there are two")
-    };
-    let (base_shown, new_shown) = (base.to_string_lossy(), new.to_string_lossy());
-    let (base_input, new_input) = (
-        open(base).map_err(|e| format!("{e:#}")),
-        open(new).map_err(|e| format!("{e:#}")),
-    );
-    let base_info = FileInfo {
-        path: &base_shown,
-        size: base_input.as_ref().ok().and_then(Input::size),
-    };
-    let new_info = FileInfo {
-        path: &new_shown,
-        size: new_input.as_ref().ok().and_then(Input::size),
-    };
-    match dump::compare(
-        printer,
-        (&base_info, base_input),
-        (&new_info, new_input),
-        options,
-    ) {
-        Ok(s) => status.add_status(s),
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(status.status()),
-        Err(e) => return Err(e).context("cannot write the output"),
-    }
-    match printer.flush() {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(e).context("cannot write the output")
-        }
-        _ => Ok(status.status()),
-    }
-}
-
 /// The traces a `/sptlist` file names, one path per line; blank lines are skipped.
 fn read_sptlist(path: &Path) -> Result<Vec<OsString>> {
-    let bytes = std::fs::read(path)
-        .map_err(OpenError)
-        .with_context(|| format!("/sptlist:{}: cannot read", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        anyhow::anyhow!("/sptlist:{}: cannot read: {}", path.display(), describe(&e))
+    })?;
     Ok(bytes
         .split(|&b| b == b'\n')
         .map(|line| line.strip_suffix(b"\r").unwrap_or(line).trim_ascii())
@@ -295,17 +231,16 @@ fn os_string(bytes: &[u8]) -> OsString {
 }
 
 /// Opens a trace argument: `-` is standard input.
-fn open(path: &OsStr) -> Result<Input> {
+fn open(path: &OsStr) -> Result<Input, OpenError> {
     if path == "-" {
         return Ok(Input::stdin());
     }
     // A wildcard left after expansion matched nothing: not found, as a Unix shell's would be
     // (Windows itself calls such a name invalid).
     if cfg!(windows) && base_name(&path.to_string_lossy()).contains(['*', '?']) {
-        let not_found = OpenError(io::Error::from(io::ErrorKind::NotFound));
-        return Err(not_found).context("cannot open");
+        return Err(OpenError(io::Error::from(io::ErrorKind::NotFound)));
     }
-    Input::open(Path::new(path)).context("cannot open")
+    Input::open(Path::new(path))
 }
 
 #[cfg(test)]
@@ -318,11 +253,9 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/testdata/sample.spt"
         ))];
-        let json = Options {
-            format: Format::Json,
-            ..Options::default()
-        };
-        assert!(progress_bar(Progress::Never, &Options::default(), &sample).is_none());
+        let mut json = Plan::default();
+        json.format = Format::Json;
+        assert!(progress_bar(Progress::Never, &Plan::default(), &sample).is_none());
         assert!(
             progress_bar(Progress::Auto, &json, &sample).is_none(),
             "not with /json"

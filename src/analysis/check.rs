@@ -16,40 +16,32 @@
 //! The mode to give SPDConvert is LBR when the trace has LBR records, else IP.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use crate::analysis::summary::Summary;
-use crate::format::opcode::Opcode;
+use crate::format::diag::{Severity, codes};
+use crate::format::record::SampleKind;
 use crate::format::tables::{Tables, base_name};
-use crate::image::matching::{MatchResult, Status};
-use crate::image::symbols::SymbolMap;
+use crate::image::matching::{MatchResult, MatchStatus};
+use crate::image::symbols::{SymbolMap, Symbols};
 
-/// How much a verdict matters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Worth knowing.
-    Note,
-    /// Worth fixing.
-    Warning,
-    /// The trace will not do.
-    Error,
+codes! {
+/// The stable code of a `/check` verdict, with the severity it always has.
+pub enum VerdictCode {
+    /// The trace holds no sample records at all.
+    NoSamples = "no-samples", Error;
+    /// A `/match` file names a program ID that has no sample records.
+    BinaryWithoutSamples = "binary-without-samples", Error;
+    /// A `/match` file matches no program ID.
+    BinaryNotInTrace = "binary-not-in-trace", Error;
+    /// With `/pdb`: fewer than 1 hit per 100 bytes of the sampled functions' code.
+    Sparse = "sparse", Warning;
+    /// No LBR records: `SPDConvert /mode:IP`.
+    NoLbr = "no-lbr", Note;
+    /// LBR records present: `SPDConvert /mode:LBR` is possible.
+    LbrPresent = "lbr-present", Note;
+    /// A kernel-mode image (`ntoskrnl.exe`, `hal.dll`, `*.sys`).
+    KernelImage = "kernel-image", Note;
 }
-
-impl Severity {
-    /// `note`, `warning` or `error`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Note => "note",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// One verdict.
@@ -57,12 +49,17 @@ impl fmt::Display for Severity {
 pub struct Verdict {
     /// The binary it concerns, if one.
     pub progid: Option<u16>,
-    /// How much it matters.
-    pub severity: Severity,
-    /// Its stable code.
-    pub code: &'static str,
+    /// Its stable code, which says how much it matters.
+    pub code: VerdictCode,
     /// What it says.
     pub message: String,
+}
+
+impl Verdict {
+    /// How much it matters.
+    pub fn severity(&self) -> Severity {
+        self.code.severity()
+    }
 }
 
 /// What one binary holds.
@@ -74,8 +71,9 @@ pub struct CheckBinary {
     pub name: String,
     /// Its sample records.
     pub records: u64,
-    /// Per event kind present (the IP events, `LBR`, `ETW_CALLSTACK`): records and hits.
-    pub events: Vec<(&'static str, u64, u128)>,
+    /// Per source present (the IP events, `LBR`, `ETW_CALLSTACK`, in that order): records
+    /// and hits (samples, branches, and the call stacks' hits).
+    pub events: Vec<(SampleKind, u64, u128)>,
     /// Whether it has LBR records.
     pub lbr: bool,
 }
@@ -115,7 +113,7 @@ impl CheckReport {
     pub fn count(&self, severity: Severity) -> u64 {
         self.verdicts
             .iter()
-            .filter(|v| v.severity == severity)
+            .filter(|v| v.severity() == severity)
             .count() as u64
     }
 }
@@ -126,6 +124,20 @@ fn kernel_image(name: &str) -> bool {
     base == "ntoskrnl.exe" || base == "hal.dll" || base.ends_with(".sys")
 }
 
+/// The verdicts being found.
+#[derive(Default)]
+struct Verdicts(Vec<Verdict>);
+
+impl Verdicts {
+    fn add(&mut self, progid: Option<u16>, code: VerdictCode, message: String) {
+        self.0.push(Verdict {
+            progid,
+            code,
+            message,
+        });
+    }
+}
+
 /// Checks a trace from its summary (every count), its tables, the `/pdb` symbols and the
 /// `/match` verdicts.
 pub fn check(
@@ -134,144 +146,149 @@ pub fn check(
     symbols: &SymbolMap,
     matches: &[MatchResult<'_>],
 ) -> CheckReport {
-    let mut verdicts = Vec::new();
-    let mut verdict = |progid, severity, code, message: String| {
-        verdicts.push(Verdict {
-            progid,
-            severity,
-            code,
-            message,
-        });
-    };
-    let mut binaries = Vec::new();
-    let mut any_lbr = false;
-    for progid in 0..tables.progid_count() as u16 {
-        let name = tables.binary_name(progid);
-        let mut events: Vec<(&'static str, u64, u128)> = summary
-            .ip_hits(progid)
-            .iter()
-            .map(|e| (e.event.name().unwrap_or_default(), e.records, e.total))
-            .collect();
-        let lbr = summary.lbr_hits(progid);
-        if let Some(b) = &lbr {
-            events.push(("LBR", b.records, b.total));
-        }
-        if let Some((records, hits)) = summary.callstack_totals(progid) {
-            events.push((
-                Opcode::ETW_CALLSTACK.name().unwrap_or_default(),
-                records,
-                hits,
-            ));
-        }
-        any_lbr |= lbr.is_some();
-        if kernel_image(&name) {
-            verdict(
-                Some(progid),
-                Severity::Note,
-                "kernel-image",
-                format!(
-                    "{name} is a kernel-mode image: SPTAggregate includes kernel samples unless \
-                     given /nokernel"
-                ),
-            );
-        }
-        if let Some(symbols) = symbols.get(Some(progid)) {
-            // Sample density over the sampled functions' code.
-            let mut functions: BTreeMap<u32, u32> = BTreeMap::new();
-            let mut hits = 0u128;
-            for e in summary.ip_hits(progid) {
-                for (rva, h) in e.hits {
-                    if let Some((f, _)) = symbols.lookup(rva)
-                        && let Some(size) = f.size
-                    {
-                        functions.insert(f.rva, size);
-                        hits += h;
-                    }
-                }
-            }
-            let bytes: u128 = functions.values().map(|&s| u128::from(s)).sum();
-            if bytes > 0 && hits * 100 < bytes {
-                let longer = bytes.div_ceil(hits.max(1) * 100).max(2);
-                verdict(
-                    Some(progid),
-                    Severity::Warning,
-                    "sparse",
-                    format!(
-                        "{name}: {hits} IP hit{} over {bytes} bytes of code in {} sampled \
-                         function{}, fewer than 1 per 100 bytes; sample about {longer} times \
-                         longer",
-                        if hits == 1 { "" } else { "s" },
-                        functions.len(),
-                        if functions.len() == 1 { "" } else { "s" },
-                    ),
-                );
-            }
-        }
-        binaries.push(CheckBinary {
-            progid,
-            name,
-            records: summary.records(Some(progid)),
-            events,
-            lbr: lbr.is_some(),
-        });
-    }
+    let mut verdicts = Verdicts::default();
+    let binaries: Vec<CheckBinary> = (0..tables.progid_count() as u16)
+        .map(|progid| {
+            binary(
+                summary,
+                tables,
+                symbols.get(Some(progid)),
+                progid,
+                &mut verdicts,
+            )
+        })
+        .collect();
     if summary.all_records() == 0 {
-        verdict(
+        verdicts.add(
             None,
-            Severity::Error,
-            "no-samples",
+            VerdictCode::NoSamples,
             "the trace holds no sample records at all: nothing to optimise with".to_owned(),
         );
     }
     for m in matches {
-        let Some(v) = m.verdict else { continue };
-        match (v.status, v.progid) {
-            (Status::Match, Some(progid)) if summary.records(Some(progid)) == 0 => verdict(
-                Some(progid),
-                Severity::Error,
-                "binary-without-samples",
-                format!(
-                    "{} matches progid {progid} ({}), which has no sample records: was it \
-                     left out by SPTAggregate's /binary, or not run while recording?",
-                    m.file.path,
-                    tables.binary_name(progid)
-                ),
-            ),
-            (Status::Match, _) => {}
-            (status, progid) => verdict(
-                progid,
-                Severity::Error,
-                "binary-not-in-trace",
-                format!(
-                    "{} is not in the trace ({status}): SPDConvert would find no samples of \
-                     this build",
-                    m.file.path
-                ),
-            ),
-        }
+        matched(summary, tables, m, &mut verdicts);
     }
-    let mode = if any_lbr { Mode::Lbr } else { Mode::Ip };
-    match mode {
-        Mode::Ip => verdict(
+    let mode = if binaries.iter().any(|b| b.lbr) {
+        verdicts.add(
             None,
-            Severity::Note,
-            "no-lbr",
+            VerdictCode::LbrPresent,
+            "LBR records present: SPDConvert /mode:LBR is possible".to_owned(),
+        );
+        Mode::Lbr
+    } else {
+        verdicts.add(
+            None,
+            VerdictCode::NoLbr,
             "no LBR records (a CPU or VM without LBR, or perfcore.ini not set): use \
              SPDConvert /mode:IP"
                 .to_owned(),
-        ),
-        Mode::Lbr => verdict(
-            None,
-            Severity::Note,
-            "lbr-present",
-            "LBR records present: SPDConvert /mode:LBR is possible".to_owned(),
-        ),
-    }
-    verdicts.sort_by_key(|v| std::cmp::Reverse(v.severity));
+        );
+        Mode::Ip
+    };
+    let mut verdicts = verdicts.0;
+    verdicts.sort_by_key(|v| std::cmp::Reverse(v.severity()));
     CheckReport {
         binaries,
         verdicts,
         mode,
+    }
+}
+
+/// What binary `progid` holds, and its verdicts: a kernel image, sparse samples.
+fn binary(
+    summary: &Summary,
+    tables: &Tables,
+    symbols: Option<&Symbols>,
+    progid: u16,
+    verdicts: &mut Verdicts,
+) -> CheckBinary {
+    let name = tables.binary_name(progid);
+    // The hits of an IP event or LBR are its samples or branches, /summary's totals; a
+    // call stack's are its records' hits, each record once.
+    let events: Vec<(SampleKind, u64, u128)> = summary
+        .sources(progid)
+        .map(|t| match t.source {
+            SampleKind::CallStack => (t.source, t.records, t.record_hits),
+            _ => (t.source, t.records, t.total),
+        })
+        .collect();
+    if kernel_image(&name) {
+        verdicts.add(
+            Some(progid),
+            VerdictCode::KernelImage,
+            format!(
+                "{name} is a kernel-mode image: SPTAggregate includes kernel samples unless \
+                 given /nokernel"
+            ),
+        );
+    }
+    if let Some(symbols) = symbols {
+        density(summary, symbols, progid, &name, verdicts);
+    }
+    CheckBinary {
+        progid,
+        records: summary.records(Some(progid)),
+        lbr: events.iter().any(|e| e.0 == SampleKind::Lbr),
+        name,
+        events,
+    }
+}
+
+/// The `sparse` verdict: the IP samples' density over the sampled functions' code.
+fn density(summary: &Summary, symbols: &Symbols, progid: u16, name: &str, verdicts: &mut Verdicts) {
+    let mut functions: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut hits = 0u128;
+    for table in summary.ip_tables(progid) {
+        for (rva, h) in table.iter() {
+            if let Some((f, _)) = symbols.lookup(rva)
+                && let Some(size) = f.size
+            {
+                functions.insert(f.rva, size);
+                hits += h;
+            }
+        }
+    }
+    let bytes: u128 = functions.values().map(|&s| u128::from(s)).sum();
+    if bytes > 0 && hits * 100 < bytes {
+        let longer = bytes.div_ceil(hits.max(1) * 100).max(2);
+        verdicts.add(
+            Some(progid),
+            VerdictCode::Sparse,
+            format!(
+                "{name}: {hits} IP hit{} over {bytes} bytes of code in {} sampled function{}, \
+                 fewer than 1 per 100 bytes; sample about {longer} times longer",
+                if hits == 1 { "" } else { "s" },
+                functions.len(),
+                if functions.len() == 1 { "" } else { "s" },
+            ),
+        );
+    }
+}
+
+/// The verdict on one `/match` file: none when it matches a binary with samples.
+fn matched(summary: &Summary, tables: &Tables, m: &MatchResult<'_>, verdicts: &mut Verdicts) {
+    let Some(v) = m.verdict else { return };
+    match (v.status, v.progid) {
+        (MatchStatus::Match, Some(progid)) if summary.records(Some(progid)) == 0 => verdicts.add(
+            Some(progid),
+            VerdictCode::BinaryWithoutSamples,
+            format!(
+                "{} matches progid {progid} ({}), which has no sample records: was it left \
+                 out by SPTAggregate's /binary, or not run while recording?",
+                m.file.path,
+                tables.binary_name(progid)
+            ),
+        ),
+        (MatchStatus::Match, _) => {}
+        (status, progid) => verdicts.add(
+            progid,
+            VerdictCode::BinaryNotInTrace,
+            format!(
+                "{} is not in the trace ({status}): SPDConvert would find no samples of this \
+                 build",
+                m.file.path
+            ),
+        ),
     }
 }
 

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::FxHashMap;
 
-use crate::analysis::summary::{Summary, Table};
+use crate::analysis::summary::{Summary, TableId};
 use crate::format::opcode::Opcode;
 use crate::format::record::Samples;
 
@@ -96,7 +96,7 @@ pub struct Collector {
     dealt_at: Instant,
     waited: Duration,
     keys_then: u64,
-    tables_then: FxHashMap<Table, u64>,
+    tables_then: FxHashMap<TableId, u64>,
     /// The cost of decoding, per key update.
     decode_cost: f64,
 }
@@ -224,8 +224,8 @@ impl Collector {
             return;
         };
         self.local.absorb(returned);
-        let loads: FxHashMap<Table, u64> = self.local.loads().collect();
-        let costs: Vec<(Table, u64, u64)> = loads
+        let loads: FxHashMap<TableId, u64> = self.local.loads().collect();
+        let costs: Vec<(TableId, u64, u64)> = loads
             .iter()
             .map(|(&table, &keys)| {
                 let unit = if table.1 < Opcode::IP_KINDS.len() {
@@ -247,7 +247,7 @@ impl Collector {
         self.waited = Duration::ZERO;
         self.dealt_at = Instant::now();
 
-        let mut costs: Vec<(Table, u64)> = costs.into_iter().map(|(t, c, _)| (t, c)).collect();
+        let mut costs: Vec<(TableId, u64)> = costs.into_iter().map(|(t, c, _)| (t, c)).collect();
         // The costliest first, ties in table order.
         costs.sort_unstable_by_key(|&(table, cost)| (std::cmp::Reverse(cost), table));
         let mut ours = (self.keys as f64 * self.decode_cost) as u64;
@@ -272,7 +272,7 @@ impl Collector {
     /// Measures the cost of decoding from the time each thread was busy since the last deal:
     /// the second thread's time per unit of its tables' cost prices this thread's time, and
     /// what its own tables do not explain is decoding.
-    fn measure(&mut self, costs: &[(Table, u64, u64)], busy: Duration, their_busy: Duration) {
+    fn measure(&mut self, costs: &[(TableId, u64, u64)], busy: Duration, their_busy: Duration) {
         let (mut ours, mut theirs) = (0u64, 0u64);
         for &((progid, table), _, recent) in costs {
             if theirs_of(self.theirs.as_ref(), progid) >> table & 1 != 0 {

@@ -15,8 +15,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::analysis::summary::{BranchHits, Summary};
-use crate::format::opcode::Opcode;
+use crate::analysis::keys::{self, key_name};
+use crate::analysis::summary::Summary;
+use crate::format::record::SampleKind;
 use crate::format::tables::{Tables, base_name};
 use crate::image::symbols::SymbolMap;
 
@@ -31,9 +32,10 @@ pub struct Side<'a> {
     pub symbols: &'a SymbolMap,
 }
 
-/// A key as both traces know it: a function by name, an address, or an arc.
+/// A key as both traces know it: a function by name (the same function has other addresses
+/// in another build), an address, or an arc.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Key {
+enum Shared {
     Function(String),
     Address(u32),
     Arc(u32, u32),
@@ -44,8 +46,8 @@ enum Key {
 pub struct Comparison {
     /// The binary's name, as BASE spells it.
     pub name: String,
-    /// The source: an IP event's name, `LBR` or `ETW_CALLSTACK`.
-    pub source: &'static str,
+    /// The source: an IP event, LBR or call stacks.
+    pub source: SampleKind,
     /// The source's hits in BASE.
     pub base_hits: u128,
     /// The source's hits in NEW.
@@ -109,71 +111,49 @@ fn binaries(tables: &Tables) -> BTreeMap<String, (String, Vec<u16>)> {
 }
 
 /// One side's hits per key for one source, and their total.
-type Distribution = (BTreeMap<Key, u128>, u128);
+type Distribution = (BTreeMap<Shared, u128>, u128);
 
 /// The hits of `source` over a binary's progids.
-fn distribution(side: &Side<'_>, progids: &[u16], source: &str) -> Distribution {
-    let mut keys: BTreeMap<Key, u128> = BTreeMap::new();
+fn distribution(side: &Side<'_>, progids: &[u16], source: SampleKind) -> Distribution {
+    let mut keys: BTreeMap<Shared, u128> = BTreeMap::new();
     let mut total = 0u128;
     for &p in progids {
-        let symbols = side.symbols.get(Some(p));
-        let arcs = |b: Option<BranchHits>, keys: &mut BTreeMap<Key, u128>, total: &mut u128| {
-            if let Some(b) = b {
-                for ([from, to], hits) in b.hits {
-                    *keys.entry(Key::Arc(from, to)).or_default() += hits;
-                }
-                *total += b.total;
-            }
+        let arcs = match source {
+            SampleKind::Lbr => side.summary.lbr(p),
+            SampleKind::CallStack => side.summary.callstack(p),
+            SampleKind::Ip(_) => None,
         };
+        if let Some(t) = arcs {
+            for ([from, to], hits) in t.iter() {
+                *keys.entry(Shared::Arc(from, to)).or_default() += hits;
+            }
+            total += t.total();
+        }
         match source {
-            "LBR" => arcs(side.summary.lbr_hits(p), &mut keys, &mut total),
-            "ETW_CALLSTACK" => arcs(side.summary.callstack_arcs(p), &mut keys, &mut total),
-            _ => {
-                for e in side.summary.ip_hits(p) {
-                    if e.event.name() != Some(source) {
-                        continue;
-                    }
-                    for (rva, hits) in e.hits {
-                        let key = match symbols.and_then(|s| s.lookup(rva)) {
-                            Some((f, _)) => Key::Function(f.name.to_owned()),
-                            None => Key::Address(rva),
-                        };
-                        *keys.entry(key).or_default() += hits;
-                    }
-                    total += e.total;
+            SampleKind::Lbr | SampleKind::CallStack => {}
+            SampleKind::Ip(_) => {
+                let Some(t) = side.summary.ip_tables(p).find(|t| t.source() == source) else {
+                    continue;
+                };
+                for (key, hits) in keys::by_key(t.iter(), side.symbols.get(Some(p))) {
+                    let shared = match key.function {
+                        Some(f) => Shared::Function(f),
+                        None => Shared::Address(key.rva),
+                    };
+                    *keys.entry(shared).or_default() += hits;
                 }
+                total += t.total();
             }
         }
     }
     (keys, total)
 }
 
-/// The sources a binary has: IP events in opcode order, then `LBR`, then `ETW_CALLSTACK`.
-fn sources(side: &Side<'_>, progids: &[u16]) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    for &p in progids {
-        for e in side.summary.ip_hits(p) {
-            out.push(e.event.name().unwrap_or_default());
-        }
-        if side.summary.lbr_hits(p).is_some() {
-            out.push("LBR");
-        }
-        if side.summary.callstack_arcs(p).is_some() {
-            out.push("ETW_CALLSTACK");
-        }
-    }
-    out
-}
-
-/// The order of the sources.
-fn rank(source: &str) -> usize {
-    Opcode::IP_KINDS
+/// The sources a binary has.
+fn sources(side: &Side<'_>, progids: &[u16]) -> impl Iterator<Item = SampleKind> {
+    progids
         .iter()
-        .position(|op| op.name() == Some(source))
-        .unwrap_or(match source {
-            "LBR" => 100,
-            _ => 101,
-        })
+        .flat_map(|&p| side.summary.sources(p).map(|t| t.source))
 }
 
 /// Compares `new` with `base`, showing `top` missing keys per pair and source.
@@ -191,9 +171,10 @@ pub fn compare(base: &Side<'_>, new: &Side<'_>, top: usize) -> CompareReport {
             });
             continue;
         };
-        let mut all = sources(base, base_progids);
-        all.extend(sources(new, new_progids));
-        all.sort_by_key(|s| rank(s));
+        let mut all: Vec<SampleKind> = sources(base, base_progids)
+            .chain(sources(new, new_progids))
+            .collect();
+        all.sort();
         all.dedup();
         for source in all {
             let (p, p_total) = distribution(base, base_progids, source);
@@ -216,9 +197,9 @@ pub fn compare(base: &Side<'_>, new: &Side<'_>, top: usize) -> CompareReport {
 
 fn comparison(
     name: &str,
-    source: &'static str,
-    (p, p_total): (&BTreeMap<Key, u128>, u128),
-    (q, q_total): (&BTreeMap<Key, u128>, u128),
+    source: SampleKind,
+    (p, p_total): (&BTreeMap<Shared, u128>, u128),
+    (q, q_total): (&BTreeMap<Shared, u128>, u128),
     top: usize,
 ) -> Comparison {
     let share = |hits: u128, total: u128| {
@@ -256,9 +237,9 @@ fn comparison(
             .into_iter()
             .map(|(_, k, base_share, new_share)| Missing {
                 key: match k {
-                    Key::Function(f) => format!("{name}!{f}"),
-                    Key::Address(rva) => format!("{name}+0x{rva:X}"),
-                    Key::Arc(from, to) => format!("0x{from:X}->0x{to:X}"),
+                    Shared::Function(f) => key_name(name, Some(f), 0),
+                    Shared::Address(rva) => key_name(name, None, *rva),
+                    Shared::Arc(from, to) => format!("0x{from:X}->0x{to:X}"),
                 },
                 base_share,
                 new_share,
@@ -271,8 +252,11 @@ fn comparison(
 mod tests {
     use super::*;
 
-    fn dist(pairs: &[(u32, u128)]) -> (BTreeMap<Key, u128>, u128) {
-        let keys: BTreeMap<Key, u128> = pairs.iter().map(|&(k, h)| (Key::Address(k), h)).collect();
+    fn dist(pairs: &[(u32, u128)]) -> (BTreeMap<Shared, u128>, u128) {
+        let keys: BTreeMap<Shared, u128> = pairs
+            .iter()
+            .map(|&(k, h)| (Shared::Address(k), h))
+            .collect();
         let total = keys.values().sum();
         (keys, total)
     }
@@ -280,7 +264,13 @@ mod tests {
     fn compared(p: &[(u32, u128)], q: &[(u32, u128)]) -> Comparison {
         let (p, pt) = dist(p);
         let (q, qt) = dist(q);
-        comparison("app.exe", "UNHALT_CYCLE", (&p, pt), (&q, qt), 10)
+        comparison(
+            "app.exe",
+            SampleKind::Ip(crate::format::opcode::Opcode::UNHALT_CYCLE),
+            (&p, pt),
+            (&q, qt),
+            10,
+        )
     }
 
     #[test]

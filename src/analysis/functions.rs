@@ -14,7 +14,7 @@ use std::cmp::Reverse;
 
 use serde::Serialize;
 
-use crate::analysis::stacks::{BinaryStacks, Profile};
+use crate::analysis::stacks::{BinaryStacks, StackProfile};
 
 /// The `/functions` report of one binary: a `{"type":"functions",...}` line in JSON.
 #[derive(Debug, Serialize)]
@@ -71,7 +71,7 @@ impl FunctionsLine {
 }
 
 /// The report of every binary with call stacks, in progid order, `top` rows each.
-pub fn functions(profile: &Profile, top: usize) -> Vec<FunctionsLine> {
+pub fn functions(profile: &StackProfile, top: usize) -> Vec<FunctionsLine> {
     profile.binaries.iter().map(|b| binary(b, top)).collect()
 }
 

@@ -2,10 +2,12 @@
 //!
 //! Each analysis takes the decoded records one at a time and keeps a table per unique key
 //! (an RVA, an arc, a stack), never anything per sample: [`summary`] counts per binary and
-//! event kind, with `counts` as its hash tables and `collect` spreading the work over two
-//! threads; [`stacks`] keeps the unique call stacks and folds them by function, which
+//! source, with `counts` as its hash tables and `collect` spreading the work over two
+//! threads; [`stacks`] keeps the unique call stacks and folds them by key, which
 //! [`functions`] turns into inclusive and exclusive hits; [`check`] judges whether a trace is
-//! fit for SPDConvert, and [`compare`] how two traces differ.
+//! fit for SPDConvert, and [`compare`] how two traces differ. [`keys`] is the one rule for
+//! what an address is attributed to and how that is named.
+//!
 //! An analysis produces a report of plain values; printing it is the output layer's work.
 
 pub mod check;
@@ -13,5 +15,25 @@ pub(crate) mod collect;
 pub mod compare;
 pub(crate) mod counts;
 pub mod functions;
+pub mod keys;
 pub mod stacks;
 pub mod summary;
+
+use crate::format::tables::Tables;
+use crate::image::symbols::SymbolMap;
+
+/// Everything a profile's counters counted, as the exporters read it: of one trace, or of
+/// several merged.
+#[derive(Clone, Copy)]
+pub struct Counted<'a> {
+    /// Every address and arc per binary and source.
+    pub summary: &'a summary::Summary,
+    /// The distinct call stacks.
+    pub stacks: &'a stacks::StackCounts,
+    /// How their frames are stored.
+    pub order: stacks::StackOrder,
+    /// The binaries' names and identities.
+    pub tables: &'a Tables,
+    /// The `/pdb` symbols.
+    pub symbols: &'a SymbolMap,
+}

@@ -10,7 +10,7 @@
 //! [`StackCounts::add`] hashes the frames in place. [`StackCounts::profile`] then turns each
 //! unique address into a *key* once, with the binary's `/pdb` symbols when it has them (the
 //! function holding the address) or the address itself, and folds the stacks by key, outermost
-//! frame first: the [`Profile`] that `/functions`, `/folded` and the flame graph are made of.
+//! frame first: the [`StackProfile`] that `/functions`, `/folded` and the flame graph are made of.
 //! Records before any BINARY_ID and stacks with no frames are left out.
 
 use std::collections::BTreeMap;
@@ -20,6 +20,7 @@ use std::str::FromStr;
 use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::FxHashMap;
 
+use crate::analysis::keys::FrameKey;
 use crate::format::record::{SampleKind, Samples};
 use crate::format::tables::Tables;
 use crate::image::symbols::{SymbolMap, Symbols};
@@ -35,6 +36,14 @@ pub enum StackOrder {
 }
 
 impl StackOrder {
+    /// The position of the leaf (the sampled frame) among `frames` frames as stored.
+    pub fn leaf(self, frames: usize) -> usize {
+        match self {
+            StackOrder::LeafFirst => 0,
+            StackOrder::RootFirst => frames.saturating_sub(1),
+        }
+    }
+
     /// `leaf-first` or `root-first`, as `/stackorder` spells it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -149,7 +158,7 @@ impl StackCounts {
     }
 
     /// The stacks by key, per binary: each unique address is looked up once.
-    pub fn profile(&self, order: StackOrder, tables: &Tables, symbols: &SymbolMap) -> Profile {
+    pub fn profile(&self, order: StackOrder, tables: &Tables, symbols: &SymbolMap) -> StackProfile {
         let mut binaries: BTreeMap<u16, Folding<'_>> = BTreeMap::new();
         let mut frames: Vec<u32> = Vec::new();
         for (stack, &hits) in &self.stacks {
@@ -165,10 +174,7 @@ impl StackCounts {
             frames.extend(stack[2..].chunks_exact(4).map(LE::read_u32));
             // Outermost first, the leaf last, whatever the stored order.
             let mut path: Vec<u32> = Vec::with_capacity(frames.len());
-            let leaf_at = match order {
-                StackOrder::LeafFirst => 0,
-                StackOrder::RootFirst => frames.len() - 1,
-            };
+            let leaf_at = order.leaf(frames.len());
             let mut visit = |i: usize| {
                 let key = folding.key(frames[i], i != leaf_at);
                 path.push(key);
@@ -179,7 +185,7 @@ impl StackCounts {
             }
             *folding.stacks.entry(path).or_default() += hits;
         }
-        Profile {
+        StackProfile {
             binaries: binaries
                 .into_iter()
                 .map(|(progid, folding)| {
@@ -203,7 +209,7 @@ impl StackCounts {
 /// One binary's keys and stacks while they are folded.
 struct Folding<'a> {
     symbols: Option<&'a Symbols>,
-    keys: Vec<Key>,
+    keys: Vec<FrameKey>,
     /// (address as stored, whether it is a return address) to its key's index.
     index: FxHashMap<(u32, bool), u32>,
     /// (the key's RVA, whether it is a function) to its index: the keys, once each.
@@ -212,34 +218,16 @@ struct Folding<'a> {
 }
 
 impl Folding<'_> {
-    /// The index of the key of `rva`; a return address is looked up at `rva - 1`, the call
-    /// instruction, but an address no function holds is its own key, as stored.
+    /// The index of the key of `rva`, a return address when `returns`.
     fn key(&mut self, rva: u32, returns: bool) -> u32 {
         if let Some(&k) = self.index.get(&(rva, returns)) {
             return k;
         }
-        let at = if returns {
-            rva.checked_sub(1)
-        } else {
-            Some(rva)
-        };
-        let key = match (self.symbols, at) {
-            (Some(symbols), Some(at)) => match symbols.lookup(at) {
-                Some((f, _)) => Key {
-                    rva: f.rva,
-                    function: Some(f.name.to_owned()),
-                },
-                None => Key::address(rva),
-            },
-            _ => Key::address(rva),
-        };
+        let key = FrameKey::of(self.symbols, rva, returns);
         // Two addresses in one function share its key; an address, as leaf and as return
         // address, is one key.
         let next = self.keys.len() as u32;
-        let k = *self
-            .known
-            .entry((key.rva, key.function.is_some()))
-            .or_insert(next);
+        let k = *self.known.entry(key.id()).or_insert(next);
         if k == next {
             self.keys.push(key);
         }
@@ -248,35 +236,9 @@ impl Folding<'_> {
     }
 }
 
-/// What a frame is attributed to: a function, or an address no function holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Key {
-    /// The function's first byte, or the address as stored.
-    pub rva: u32,
-    /// The function's name, when the binary's symbols have one there.
-    pub function: Option<String>,
-}
-
-impl Key {
-    fn address(rva: u32) -> Key {
-        Key {
-            rva,
-            function: None,
-        }
-    }
-
-    /// The key's name (SPEC 9.1): `binary!function`, or `binary+0x1A2B`.
-    pub fn name(&self, binary: &str) -> String {
-        match &self.function {
-            Some(f) => format!("{binary}!{f}"),
-            None => format!("{binary}+0x{:X}", self.rva),
-        }
-    }
-}
-
 /// The call stacks of a trace by key, per binary in progid order.
 #[derive(Debug, Default)]
-pub struct Profile {
+pub struct StackProfile {
     /// The binaries with call stacks.
     pub binaries: Vec<BinaryStacks>,
 }
@@ -293,7 +255,7 @@ pub struct BinaryStacks {
     /// Their summed hits.
     pub hits: u128,
     /// The keys, which the stacks index.
-    pub keys: Vec<Key>,
+    pub keys: Vec<FrameKey>,
     /// The stacks by key, outermost frame first, each with its hits; sorted by keys.
     pub stacks: Vec<(Vec<u32>, u128)>,
 }
@@ -305,7 +267,7 @@ impl BinaryStacks {
     }
 }
 
-impl Profile {
+impl StackProfile {
     /// Whether no binary has a call stack.
     pub fn is_empty(&self) -> bool {
         self.binaries.is_empty()

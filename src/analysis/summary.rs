@@ -21,28 +21,57 @@ use crate::format::record::{Branch, SampleKind, Samples};
 use crate::format::tables::Tables;
 use crate::image::symbols::{SymbolMap, Symbols};
 
-/// Every address one IP event sampled in a binary, for exporters.
-#[derive(Clone, Debug)]
-pub struct EventHits {
-    /// The event.
-    pub event: Opcode,
-    /// Its records.
-    pub records: u64,
-    /// Each RVA and its hits, in no particular order.
-    pub hits: Vec<(u32, u128)>,
-    /// Their sum: `/summary`'s `samples`.
-    pub total: u128,
+/// One table of a binary, read in place: a source's records, hits and keys (an RVA for IP
+/// events, an arc `[from, to]` for LBR and call stacks).
+pub struct Table<'a, K: Key> {
+    source: SampleKind,
+    tally: &'a Tally<K>,
 }
 
-/// Every LBR branch of a binary, for exporters.
-#[derive(Clone, Debug)]
-pub struct BranchHits {
-    /// The LBR records.
+impl<'a, K: Key> Table<'a, K> {
+    /// The source: an IP event, LBR or call stacks.
+    pub fn source(&self) -> SampleKind {
+        self.source
+    }
+
+    /// Its sample records.
+    pub fn records(&self) -> u64 {
+        self.tally.records
+    }
+
+    /// The hits of its keys, summed: `/summary`'s `samples`, `branches` or `arcs`.
+    pub fn total(&self) -> u128 {
+        self.tally.total
+    }
+
+    /// The hits of its records, each record once.
+    pub fn record_hits(&self) -> u128 {
+        self.tally.record_hits
+    }
+
+    /// How many distinct keys it has.
+    pub fn unique(&self) -> usize {
+        self.tally.hits.len()
+    }
+
+    /// Every key and its hits, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (K, u128)> + 'a {
+        self.tally.hits.iter()
+    }
+}
+
+/// What a binary's table adds up to, without its keys: the cheap list of what a binary
+/// holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Totals {
+    /// The source.
+    pub source: SampleKind,
+    /// Its sample records.
     pub records: u64,
-    /// Each branch `[from, to]` and its hits, in no particular order.
-    pub hits: Vec<([u32; 2], u128)>,
-    /// Their sum: `/summary`'s `branches`.
+    /// The hits of its keys, summed.
     pub total: u128,
+    /// The hits of its records, each record once.
+    pub record_hits: u128,
 }
 
 /// Per-binary aggregates of one file.
@@ -79,7 +108,7 @@ impl Binary {
 }
 
 /// A table of a binary: its program ID and what [`Summary::table_of`] returns.
-pub(crate) type Table = (Option<u16>, usize);
+pub(crate) type TableId = (Option<u16>, usize);
 
 /// The table of LBR arcs, after the IP events'.
 const LBR: usize = 6;
@@ -96,6 +125,17 @@ struct Tally<K: Key> {
     record_hits: u128,
     total: u128,
     hits: Counts<K>,
+}
+
+impl<'a, K: Key> Table<'a, K> {
+    fn totals(&self) -> Totals {
+        Totals {
+            source: self.source,
+            records: self.tally.records,
+            total: self.tally.total,
+            record_hits: self.tally.record_hits,
+        }
+    }
 }
 
 impl<K: Key> Tally<K> {
@@ -313,7 +353,7 @@ impl Summary {
     }
 
     /// Every table with the key updates it has counted: the work it has cost.
-    pub(crate) fn loads(&self) -> impl Iterator<Item = (Table, u64)> + '_ {
+    pub(crate) fn loads(&self) -> impl Iterator<Item = (TableId, u64)> + '_ {
         self.binaries.iter().flat_map(|b| {
             let ip = b.ip.iter().map(|t| t.as_ref().map(|t| t.keys));
             let arcs = [&b.lbr, &b.callstack].map(|t| t.as_ref().map(|t| t.keys));
@@ -325,7 +365,7 @@ impl Summary {
 
     /// Moves the tables `which` picks into a summary of their own. Record counts stay here;
     /// [`absorb`](Summary::absorb) puts the two together again.
-    pub(crate) fn split_off(&mut self, which: impl Fn(Table) -> bool) -> Summary {
+    pub(crate) fn split_off(&mut self, which: impl Fn(TableId) -> bool) -> Summary {
         let mut out = Summary::new(self.top);
         for b in &mut self.binaries {
             let progid = b.progid;
@@ -378,28 +418,46 @@ impl Summary {
 
     /// The binaries with sample records, in progid order (records before any BINARY_ID,
     /// which belong to none, left out): what exporters go through.
-    pub fn progids(&self) -> Vec<u16> {
-        let mut all: Vec<u16> = self.binaries.iter().filter_map(|b| b.progid).collect();
-        all.sort_unstable();
-        all
+    pub fn progids(&self) -> impl Iterator<Item = u16> + '_ {
+        self.ordered().into_iter().filter_map(|b| b.progid)
     }
 
-    /// Every call-stack arc `[from, to]` of binary `progid` with its hits (in no particular
-    /// order), and their total; `None` without call-stack records.
-    pub fn callstack_arcs(&self, progid: u16) -> Option<BranchHits> {
-        let t = self.of(progid)?.callstack.as_ref()?;
-        Some(BranchHits {
-            records: t.records,
-            hits: t.hits.iter().collect(),
-            total: t.total,
+    /// The sources binary `progid` has, in output order, with what each adds up to.
+    pub fn sources(&self, progid: u16) -> impl Iterator<Item = Totals> + '_ {
+        let ip = self.ip_tables(progid).map(|t| t.totals());
+        let arcs = [self.lbr(progid), self.callstack(progid)];
+        ip.chain(arcs.into_iter().flatten().map(|t| t.totals()))
+    }
+
+    /// The IP tables of binary `progid`, in opcode order.
+    pub fn ip_tables(&self, progid: u16) -> impl Iterator<Item = Table<'_, u32>> + '_ {
+        let ip = self.of(progid).map(|b| &b.ip);
+        Opcode::IP_KINDS
+            .iter()
+            .zip(ip.into_iter().flatten())
+            .filter_map(|(&op, t)| {
+                Some(Table {
+                    source: SampleKind::Ip(op),
+                    tally: t.as_ref()?,
+                })
+            })
+    }
+
+    /// The LBR arcs of binary `progid`, when it has LBR records.
+    pub fn lbr(&self, progid: u16) -> Option<Table<'_, [u32; 2]>> {
+        Some(Table {
+            source: SampleKind::Lbr,
+            tally: self.of(progid)?.lbr.as_ref()?,
         })
     }
 
-    /// The call-stack records of binary `progid` and their hits (each record once), when it
-    /// has any.
-    pub fn callstack_totals(&self, progid: u16) -> Option<(u64, u128)> {
-        let t = self.of(progid)?.callstack.as_ref()?;
-        Some((t.records, t.record_hits))
+    /// The call-stack arcs of binary `progid`, when it has call-stack records and they were
+    /// counted.
+    pub fn callstack(&self, progid: u16) -> Option<Table<'_, [u32; 2]>> {
+        Some(Table {
+            source: SampleKind::CallStack,
+            tally: self.of(progid)?.callstack.as_ref()?,
+        })
     }
 
     /// The sample records of binary `progid` (`None`: those before any BINARY_ID).
@@ -416,38 +474,6 @@ impl Summary {
 
     fn of(&self, progid: u16) -> Option<&Binary> {
         self.index.get(&Some(progid)).map(|&at| &self.binaries[at])
-    }
-
-    /// The IP events with records in binary `progid`, in opcode order, each with every RVA
-    /// it sampled and the hits (in no particular order) and its total.
-    pub fn ip_hits(&self, progid: u16) -> Vec<EventHits> {
-        let Some(b) = self.of(progid) else {
-            return Vec::new();
-        };
-        Opcode::IP_KINDS
-            .iter()
-            .zip(&b.ip)
-            .filter_map(|(&op, t)| {
-                let t = t.as_ref()?;
-                Some(EventHits {
-                    event: op,
-                    records: t.records,
-                    hits: t.hits.iter().collect(),
-                    total: t.total,
-                })
-            })
-            .collect()
-    }
-
-    /// Every LBR branch `[from, to]` of binary `progid` with its hits (in no particular
-    /// order), and their total; `None` without LBR records.
-    pub fn lbr_hits(&self, progid: u16) -> Option<BranchHits> {
-        let t = self.of(progid)?.lbr.as_ref()?;
-        Some(BranchHits {
-            records: t.records,
-            hits: t.hits.iter().collect(),
-            total: t.total,
-        })
     }
 
     /// The binaries in output order: ascending program ID, records without one last.

@@ -1,53 +1,59 @@
-//! `/compare BASE NEW`: two traces read apart, then how NEW differs from BASE (SPEC 9.6).
+//! `/compare BASE NEW`: two traces read apart, then how NEW differs from BASE
+//! (docs/output.md, "How two traces differ").
 
 use std::io;
 
-use super::{Collected, Options, Outcome, RunStatus, Status, dump_file, dump_keeping};
+use super::many::open_one;
+use super::trace::{Kept, Within};
+use super::{Outcome, Plan, Status, Traces};
 use crate::analysis::compare::{self, Side};
-use crate::input::Input;
 use crate::output::{FileInfo, Printer};
 
-/// `/compare BASE NEW`: reads both traces (their sections and diagnostics as asked), then
-/// prints how NEW differs from BASE. Returns the run's status: with `/min-overlap:F`, a
-/// paired source whose overlap is below F makes it `Errors`.
-pub fn compare<P: Printer>(
+/// `/compare BASE NEW`: dumps both traces (their sections, views and verdicts as asked),
+/// then prints how NEW differs from BASE. Returns the traces' outcomes, and `Errors` when,
+/// with `/min-overlap:F`, a paired source's overlap is below F.
+pub(super) fn compare<P: Printer>(
     printer: &mut P,
-    base: (&FileInfo<'_>, Result<Input, String>),
-    new: (&FileInfo<'_>, Result<Input, String>),
-    opts: &Options,
-) -> io::Result<Status> {
-    let mut status = RunStatus::default();
+    plan: &Plan,
+    traces: &Traces<'_>,
+    min_overlap: Option<f64>,
+) -> io::Result<(Vec<Outcome>, Status)> {
+    let mut outcomes = Vec::new();
     let mut sides = Vec::new();
-    let new_file = new.0;
-    for (i, (file, input)) in [base, new].into_iter().enumerate() {
-        let (outcome, collected) = match input {
-            Ok(input) => dump_keeping(printer, file, input, opts)?,
-            Err(message) => (dump_file(printer, file, Err(message), opts, false)?, None),
+    for i in 0..2 {
+        let within = Within {
+            last: false,
+            alone: false,
         };
-        if i == 0 {
-            printer.end_file(false)?;
+        let (outcome, kept) = open_one(printer, traces.paths, i, traces.open(i), plan, within)?;
+        let closed = matches!(outcome, Outcome::OutputClosed(_));
+        outcomes.push(outcome);
+        if closed {
+            return Ok((outcomes, Status::Clean));
         }
-        status.add(&outcome, opts);
-        if let Outcome::OutputClosed(_) = outcome {
-            return Ok(status.status());
-        }
-        sides.push(collected);
+        sides.push(kept);
     }
+    let mut status = Status::Clean;
     if let [Some(base), Some(new)] = &sides[..] {
-        fn side(c: &Collected) -> Side<'_> {
-            Side {
-                summary: &c.summary,
-                tables: &c.tables,
-                symbols: &c.symbols,
-            }
+        fn side(k: &Kept) -> Option<Side<'_>> {
+            Some(Side {
+                summary: k.summary.as_ref()?,
+                tables: &k.tables,
+                symbols: &k.symbols,
+            })
         }
-        let top = opts.summary.unwrap_or(10);
-        let report = compare::compare(&side(base), &side(new), top);
-        printer.compare(new_file, &report)?;
-        if opts.min_overlap.is_some_and(|min| report.below(min)) {
-            status.add_status(Status::Errors);
+        if let (Some(base), Some(new)) = (side(base), side(new)) {
+            let report = compare::compare(&base, &new, plan.top);
+            let new_file = FileInfo {
+                path: &traces.paths[1],
+                size: None,
+            };
+            printer.compare(&new_file, &report)?;
+            if min_overlap.is_some_and(|min| report.below(min)) {
+                status = Status::Errors;
+            }
         }
     }
     printer.end_file(true)?;
-    Ok(status.status())
+    Ok((outcomes, status))
 }

@@ -1,58 +1,55 @@
-//! Several traces in one run: dumped in argument order, decoded on every core when that
-//! changes nothing of the output.
+//! The traces of a run, in argument order, decoded on every core when that changes nothing
+//! of the output.
 
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
 
-use super::{Collected, Options, Outcome, RunStatus, Sections, Status, dump_file, dump_keeping};
-use crate::input::Input;
-use crate::output::{FileInfo, Output, Printer};
+use super::trace::{self, Kept, Within};
+use super::{Outcome, Plan, Traces};
+use crate::input::{Input, OpenError};
+use crate::output::{FileInfo, Printer, Recorder};
 
 /// Dumps every trace into `printer`, in argument order, and gives each one's outcome and
-/// counts to `take`; `last` when nothing follows the last trace. `open(i)` opens trace `i`,
-/// whose path as given is `paths[i]`. Returns whether the reader of the output went away.
+/// what its counters counted to `take`; `last` when nothing follows the last trace in the
+/// output. Returns whether the reader of the output went away, which ends the run.
 ///
-/// When there are several traces, none is standard input, and what each prints is small
-/// (`/validate`, or no section but summaries and verdicts), they are decoded on as many
-/// threads as there are cores, each trace into memory, and printed here in argument order as
-/// they are done: the same bytes as one after another, with at most a few traces' output and
-/// counts held at once. Each thread then counts on its own, without a second thread per
-/// trace.
+/// When there are several traces, none is standard input, and each prints little (no
+/// section: summaries and verdicts), they are decoded on as many threads as there are
+/// cores, each into memory, and printed here in argument order as they are done: the same
+/// bytes, both streams in the same order, as one after another, with at most a few traces'
+/// output and counts held at once. Each thread then counts on its own, without a second
+/// thread per trace.
 pub(super) fn each<P: Printer>(
     printer: &mut P,
-    paths: &[String],
-    open: &(dyn Fn(usize) -> Result<Input, String> + Sync),
-    opts: &Options,
+    plan: &Plan,
+    traces: &Traces<'_>,
     last: bool,
-    mut take: impl FnMut(Outcome, Option<Collected>),
+    mut take: impl FnMut(Outcome, Option<Kept>),
 ) -> io::Result<bool> {
+    let paths = traces.paths;
     let workers = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(paths.len());
-    let small = opts.validate || opts.sections == Sections::default();
-    let parallel = workers > 1 && small && !paths.iter().any(|p| p == "-");
-    let is_last = |i: usize| last && i + 1 == paths.len();
-    if !parallel {
-        for (i, path) in paths.iter().enumerate() {
-            let input = open(i);
-            let info = FileInfo {
-                path,
-                size: input.as_ref().ok().and_then(Input::size),
-            };
-            let (outcome, collected) = one(printer, &info, input, opts, is_last(i))?;
+    let opener = traces
+        .opener()
+        .filter(|_| workers > 1 && plan.prints_little() && !paths.iter().any(|p| p == "-"));
+    let within = |i: usize, alone: bool| Within {
+        last: last && i + 1 == paths.len(),
+        alone,
+    };
+    let Some(open) = opener else {
+        for i in 0..paths.len() {
+            let input = traces.open(i);
+            let (outcome, kept) = open_one(printer, paths, i, input, plan, within(i, false))?;
             let closed = matches!(outcome, Outcome::OutputClosed(_));
-            take(outcome, collected);
+            take(outcome, kept);
             if closed {
                 return Ok(true);
             }
         }
         return Ok(false);
-    }
-    let opts = &Options {
-        one_thread: true,
-        ..opts.clone()
     };
     let next = AtomicUsize::new(0);
     let (done, results) = sync_channel(workers);
@@ -66,15 +63,11 @@ pub(super) fn each<P: Printer>(
                     if i >= paths.len() {
                         break;
                     }
-                    let mut buffered: Output<Vec<u8>, Vec<u8>> =
-                        super::printer(opts, Vec::new(), Vec::new());
-                    let input = open(i);
-                    let info = FileInfo {
-                        path: &paths[i],
-                        size: input.as_ref().ok().and_then(Input::size),
-                    };
-                    let kept = one(&mut buffered, &info, input, opts, is_last(i));
-                    if done.send((i, kept, buffered.into_inner())).is_err() {
+                    let recorder = Recorder::default();
+                    let mut buffered = super::printer(plan, recorder.out(), recorder.err());
+                    let kept = open_one(&mut buffered, paths, i, open(i), plan, within(i, true));
+                    drop(buffered);
+                    if done.send((i, kept, recorder.finish())).is_err() {
                         break;
                     }
                 }
@@ -83,12 +76,12 @@ pub(super) fn each<P: Printer>(
         drop(done);
         let mut pending = BTreeMap::new();
         let mut want = 0;
-        for (i, kept, bytes) in results {
-            pending.insert(i, (kept, bytes));
-            while let Some((kept, (out, err))) = pending.remove(&want) {
-                let (outcome, collected) = kept?;
-                take(outcome, collected);
-                match printer.replay(&out, &err) {
+        for (i, kept, recorded) in results {
+            pending.insert(i, (kept, recorded));
+            while let Some((kept, recorded)) = pending.remove(&want) {
+                let (outcome, kept) = kept?;
+                take(outcome, kept);
+                match printer.replay(&recorded) {
                     // The reader has gone: what was found so far has been taken.
                     Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(true),
                     written => written?,
@@ -100,38 +93,18 @@ pub(super) fn each<P: Printer>(
     })
 }
 
-/// One trace: dumped into `printer` and closed, what it counted kept.
-fn one<P: Printer>(
-    printer: &mut P,
-    file: &FileInfo<'_>,
-    input: Result<Input, String>,
-    opts: &Options,
-    last: bool,
-) -> io::Result<(Outcome, Option<Collected>)> {
-    Ok(match input {
-        Ok(input) => {
-            let kept = dump_keeping(printer, file, input, opts)?;
-            if !matches!(kept.0, Outcome::OutputClosed(_)) {
-                printer.end_file(last)?;
-            }
-            kept
-        }
-        Err(message) => (dump_file(printer, file, Err(message), opts, last)?, None),
-    })
-}
-
-/// Dumps every trace of a run into `printer`, in argument order (on every core when that
-/// changes nothing of the output), and returns the run's status. `open(i)` opens trace `i`,
-/// whose path as given is `paths[i]`.
-pub fn run<P: Printer>(
+/// Dumps trace `i`, at `paths[i]` and opened as `input`, as [`trace::one`] does.
+pub(super) fn open_one<P: Printer>(
     printer: &mut P,
     paths: &[String],
-    open: &(dyn Fn(usize) -> Result<Input, String> + Sync),
-    opts: &Options,
-) -> io::Result<Status> {
-    let mut status = RunStatus::default();
-    each(printer, paths, open, opts, true, |outcome, _| {
-        status.add(&outcome, opts);
-    })?;
-    Ok(status.status())
+    i: usize,
+    input: Result<Input, OpenError>,
+    plan: &Plan,
+    within: Within,
+) -> io::Result<(Outcome, Option<Kept>)> {
+    let file = FileInfo {
+        path: &paths[i],
+        size: input.as_ref().ok().and_then(Input::size),
+    };
+    trace::one(printer, &file, input, plan, within)
 }

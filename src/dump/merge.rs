@@ -1,4 +1,4 @@
-//! `/merge`: several traces as one profile (SPEC 9.7).
+//! `/merge`: several traces as one profile (docs/output.md, "Several traces as one").
 
 use std::collections::HashMap;
 use std::io;
@@ -7,14 +7,14 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use super::many::each;
-use super::{Collected, Error, Options, Out, RunStatus, Status, analyses};
+use super::trace::Kept;
+use super::{Out, Plan, Ran, Status, Traces, views};
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
-use crate::format::diag::Tally;
-use crate::format::progid::ProgramId;
+use crate::format::error::Error;
+use crate::format::progid::{ProgramId, registry_form};
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
-use crate::input::Input;
 use crate::output::{FileInfo, Printer};
 
 /// The binaries of several traces merged by (GUID, age), numbered by first appearance.
@@ -27,8 +27,45 @@ struct Merged {
 }
 
 impl Merged {
+    /// The merged profile, with the symbols of each `/pdb` that fits a merged binary; a
+    /// `/pdb` that fits none is reported.
+    fn kept<P: Printer>(
+        self,
+        out: &mut Out<'_, P>,
+        file: &FileInfo<'_>,
+        plan: &Plan,
+    ) -> Result<Kept, Error> {
+        let mut symbols = SymbolMap::default();
+        for pdb in &plan.pdbs {
+            let id = &pdb.identity;
+            let fits = self
+                .binaries
+                .iter()
+                .position(|(_, guid, age)| *guid == id.guid && *age == id.age);
+            match fits {
+                Some(m) => symbols.attach(m as u16, Arc::clone(&pdb.symbols)),
+                None => {
+                    let message = format!(
+                        "/pdb:{} is {{{}}} age {}, which matches no program ID of any trace; \
+                         its symbols would be wrong, so they are not used",
+                        pdb.path,
+                        registry_form(&id.guid),
+                        id.age
+                    );
+                    out.fail(file, &message)?;
+                }
+            }
+        }
+        Ok(Kept {
+            summary: self.summary,
+            stacks: self.stacks,
+            tables: Tables::listing(&self.binaries),
+            symbols,
+        })
+    }
+
     /// Adds one trace's counts, its binaries renumbered into the merged ones.
-    fn absorb(&mut self, c: Collected, top: usize) {
+    fn absorb(&mut self, c: Kept, top: usize) {
         let entries: Vec<ProgramId> = c
             .tables
             .progids
@@ -60,7 +97,7 @@ impl Merged {
         // Renumbering goes through the binaries of the summary and the stacks; collect the
         // mapping first, then apply it.
         let mut seen: HashMap<u16, u16> = HashMap::new();
-        for p in c.summary.progids() {
+        for p in c.summary.iter().flat_map(Summary::progids) {
             seen.insert(p, map(p));
         }
         if let Some(stacks) = &c.stacks {
@@ -69,14 +106,11 @@ impl Merged {
             }
         }
         let renumber = |p: u16| seen.get(&p).copied().unwrap_or(p);
-        let summary = c.summary.renumber(renumber);
-        match &mut self.summary {
-            Some(s) => s.absorb(summary),
-            None => {
-                let mut s = Summary::new(top);
-                s.absorb(summary);
-                self.summary = Some(s);
-            }
+        if let Some(summary) = c.summary {
+            let summary = summary.renumber(renumber);
+            self.summary
+                .get_or_insert_with(|| Summary::new(top))
+                .absorb(summary);
         }
         if let Some(stacks) = c.stacks {
             let stacks = stacks.renumber(renumber);
@@ -88,73 +122,41 @@ impl Merged {
     }
 }
 
-/// `/merge`: dumps each trace (its sections and diagnostics, as asked), then prints the
-/// analyses of all of them as one profile, binaries merged by (GUID, age), as SPDConvert
-/// merges them: a trace named twice counts twice. `open(i)` opens trace `i`, whose path as
-/// given is `paths[i]`. Several traces are decoded on every core when little of each is
-/// printed, as [`crate::dump::run`] does.
-pub fn merge<P: Printer>(
+/// `/merge`: dumps each trace (its sections and verdicts, as asked), then prints the views
+/// of all of them as one profile, binaries merged by (GUID, age), as SPDConvert merges them:
+/// a trace named twice counts twice. The `/pdb` files are judged against the merged
+/// binaries, once: one that fits no trace is an error, one that fits some is not.
+pub(super) fn merge<P: Printer>(
     printer: &mut P,
-    paths: &[String],
-    open: &(dyn Fn(usize) -> Result<Input, String> + Sync),
-    opts: &Options,
-) -> io::Result<Status> {
-    let mut status = RunStatus::default();
+    plan: &Plan,
+    traces: &Traces<'_>,
+    ran: &mut Ran,
+) -> io::Result<()> {
     let mut merged = Merged::default();
-    let top = opts.summary.or(opts.functions).unwrap_or(10);
-    let stopped = each(printer, paths, open, opts, false, |outcome, collected| {
-        status.add(&outcome, opts);
-        if let Some(c) = collected {
-            merged.absorb(c, top);
+    let stopped = each(printer, plan, traces, false, |outcome, kept| {
+        ran.add(outcome);
+        if let Some(kept) = kept {
+            merged.absorb(kept, plan.top);
         }
     })?;
     if stopped {
-        return Ok(status.status());
+        return Ok(());
     }
-
     let label = format!(
         "{} trace{} merged",
-        paths.len(),
-        if paths.len() == 1 { "" } else { "s" }
+        traces.len(),
+        if traces.len() == 1 { "" } else { "s" }
     );
     let info = FileInfo {
         path: &label,
         size: None,
     };
-    let tables = Tables::listing(&merged.binaries);
-    let mut symbols = SymbolMap::default();
-    for (m, (_, guid, age)) in merged.binaries.iter().enumerate() {
-        if let Some(pdb) = opts
-            .pdbs
-            .iter()
-            .find(|p| p.identity.guid == *guid && p.identity.age == *age)
-        {
-            symbols.attach(m as u16, Arc::clone(&pdb.symbols));
-        }
-    }
     printer.begin_file(&info)?;
-    let mut out = Out {
-        printer,
-        tally: Tally::default(),
-        collected: None,
-        mismatches: 0,
-    };
-    match analyses(
-        &mut out,
-        &info,
-        opts,
-        merged.summary.as_ref(),
-        merged.stacks.as_ref(),
-        &tables,
-        &symbols,
-    ) {
-        Ok(()) => {}
-        Err(Error::Write(e)) => return Err(e),
-        Err(e) => return Err(e.into_io()),
+    let mut out = Out::new(printer);
+    let kept = merged.kept(&mut out, &info, plan).map_err(Error::into_io)?;
+    views::show(&mut out, &info, plan, &kept).map_err(Error::into_io)?;
+    if out.failed > 0 {
+        ran.add_status(Status::Errors);
     }
-    if out.tally.errors > 0 {
-        status.add_status(Status::Errors);
-    }
-    out.printer.end_file(true)?;
-    Ok(status.status())
+    out.printer.end_file(true)
 }

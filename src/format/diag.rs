@@ -6,9 +6,14 @@
 
 use std::fmt;
 
-/// How bad a problem is. Any error makes the exit status 1; warnings alone leave it 0.
+/// How bad a problem is, from least to worst. Any error makes the exit status 1; warnings
+/// alone leave it 0. Diagnostics are warnings or errors; the verdicts of `/check` may also
+/// be notes.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
+    /// Worth knowing; nothing is wrong.
+    Note,
     /// Suspicious but harmless: everything was still decoded.
     Warning,
     /// The file breaks the format; some of it may not have been decoded.
@@ -16,9 +21,10 @@ pub enum Severity {
 }
 
 impl Severity {
-    /// `"warning"` or `"error"`.
+    /// `"note"`, `"warning"` or `"error"`.
     pub fn as_str(self) -> &'static str {
         match self {
+            Severity::Note => "note",
             Severity::Warning => "warning",
             Severity::Error => "error",
         }
@@ -31,36 +37,51 @@ impl fmt::Display for Severity {
     }
 }
 
+/// A table of stable codes: each variant with its spelling and the severity it always has.
+/// The diagnostics' table is below; `/check`'s verdicts have one of their own
+/// (`analysis::check::VerdictCode`).
 macro_rules! codes {
-    ($($(#[$doc:meta])* $variant:ident = $name:literal, $severity:ident;)*) => {
-        /// The stable identifier of a kind of problem.
+    ($(#[$what:meta])* $vis:vis enum $ty:ident {
+        $($(#[$doc:meta])* $variant:ident = $name:literal, $severity:ident;)*
+    }) => {
+        $(#[$what])*
+        #[non_exhaustive]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Code {
+        $vis enum $ty {
             $($(#[$doc])* $variant,)*
         }
 
-        impl Code {
-            /// Every code, in the order of the specification's table.
-            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+        impl $ty {
+            /// Every code, in the order of its table.
+            pub const ALL: &'static [$ty] = &[$($ty::$variant,)*];
 
             /// The code as it is printed, for example `"bad-signature"`.
             pub fn as_str(self) -> &'static str {
                 match self {
-                    $(Code::$variant => $name,)*
+                    $($ty::$variant => $name,)*
                 }
             }
 
             /// The severity this code always has.
-            pub fn severity(self) -> Severity {
+            pub fn severity(self) -> $crate::format::diag::Severity {
                 match self {
-                    $(Code::$variant => Severity::$severity,)*
+                    $($ty::$variant => $crate::format::diag::Severity::$severity,)*
                 }
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
             }
         }
     };
 }
+pub(crate) use codes;
 
 codes! {
+/// The stable identifier of a kind of problem in a trace.
+pub enum Code {
     /// The file is shorter than the 32-byte header.
     TruncatedHeader = "truncated-header", Error;
     /// The signature is not `0x5350543A`.
@@ -109,11 +130,6 @@ codes! {
     /// A REPEAT followed by a BINARY_ID or the end of the stream.
     DanglingRepeat = "dangling-repeat", Warning;
 }
-
-impl fmt::Display for Code {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// One problem found in a file.
@@ -170,9 +186,15 @@ pub struct Tally {
 impl Tally {
     /// Counts `d`.
     pub fn add(&mut self, d: &Diagnostic) {
-        match d.severity() {
+        self.count(d.severity());
+    }
+
+    /// Counts one problem of `severity`; notes are not counted.
+    pub fn count(&mut self, severity: Severity) {
+        match severity {
             Severity::Error => self.errors += 1,
             Severity::Warning => self.warnings += 1,
+            Severity::Note => {}
         }
     }
 }

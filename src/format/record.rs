@@ -11,6 +11,8 @@
 //! Sample records borrow their payload from the decoder's buffer, so handing one out
 //! allocates nothing; [`Rvas`] and [`Branches`] read the little-endian values on demand.
 
+use std::fmt;
+
 use byteorder::{ByteOrder, LittleEndian as LE};
 
 use crate::format::opcode::Opcode;
@@ -67,7 +69,9 @@ pub struct Repeat {
     pub count: u64,
 }
 
-/// What a sample record holds.
+/// What a sample record holds: the *source* of its samples, as the analyses name them
+/// (an IP event's name, `LBR`, `ETW_CALLSTACK`). Sources order as the output lists them:
+/// the IP events in opcode order, then LBR, then call stacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SampleKind {
     /// IP samples of one event (the opcode says which).
@@ -76,6 +80,46 @@ pub enum SampleKind {
     Lbr,
     /// An ETW call stack.
     CallStack,
+}
+
+impl SampleKind {
+    /// The source's name: the opcode's (`UNHALT_CYCLE`, `LBR`, `ETW_CALLSTACK`), or the
+    /// opcode in hex for an IP opcode that has none.
+    pub fn name(self) -> &'static str {
+        let op = match self {
+            SampleKind::Ip(op) => op,
+            SampleKind::Lbr => Opcode::LBR,
+            SampleKind::CallStack => Opcode::ETW_CALLSTACK,
+        };
+        op.name().unwrap_or("IP")
+    }
+
+    /// The position in the output's order.
+    fn rank(self) -> (u8, u8) {
+        match self {
+            SampleKind::Ip(op) => (0, op.0),
+            SampleKind::Lbr => (1, 0),
+            SampleKind::CallStack => (2, 0),
+        }
+    }
+}
+
+impl Ord for SampleKind {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl PartialOrd for SampleKind {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Display for SampleKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
 }
 
 /// A sample record: IP samples, LBR pairs or a call stack.

@@ -26,7 +26,7 @@ use crate::image::symbols::Symbols;
 
 /// How a file's identity relates to the trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Status {
+pub enum MatchStatus {
     /// Same GUID and age.
     Match,
     /// Same GUID, another age.
@@ -37,19 +37,19 @@ pub enum Status {
     Absent,
 }
 
-impl Status {
+impl MatchStatus {
     /// The status as printed: `match`, `age-mismatch`, `guid-mismatch`, `absent`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Match => "match",
-            Status::AgeMismatch => "age-mismatch",
-            Status::GuidMismatch => "guid-mismatch",
-            Status::Absent => "absent",
+            MatchStatus::Match => "match",
+            MatchStatus::AgeMismatch => "age-mismatch",
+            MatchStatus::GuidMismatch => "guid-mismatch",
+            MatchStatus::Absent => "absent",
         }
     }
 }
 
-impl fmt::Display for Status {
+impl fmt::Display for MatchStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(self.as_str())
     }
@@ -57,9 +57,9 @@ impl fmt::Display for Status {
 
 /// The verdict for one identity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Verdict {
+pub struct MatchVerdict {
     /// How the identity relates to the trace.
-    pub status: Status,
+    pub status: MatchStatus,
     /// The program ID concerned: the one that matches, or the nearest one on a mismatch.
     pub progid: Option<u16>,
     /// That program ID's entry, for showing both identities side by side.
@@ -95,13 +95,13 @@ pub struct MatchResult<'a> {
     /// The file.
     pub file: &'a MatchFile,
     /// The verdict, when the file has an identity.
-    pub verdict: Option<Verdict>,
+    pub verdict: Option<MatchVerdict>,
 }
 
 impl MatchResult<'_> {
     /// Whether this file fails the check: anything but a match.
     pub fn failed(&self) -> bool {
-        !matches!(self.verdict, Some(v) if v.status == Status::Match)
+        !matches!(self.verdict, Some(v) if v.status == MatchStatus::Match)
     }
 }
 
@@ -168,9 +168,9 @@ impl PartialEq for PdbFile {
 impl Eq for PdbFile {}
 
 /// Judges `id` against the program IDs of a trace.
-pub fn judge(id: &Identity, tables: &Tables) -> Verdict {
+pub fn judge(id: &Identity, tables: &Tables) -> MatchVerdict {
     let entries = tables.progids.as_ref().map(|t| t.entries()).unwrap_or(&[]);
-    let found = |status, i: usize| Verdict {
+    let found = |status, i: usize| MatchVerdict {
         status,
         progid: Some(i as u16),
         entry: Some(entries[i]),
@@ -179,10 +179,10 @@ pub fn judge(id: &Identity, tables: &Tables) -> Verdict {
         .iter()
         .position(|p| p.guid == id.guid && p.age == id.age)
     {
-        return found(Status::Match, i);
+        return found(MatchStatus::Match, i);
     }
     if let Some(i) = entries.iter().position(|p| p.guid == id.guid) {
-        return found(Status::AgeMismatch, i);
+        return found(MatchStatus::AgeMismatch, i);
     }
     let same_name = |i: usize| {
         let Some(name) = tables.name(i as u16) else {
@@ -195,10 +195,10 @@ pub fn judge(id: &Identity, tables: &Tables) -> Verdict {
         }
     };
     if let Some(i) = (0..entries.len()).find(|&i| same_name(i)) {
-        return found(Status::GuidMismatch, i);
+        return found(MatchStatus::GuidMismatch, i);
     }
-    Verdict {
-        status: Status::Absent,
+    MatchVerdict {
+        status: MatchStatus::Absent,
         progid: None,
         entry: None,
     }
@@ -241,7 +241,7 @@ mod tests {
         }
     }
 
-    fn judged(kind: Kind, guid: &str, age: u32, name: &str) -> (Status, Option<u16>) {
+    fn judged(kind: Kind, guid: &str, age: u32, name: &str) -> (MatchStatus, Option<u16>) {
         let v = judge(&id(kind, guid, age, name), &tables());
         (v.status, v.progid)
     }
@@ -250,27 +250,27 @@ mod tests {
     fn each_verdict() {
         assert_eq!(
             judged(Kind::Pe, APP, 1, "app.exe"),
-            (Status::Match, Some(0))
+            (MatchStatus::Match, Some(0))
         );
         assert_eq!(
             judged(Kind::Pdb, CORE, 2, "core.pdb"),
-            (Status::Match, Some(1))
+            (MatchStatus::Match, Some(1))
         );
         assert_eq!(
             judged(Kind::Pe, CORE, 1, "core.dll"),
-            (Status::AgeMismatch, Some(1))
+            (MatchStatus::AgeMismatch, Some(1))
         );
         assert_eq!(
             judged(Kind::Pe, OTHER, 2, "core.dll"),
-            (Status::GuidMismatch, Some(1))
+            (MatchStatus::GuidMismatch, Some(1))
         );
         assert_eq!(
             judged(Kind::Pdb, OTHER, 1, "CORE.pdb"),
-            (Status::GuidMismatch, Some(1))
+            (MatchStatus::GuidMismatch, Some(1))
         );
         assert_eq!(
             judged(Kind::Pe, OTHER, 1, "render.dll"),
-            (Status::Absent, None)
+            (MatchStatus::Absent, None)
         );
     }
 
@@ -279,12 +279,12 @@ mod tests {
         // The GUID and age of app.exe under another file name still match.
         assert_eq!(
             judged(Kind::Pe, APP, 1, "renamed.exe"),
-            (Status::Match, Some(0))
+            (MatchStatus::Match, Some(0))
         );
         // A PE is compared by its whole file name, not its stem: core.exe is not core.dll.
         assert_eq!(
             judged(Kind::Pe, OTHER, 1, "core.exe"),
-            (Status::Absent, None)
+            (MatchStatus::Absent, None)
         );
     }
 

@@ -41,7 +41,7 @@ use crate::image::ident::{self, IdentError};
 
 /// A function found in a PDB.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Function<'a> {
+pub struct Symbol<'a> {
     /// The function's name: the procedure's name as the compiler wrote it, or for a function
     /// known only by its public symbol, that symbol's (decorated) name.
     pub name: &'a str,
@@ -225,7 +225,7 @@ impl Symbols {
     ///
     /// A function with a size covers `[rva, rva + size)`; one without covers up to the next
     /// function or the end of its section.
-    pub fn lookup(&self, rva: u32) -> Option<(Function<'_>, u32)> {
+    pub fn lookup(&self, rva: u32) -> Option<(Symbol<'_>, u32)> {
         let after = self.entries.partition_point(|e| e.rva <= rva);
         let entry = &self.entries[after.checked_sub(1)?];
         (u64::from(rva) < entry.end).then(|| (self.function(entry), rva - entry.rva))
@@ -242,12 +242,12 @@ impl Symbols {
     }
 
     /// The functions, in RVA order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = Function<'_>> + '_ {
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Symbol<'_>> + '_ {
         self.entries.iter().map(|e| self.function(e))
     }
 
-    fn function(&self, entry: &Entry) -> Function<'_> {
-        Function {
+    fn function(&self, entry: &Entry) -> Symbol<'_> {
+        Symbol {
             name: &self.names[entry.name.clone()],
             rva: entry.rva,
             size: entry.size,
@@ -542,7 +542,7 @@ mod tests {
     fn core_pdb() {
         let (symbols, _) = check_against_dump("core.pdb");
         // The assembly function, first in .text, runs up to the next function.
-        let functions: Vec<Function<'_>> = symbols.iter().collect();
+        let functions: Vec<Symbol<'_>> = symbols.iter().collect();
         assert_eq!((functions[0].name, functions[0].size), ("core_sum3", None));
         assert_eq!(
             at(&symbols, functions[1].rva - 1),

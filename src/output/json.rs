@@ -24,20 +24,20 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::analysis::check::{CheckReport, Severity};
+use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::summary::{Summary, SummaryLine};
-use crate::format::diag::{Diagnostic, Tally};
+use crate::format::diag::{Diagnostic, Severity, Tally};
 use crate::format::header::Header;
 use crate::format::progid::registry_form;
 use crate::format::record::{Record, SampleKind, Samples};
 use crate::format::strtab::StringTable;
 use crate::format::tables::Tables;
 use crate::image::ident::Kind;
-use crate::image::matching::{MatchFile, MatchResult, Status};
+use crate::image::matching::{MatchFile, MatchResult, MatchStatus};
 use crate::image::symbols::{SymbolMap, Symbols};
-use crate::output::{FileInfo, Printer};
+use crate::output::{FileInfo, Printer, Recorded};
 
 /// Writes JSON Lines to `out`; failures to read a file go to `err` as text.
 pub struct JsonPrinter<W: Write, E: Write> {
@@ -542,12 +542,12 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                 progid: b.progid,
                 name: &b.name,
                 records: b.records,
-                hits: b.events.iter().map(|&(e, _, h)| (e, h)).collect(),
+                hits: b.events.iter().map(|&(e, _, h)| (e.name(), h)).collect(),
                 events: b
                     .events
                     .iter()
                     .map(|&(event, records, hits)| CheckEvent {
-                        event,
+                        event: event.name(),
                         records,
                         hits,
                     })
@@ -560,8 +560,8 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
             self.line(&CheckLine {
                 path: file.path,
                 progid: v.progid,
-                severity: v.severity.as_str(),
-                code: v.code,
+                severity: v.severity().as_str(),
+                code: v.code.as_str(),
                 message: &v.message,
             })?;
         }
@@ -578,7 +578,7 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
             self.line(&CompareLine {
                 path: file.path,
                 name: &c.name,
-                source: c.source,
+                source: c.source.name(),
                 base_hits: c.base_hits,
                 new_hits: c.new_hits,
                 overlap: c.overlap,
@@ -608,7 +608,10 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
         for r in results {
             let line = match (&r.file.identity, &r.verdict) {
                 (Ok(id), Some(v)) => {
-                    let mismatch = matches!(v.status, Status::AgeMismatch | Status::GuidMismatch);
+                    let mismatch = matches!(
+                        v.status,
+                        MatchStatus::AgeMismatch | MatchStatus::GuidMismatch
+                    );
                     let trace = v.entry.filter(|_| mismatch);
                     MatchLine {
                         path: &self.path,
@@ -693,7 +696,7 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
         self.err.flush()
     }
 
-    fn replay(&mut self, out: &[u8], err: &[u8]) -> io::Result<()> {
-        super::replay(&mut self.out, &mut self.err, out, err)
+    fn replay(&mut self, recorded: &Recorded) -> io::Result<()> {
+        recorded.replay(&mut self.out, &mut self.err)
     }
 }

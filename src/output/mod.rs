@@ -10,7 +10,9 @@
 //! [`speedscope`] write the profile for those viewers.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::io::{self, Write};
+use std::rc::Rc;
 
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
@@ -118,27 +120,83 @@ pub trait Printer {
     fn identities(&mut self, files: &[MatchFile]) -> io::Result<()>;
     /// Writes out what is buffered.
     fn flush(&mut self) -> io::Result<()>;
-    /// Writes what another printer of the same format printed into memory: `out` to the
-    /// output, `err` to the error stream, as if it had been printed here.
-    fn replay(&mut self, out: &[u8], err: &[u8]) -> io::Result<()>;
+    /// Writes what another printer of the same format printed into memory, both streams in
+    /// the order it wrote them, as if it had been printed here.
+    fn replay(&mut self, recorded: &Recorded) -> io::Result<()>;
 }
 
-/// Writes what a printer printed into memory to the streams of another: all of `out`,
-/// then `err` once `out` is on its way, so the two streams interleave as they would have
-/// had the file been printed here.
-fn replay(
-    to_out: &mut impl Write,
-    to_err: &mut impl Write,
-    out: &[u8],
-    err: &[u8],
-) -> io::Result<()> {
-    to_out.write_all(out)?;
-    if !err.is_empty() {
-        to_out.flush()?;
-        to_err.write_all(err)?;
-        to_err.flush()?;
+/// What a printer printed into memory ([`Recorder`]): the output and error streams, in the
+/// order they were written.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// Runs of bytes, each with whether it went to the error stream.
+    chunks: Vec<(bool, Vec<u8>)>,
+}
+
+impl Recorded {
+    /// Writes what was recorded to `out` and `err`, in order: the output is flushed before
+    /// each run of the error stream, so that a terminal shows them as they were printed.
+    fn replay(&self, out: &mut impl Write, err: &mut impl Write) -> io::Result<()> {
+        for (to_err, bytes) in &self.chunks {
+            if *to_err {
+                out.flush()?;
+                err.write_all(bytes)?;
+                err.flush()?;
+            } else {
+                out.write_all(bytes)?;
+            }
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// Records what a printer prints into memory: give it [`Recorder::out`] and
+/// [`Recorder::err`] as its streams, then [`Recorder::finish`].
+#[derive(Default)]
+pub struct Recorder(Rc<RefCell<Recorded>>);
+
+/// One stream of a [`Recorder`].
+pub struct Recording {
+    recorded: Rc<RefCell<Recorded>>,
+    to_err: bool,
+}
+
+impl Recorder {
+    /// The output stream.
+    pub fn out(&self) -> Recording {
+        Recording {
+            recorded: Rc::clone(&self.0),
+            to_err: false,
+        }
+    }
+
+    /// The error stream.
+    pub fn err(&self) -> Recording {
+        Recording {
+            recorded: Rc::clone(&self.0),
+            to_err: true,
+        }
+    }
+
+    /// What was recorded, once the printer is done with the streams.
+    pub fn finish(self) -> Recorded {
+        self.0.take()
+    }
+}
+
+impl Write for Recording {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut recorded = self.recorded.borrow_mut();
+        match recorded.chunks.last_mut() {
+            Some((to_err, bytes)) if *to_err == self.to_err => bytes.extend_from_slice(buf),
+            _ => recorded.chunks.push((self.to_err, buf.to_vec())),
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The output format.
@@ -219,6 +277,6 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         note(file: &FileInfo<'_>, message: &str);
         identities(files: &[MatchFile]);
         flush();
-        replay(out: &[u8], err: &[u8]);
+        replay(recorded: &Recorded);
     }
 }

@@ -26,10 +26,10 @@ use flate2::write::GzEncoder;
 use prost::Message;
 use rustc_hash::FxHashMap;
 
-use crate::analysis::stacks::{StackCounts, StackOrder};
-use crate::analysis::summary::Summary;
-use crate::format::tables::Tables;
-use crate::image::symbols::SymbolMap;
+use crate::analysis::Counted;
+use crate::analysis::keys::FrameKey;
+use crate::analysis::stacks::StackOrder;
+use crate::format::record::SampleKind;
 
 /// `perftools.profiles.Profile`.
 #[derive(Clone, PartialEq, Message)]
@@ -195,52 +195,11 @@ pub struct Written {
     pub samples: usize,
 }
 
-/// The counts a profile is made of, as the analyses gathered them.
-pub struct Counted<'a> {
-    /// The IP samples and LBR branches per binary.
-    pub summary: &'a Summary,
-    /// The distinct call stacks.
-    pub stacks: &'a StackCounts,
-    /// How their frames are stored.
-    pub order: StackOrder,
-    /// The binaries' names and keys.
-    pub tables: &'a Tables,
-    /// The `/pdb` symbols.
-    pub symbols: &'a SymbolMap,
-}
-
 /// Builds the profile of `counted`, with `comment` (the trace's path) as its comment.
 pub fn profile(counted: &Counted<'_>, comment: &str) -> (Profile, Written) {
     let mut b = Builder::default();
     b.string("");
-    let summary = counted.summary;
-
-    // The sample types: branches, the IP events present (last the first of them), stacks.
-    let mut events = Vec::new();
-    let mut lbr = false;
-    for p in summary.progids() {
-        for e in summary.ip_hits(p) {
-            if !events.contains(&e.event) {
-                events.push(e.event);
-            }
-        }
-        lbr |= summary.lbr_hits(p).is_some();
-    }
-    events.sort_unstable_by_key(|op| std::cmp::Reverse(op.0));
-    let has_stacks = counted.stacks.unique() > 0;
-    let mut types: Vec<String> = Vec::new();
-    if lbr {
-        types.push("branches".to_owned());
-    }
-    types.extend(
-        events
-            .iter()
-            .map(|op| op.name().unwrap_or_default().to_owned()),
-    );
-    if has_stacks {
-        types.push("stacks".to_owned());
-    }
-    let slot = |name: &str| types.iter().position(|t| t == name);
+    let types = sample_types(counted);
     let count = b.string("count");
     let sample_type: Vec<ValueType> = types
         .iter()
@@ -249,165 +208,28 @@ pub fn profile(counted: &Counted<'_>, comment: &str) -> (Profile, Written) {
             unit: count,
         })
         .collect();
-
-    // The addresses and how they are used: a return address is looked up one byte back.
-    let mut addresses: BTreeMap<(u16, u32), bool> = BTreeMap::new();
-    let mut note = |progid: u16, rva: u32, exact: bool| {
-        let e = addresses.entry((progid, rva)).or_insert(exact);
-        *e |= exact;
+    let addresses = addresses(counted);
+    let mapping_of = b.mappings(counted, &addresses);
+    let location_of = b.locations(counted, &addresses, &mapping_of);
+    let mut samples = Samples {
+        types: &types,
+        location_of: &location_of,
+        list: Vec::new(),
+        written: Written::default(),
     };
-    for p in summary.progids() {
-        for e in summary.ip_hits(p) {
-            e.hits.iter().for_each(|&(rva, _)| note(p, rva, true));
-        }
-        if let Some(branches) = summary.lbr_hits(p) {
-            for ([from, to], _) in branches.hits {
-                note(p, from, true);
-                note(p, to, true);
-            }
-        }
+    for p in counted.summary.progids() {
+        samples.ip(counted, p);
+        samples.branches(counted, p);
     }
-    counted.stacks.for_each(|p, frames, _| {
-        let leaf = match counted.order {
-            StackOrder::LeafFirst => 0,
-            StackOrder::RootFirst => frames.len() - 1,
-        };
-        for (i, &rva) in frames.iter().enumerate() {
-            note(p, rva, i == leaf);
-        }
-    });
-
-    let mut mapping_of: BTreeMap<u16, u64> = BTreeMap::new();
-    for &(progid, _) in addresses.keys() {
-        if mapping_of.contains_key(&progid) {
-            continue;
-        }
-        let id = mapping_of.len() as u64 + 1;
-        let name = counted.tables.binary_name(progid);
-        let key = counted
-            .tables
-            .progids
-            .as_ref()
-            .and_then(|t| t.get(progid))
-            .map(|e| e.symkey().to_string())
-            .unwrap_or_default();
-        let mapping = Mapping {
-            id,
-            memory_start: 0,
-            memory_limit: 1 << 32,
-            file_offset: 0,
-            filename: b.string(&name),
-            build_id: b.string(&key),
-            has_functions: true,
-            has_filenames: false,
-            has_line_numbers: false,
-            has_inline_frames: false,
-        };
-        b.mappings.push(mapping);
-        mapping_of.insert(progid, id);
-    }
-
-    let mut location_of: FxHashMap<(u16, u32), u64> = FxHashMap::default();
-    let mut function_of: FxHashMap<(u16, u32, bool), u64> = FxHashMap::default();
-    for (&(progid, rva), &exact) in &addresses {
-        let binary = counted.tables.binary_name(progid);
-        let symbols = counted.symbols.get(Some(progid));
-        let at = if exact { Some(rva) } else { rva.checked_sub(1) };
-        let found = symbols.zip(at).and_then(|(s, at)| s.lookup(at));
-        let (key, name) = match found {
-            Some((f, _)) => ((progid, f.rva, true), format!("{binary}!{}", f.name)),
-            None => ((progid, rva, false), format!("{binary}+0x{rva:X}")),
-        };
-        let next = b.functions.len() as u64 + 1;
-        let function_id = *function_of.entry(key).or_insert(next);
-        if function_id == next {
-            let name = b.string(&name);
-            let filename = b.string(&binary);
-            b.functions.push(Function {
-                id: function_id,
-                name,
-                system_name: name,
-                filename,
-                start_line: 0,
-            });
-        }
-        let id = b.locations.len() as u64 + 1;
-        b.locations.push(Location {
-            id,
-            mapping_id: mapping_of[&progid],
-            address: u64::from(rva),
-            line: vec![Line {
-                function_id,
-                line: 0,
-            }],
-            is_folded: false,
-        });
-        location_of.insert((progid, rva), id);
-    }
-
-    let mut written = Written::default();
-    let mut value = |hits: u128| -> i64 {
-        i64::try_from(hits).unwrap_or_else(|_| {
-            written.clamped = true;
-            i64::MAX
-        })
-    };
-    let mut samples = Vec::new();
-    for p in summary.progids() {
-        // IP: a sample per address, with a value per event.
-        let mut by_rva: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
-        for e in summary.ip_hits(p) {
-            let i = slot(e.event.name().unwrap_or_default()).expect("a type per event");
-            for (rva, hits) in e.hits {
-                by_rva.entry(rva).or_insert_with(|| vec![0; types.len()])[i] = value(hits);
-            }
-        }
-        for (rva, values) in by_rva {
-            samples.push(Sample {
-                location_id: vec![location_of[&(p, rva)]],
-                value: values,
-            });
-        }
-        if let Some(branches) = summary.lbr_hits(p) {
-            let mut arcs = branches.hits;
-            arcs.sort_unstable();
-            let i = slot("branches").expect("a branches type");
-            for ([from, to], hits) in arcs {
-                let mut values = vec![0; types.len()];
-                values[i] = value(hits);
-                samples.push(Sample {
-                    location_id: vec![location_of[&(p, to)], location_of[&(p, from)]],
-                    value: values,
-                });
-            }
-        }
-    }
-    if let Some(i) = slot("stacks") {
-        let mut stacks = Vec::new();
-        counted.stacks.for_each(|p, frames, hits| {
-            let mut ids: Vec<u64> = frames.iter().map(|&rva| location_of[&(p, rva)]).collect();
-            if counted.order == StackOrder::RootFirst {
-                ids.reverse();
-            }
-            stacks.push((ids, hits));
-        });
-        stacks.sort_unstable();
-        for (ids, hits) in stacks {
-            let mut values = vec![0; types.len()];
-            values[i] = value(hits);
-            samples.push(Sample {
-                location_id: ids,
-                value: values,
-            });
-        }
-    }
-    written.samples = samples.len();
+    samples.stacks(counted);
+    let mut written = samples.written;
+    written.samples = samples.list.len();
 
     let comment = vec![b.string(comment)];
     let default_sample_type = sample_type.last().map_or(0, |t| t.r#type);
     let profile = Profile {
         sample_type,
-        sample: samples,
+        sample: samples.list,
         mapping: b.mappings,
         location: b.locations,
         function: b.functions,
@@ -417,6 +239,146 @@ pub fn profile(counted: &Counted<'_>, comment: &str) -> (Profile, Written) {
         ..Profile::default()
     };
     (profile, written)
+}
+
+/// The sample types: `branches`, the IP events present (the first of them last), `stacks`;
+/// the one users most likely want first is put last, as speedscope takes
+/// `default_sample_type` as a position.
+fn sample_types(counted: &Counted<'_>) -> Vec<String> {
+    let summary = counted.summary;
+    let mut events: Vec<SampleKind> = summary
+        .progids()
+        .flat_map(|p| summary.ip_tables(p).map(|t| t.source()))
+        .collect();
+    events.sort_unstable();
+    events.dedup();
+    let lbr = summary.progids().any(|p| summary.lbr(p).is_some());
+    let mut types: Vec<String> = Vec::new();
+    if lbr {
+        types.push("branches".to_owned());
+    }
+    types.extend(events.iter().rev().map(|e| e.name().to_owned()));
+    if counted.stacks.unique() > 0 {
+        types.push("stacks".to_owned());
+    }
+    types
+}
+
+/// Every address of the profile, per binary, and whether it is ever looked up where it
+/// points (an IP sample, a branch's end, a leaf frame); else it is only a return address,
+/// looked up one byte back.
+fn addresses(counted: &Counted<'_>) -> BTreeMap<(u16, u32), bool> {
+    let summary = counted.summary;
+    let mut addresses: BTreeMap<(u16, u32), bool> = BTreeMap::new();
+    let mut note = |progid: u16, rva: u32, exact: bool| {
+        let e = addresses.entry((progid, rva)).or_insert(exact);
+        *e |= exact;
+    };
+    for p in summary.progids() {
+        for t in summary.ip_tables(p) {
+            t.iter().for_each(|(rva, _)| note(p, rva, true));
+        }
+        for ([from, to], _) in summary.lbr(p).iter().flat_map(|t| t.iter()) {
+            note(p, from, true);
+            note(p, to, true);
+        }
+    }
+    counted.stacks.for_each(|p, frames, _| {
+        let leaf = counted.order.leaf(frames.len());
+        for (i, &rva) in frames.iter().enumerate() {
+            note(p, rva, i == leaf);
+        }
+    });
+    addresses
+}
+
+/// The samples of a profile being built, a value per sample type each.
+struct Samples<'a> {
+    types: &'a [String],
+    location_of: &'a FxHashMap<(u16, u32), u64>,
+    list: Vec<Sample>,
+    written: Written,
+}
+
+impl Samples<'_> {
+    /// A value as pprof holds it: clamped to `i64::MAX`, which [`Written`] remembers.
+    fn value(&mut self, hits: u128) -> i64 {
+        i64::try_from(hits).unwrap_or_else(|_| {
+            self.written.clamped = true;
+            i64::MAX
+        })
+    }
+
+    fn slot(&self, name: &str) -> usize {
+        self.types
+            .iter()
+            .position(|t| t == name)
+            .expect("a sample type for every source present")
+    }
+
+    /// One sample with `hits` in the `slot`-th value.
+    fn push(&mut self, location_id: Vec<u64>, slot: usize, hits: u128) {
+        let mut value = vec![0; self.types.len()];
+        value[slot] = self.value(hits);
+        self.list.push(Sample { location_id, value });
+    }
+
+    /// A sample per address of binary `p`, with a value per IP event.
+    fn ip(&mut self, counted: &Counted<'_>, p: u16) {
+        let mut by_rva: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
+        for t in counted.summary.ip_tables(p) {
+            let i = self.slot(t.source().name());
+            for (rva, hits) in t.iter() {
+                let value = self.value(hits);
+                by_rva
+                    .entry(rva)
+                    .or_insert_with(|| vec![0; self.types.len()])[i] = value;
+            }
+        }
+        for (rva, value) in by_rva {
+            self.list.push(Sample {
+                location_id: vec![self.location_of[&(p, rva)]],
+                value,
+            });
+        }
+    }
+
+    /// A two-location sample `[to, from]` per LBR pair of binary `p`.
+    fn branches(&mut self, counted: &Counted<'_>, p: u16) {
+        let Some(table) = counted.summary.lbr(p) else {
+            return;
+        };
+        let mut arcs: Vec<([u32; 2], u128)> = table.iter().collect();
+        arcs.sort_unstable();
+        let i = self.slot("branches");
+        for ([from, to], hits) in arcs {
+            let ids = vec![self.location_of[&(p, to)], self.location_of[&(p, from)]];
+            self.push(ids, i, hits);
+        }
+    }
+
+    /// A sample per distinct call stack, its locations leaf first.
+    fn stacks(&mut self, counted: &Counted<'_>) {
+        if counted.stacks.unique() == 0 {
+            return;
+        }
+        let i = self.slot("stacks");
+        let mut stacks = Vec::new();
+        counted.stacks.for_each(|p, frames, hits| {
+            let mut ids: Vec<u64> = frames
+                .iter()
+                .map(|&rva| self.location_of[&(p, rva)])
+                .collect();
+            if counted.order == StackOrder::RootFirst {
+                ids.reverse();
+            }
+            stacks.push((ids, hits));
+        });
+        stacks.sort_unstable();
+        for (ids, hits) in stacks {
+            self.push(ids, i, hits);
+        }
+    }
 }
 
 /// Writes the profile of `counted`, gzipped, to `out`.
@@ -441,6 +403,86 @@ struct Builder {
 }
 
 impl Builder {
+    /// A mapping per binary of `addresses`, starting at 0 so that addresses are RVAs; the
+    /// mapping ID of each binary.
+    fn mappings(
+        &mut self,
+        counted: &Counted<'_>,
+        addresses: &BTreeMap<(u16, u32), bool>,
+    ) -> BTreeMap<u16, u64> {
+        let mut mapping_of: BTreeMap<u16, u64> = BTreeMap::new();
+        for &(progid, _) in addresses.keys() {
+            if mapping_of.contains_key(&progid) {
+                continue;
+            }
+            let id = mapping_of.len() as u64 + 1;
+            let key = counted
+                .tables
+                .progids
+                .as_ref()
+                .and_then(|t| t.get(progid))
+                .map(|e| e.symkey().to_string())
+                .unwrap_or_default();
+            let mapping = Mapping {
+                id,
+                memory_start: 0,
+                memory_limit: 1 << 32,
+                file_offset: 0,
+                filename: self.string(&counted.tables.binary_name(progid)),
+                build_id: self.string(&key),
+                has_functions: true,
+                has_filenames: false,
+                has_line_numbers: false,
+                has_inline_frames: false,
+            };
+            self.mappings.push(mapping);
+            mapping_of.insert(progid, id);
+        }
+        mapping_of
+    }
+
+    /// A location per address, each with the function of its key; the location ID of each
+    /// address.
+    fn locations(
+        &mut self,
+        counted: &Counted<'_>,
+        addresses: &BTreeMap<(u16, u32), bool>,
+        mapping_of: &BTreeMap<u16, u64>,
+    ) -> FxHashMap<(u16, u32), u64> {
+        let mut location_of: FxHashMap<(u16, u32), u64> = FxHashMap::default();
+        let mut function_of: FxHashMap<(u16, (u32, bool)), u64> = FxHashMap::default();
+        for (&(progid, rva), &exact) in addresses {
+            let binary = counted.tables.binary_name(progid);
+            let key = FrameKey::of(counted.symbols.get(Some(progid)), rva, !exact);
+            let next = self.functions.len() as u64 + 1;
+            let function_id = *function_of.entry((progid, key.id())).or_insert(next);
+            if function_id == next {
+                let name = self.string(&key.name(&binary));
+                let filename = self.string(&binary);
+                self.functions.push(Function {
+                    id: function_id,
+                    name,
+                    system_name: name,
+                    filename,
+                    start_line: 0,
+                });
+            }
+            let id = self.locations.len() as u64 + 1;
+            self.locations.push(Location {
+                id,
+                mapping_id: mapping_of[&progid],
+                address: u64::from(rva),
+                line: vec![Line {
+                    function_id,
+                    line: 0,
+                }],
+                is_folded: false,
+            });
+            location_of.insert((progid, rva), id);
+        }
+        location_of
+    }
+
     /// The index of `s` in the string table, adding it the first time.
     fn string(&mut self, s: &str) -> i64 {
         if let Some(&i) = self.index.get(s) {

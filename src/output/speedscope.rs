@@ -14,13 +14,15 @@
 //! frames outermost first (speedscope's order, unlike pprof's); weights are hits, exact in
 //! the file.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::analysis::stacks::Profile as Stacks;
-use crate::output::pprof::Counted;
+use crate::analysis::Counted;
+use crate::analysis::keys;
+use crate::analysis::stacks::{BinaryStacks, StackProfile};
 
 #[derive(Serialize)]
 struct File<'a> {
@@ -85,58 +87,39 @@ impl Frames {
 pub fn write(
     out: impl Write,
     counted: &Counted<'_>,
-    stacks: &Stacks,
+    stacks: &StackProfile,
     name: &str,
 ) -> io::Result<()> {
     let mut frames = Frames::default();
     let mut profiles = Vec::new();
     let summary = counted.summary;
-    let mut progids: Vec<u16> = summary.progids();
+    let mut progids: Vec<u16> = summary.progids().collect();
     progids.extend(stacks.binaries.iter().map(|b| b.progid));
     progids.sort_unstable();
     progids.dedup();
     for progid in progids {
         let binary = counted.tables.binary_name(progid);
         let symbols = counted.symbols.get(Some(progid));
-        for e in summary.ip_hits(progid) {
-            // One-frame samples, folded by key.
-            let mut by_frame: FxHashMap<usize, u128> = FxHashMap::default();
-            for (rva, hits) in e.hits {
-                let key = match symbols.and_then(|s| s.lookup(rva)) {
-                    Some((f, _)) => format!("{binary}!{}", f.name),
-                    None => format!("{binary}+0x{rva:X}"),
-                };
-                *by_frame.entry(frames.of(key, &binary)).or_default() += hits;
+        for t in summary.ip_tables(progid) {
+            // One-frame samples, folded by name (two functions of one name are one frame).
+            let mut by_frame: BTreeMap<usize, u128> = BTreeMap::new();
+            for (key, hits) in keys::by_key(t.iter(), symbols) {
+                *by_frame
+                    .entry(frames.of(key.name(&binary), &binary))
+                    .or_default() += hits;
             }
-            let mut by_frame: Vec<(usize, u128)> = by_frame.into_iter().collect();
-            by_frame.sort_unstable();
             profiles.push(SampledProfile {
                 r#type: "sampled",
-                name: format!("{binary}: {}", e.event.name().unwrap_or_default()),
+                name: format!("{binary}: {}", t.source()),
                 unit: "none",
                 start_value: 0,
-                end_value: e.total,
-                samples: by_frame.iter().map(|&(f, _)| vec![f]).collect(),
-                weights: by_frame.iter().map(|&(_, w)| w).collect(),
+                end_value: t.total(),
+                samples: by_frame.iter().map(|(&f, _)| vec![f]).collect(),
+                weights: by_frame.iter().map(|(_, &w)| w).collect(),
             });
         }
         if let Some(b) = stacks.binaries.iter().find(|b| b.progid == progid) {
-            let ids: Vec<usize> = (0..b.keys.len() as u32)
-                .map(|k| frames.of(b.key_name(k), &b.name))
-                .collect();
-            profiles.push(SampledProfile {
-                r#type: "sampled",
-                name: format!("{binary}: stacks"),
-                unit: "none",
-                start_value: 0,
-                end_value: b.hits,
-                samples: b
-                    .stacks
-                    .iter()
-                    .map(|(s, _)| s.iter().map(|&k| ids[k as usize]).collect())
-                    .collect(),
-                weights: b.stacks.iter().map(|&(_, w)| w).collect(),
-            });
+            profiles.push(stack_profile(&mut frames, &binary, b));
         }
     }
     // Open on the call stacks when there are any: they are what a flame graph shows.
@@ -157,4 +140,24 @@ pub fn write(
     let mut out = out;
     serde_json::to_writer(&mut out, &file).map_err(io::Error::from)?;
     out.write_all(b"\n")
+}
+
+/// The `sampled` profile of one binary's call stacks, each sample's frames outermost first.
+fn stack_profile(frames: &mut Frames, binary: &str, b: &BinaryStacks) -> SampledProfile {
+    let ids: Vec<usize> = (0..b.keys.len() as u32)
+        .map(|k| frames.of(b.key_name(k), &b.name))
+        .collect();
+    SampledProfile {
+        r#type: "sampled",
+        name: format!("{binary}: stacks"),
+        unit: "none",
+        start_value: 0,
+        end_value: b.hits,
+        samples: b
+            .stacks
+            .iter()
+            .map(|(s, _)| s.iter().map(|&k| ids[k as usize]).collect())
+            .collect(),
+        weights: b.stacks.iter().map(|&(_, w)| w).collect(),
+    }
 }

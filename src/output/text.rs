@@ -26,30 +26,30 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use crate::analysis::check::{CheckReport, Severity};
+use crate::analysis::check::CheckReport;
 use crate::analysis::compare::{CompareReport, Comparison};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::summary::Summary;
-use crate::format::diag::{Diagnostic, Tally};
+use crate::format::diag::{Diagnostic, Severity, Tally};
 use crate::format::header::{Header, fourcc};
 use crate::format::progid::{ProgramIdTable, registry_form};
 use crate::format::record::{Record, SampleKind, Samples};
 use crate::format::strtab::StringTable;
 use crate::format::tables::{IndexReading, Tables};
 use crate::image::ident::Kind;
-use crate::image::matching::{MatchFile, MatchResult, Status};
+use crate::image::matching::{MatchFile, MatchResult, MatchStatus};
 use crate::image::symbols::{SymbolMap, Symbols};
-use crate::output::{FileInfo, Printer};
+use crate::output::{FileInfo, Printer, Recorded};
 
 mod summary;
 
 /// Writes text to `out` and diagnostics to `err`.
 pub struct TextPrinter<W: Write, E: Write> {
-    out: W,
+    out: Blocks<W>,
     err: E,
     /// How the current file is named in diagnostics.
     label: String,
-    /// Whether a section was printed for the current file, so the next needs a blank line.
+    /// How many blocks (sections, summaries, tables) were printed for the current file.
     sections: usize,
     /// Whether each file starts with a `File:` line; `/validate` prints only verdicts.
     banner: bool,
@@ -63,7 +63,11 @@ impl<W: Write, E: Write> TextPrinter<W, E> {
     /// A printer writing the dump to `out` and diagnostics to `err`.
     pub fn new(out: W, err: E) -> Self {
         TextPrinter {
-            out,
+            out: Blocks {
+                inner: out,
+                written: false,
+                trailing: 0,
+            },
             err,
             label: String::new(),
             sections: 0,
@@ -81,13 +85,77 @@ impl<W: Write, E: Write> TextPrinter<W, E> {
 
     /// Gives back the writers.
     pub fn into_inner(self) -> (W, E) {
-        (self.out, self.err)
+        (self.out.inner, self.err)
     }
 
-    fn section(&mut self, title: std::fmt::Arguments<'_>) -> io::Result<()> {
+    /// Starts a block of the current file: a blank line, unless nothing precedes it.
+    fn block(&mut self) -> io::Result<&mut Blocks<W>> {
         self.sections += 1;
-        writeln!(self.out)?;
-        writeln!(self.out, "{title}")
+        self.out.separate()?;
+        Ok(&mut self.out)
+    }
+
+    /// Starts a section titled `title`.
+    fn section(&mut self, title: std::fmt::Arguments<'_>) -> io::Result<()> {
+        writeln!(self.block()?, "{title}")
+    }
+}
+
+/// The output, in blocks separated by one blank line: a block (a section, a summary, a
+/// table) follows a blank line when anything precedes it, and never two blank lines in a
+/// row.
+struct Blocks<W> {
+    inner: W,
+    /// Whether anything was written.
+    written: bool,
+    /// How many newlines end what was written, up to 2 (a blank line).
+    trailing: u8,
+}
+
+impl<W: Write> Blocks<W> {
+    /// The blank line before a block, when anything precedes it and it is not blank.
+    fn separate(&mut self) -> io::Result<()> {
+        if self.written && self.trailing < 2 {
+            self.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    /// Notes the end of what was written.
+    #[inline]
+    fn wrote(&mut self, buf: &[u8]) {
+        let newlines = buf
+            .iter()
+            .rev()
+            .take(2)
+            .take_while(|&&b| b == b'\n')
+            .count() as u8;
+        if newlines as usize == buf.len() {
+            self.trailing = (self.trailing + newlines).min(2);
+        } else {
+            self.trailing = newlines;
+        }
+        self.written |= !buf.is_empty();
+    }
+}
+
+impl<W: Write> Write for Blocks<W> {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.wrote(&buf[..n]);
+        Ok(n)
+    }
+
+    #[inline]
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_all(buf)?;
+        self.wrote(buf);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
     }
 }
 
@@ -319,11 +387,11 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         tables: &Tables,
         symbols: &SymbolMap,
     ) -> io::Result<()> {
-        summary::write(&mut self.out, summary, tables, symbols)
+        summary::write(self, summary, tables, symbols)
     }
 
     fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()> {
-        summary::functions(&mut self.out, lines)
+        summary::functions(self, lines)
     }
 
     fn folded(&mut self, folded: &[(String, u128)]) -> io::Result<()> {
@@ -358,11 +426,12 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
                 if b.records == 1 { "" } else { "s" },
                 if b.lbr { "" } else { ", no LBR" }
             )?;
-            let width = b.events.iter().map(|e| e.0.len()).max().unwrap_or(0);
+            let width = b.events.iter().map(|e| e.0.name().len()).max().unwrap_or(0);
             for (event, records, hits) in &b.events {
                 writeln!(
                     self.out,
-                    "    {event:<width$}  {records} record{}, {hits} hit{}",
+                    "    {:<width$}  {records} record{}, {hits} hit{}",
+                    event.name(),
                     if *records == 1 { "" } else { "s" },
                     if *hits == 1 { "" } else { "s" }
                 )?;
@@ -373,7 +442,7 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
             writeln!(
                 self.out,
                 "  {}[{}]{progid}: {}",
-                v.severity,
+                v.severity(),
                 v.code,
                 clean(&v.message)
             )?;
@@ -510,7 +579,7 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
 
     fn end_file(&mut self, last: bool) -> io::Result<()> {
         if !last && self.sections > 0 {
-            writeln!(self.out)?;
+            self.out.separate()?;
         }
         Ok(())
     }
@@ -576,8 +645,8 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         self.err.flush()
     }
 
-    fn replay(&mut self, out: &[u8], err: &[u8]) -> io::Result<()> {
-        super::replay(&mut self.out, &mut self.err, out, err)
+    fn replay(&mut self, recorded: &Recorded) -> io::Result<()> {
+        recorded.replay(&mut self.out, &mut self.err)
     }
 }
 
@@ -600,11 +669,11 @@ fn match_row(r: &MatchResult<'_>, tables: &Tables) -> [String; 5] {
         None => format!("progid {p}"),
     };
     let verdict = match (v.status, v.progid, v.entry) {
-        (Status::Match, Some(p), _) => format!("match          {}", progid(p)),
-        (Status::AgeMismatch, Some(p), Some(e)) => {
+        (MatchStatus::Match, Some(p), _) => format!("match          {}", progid(p)),
+        (MatchStatus::AgeMismatch, Some(p), Some(e)) => {
             format!("age-mismatch   {} has age {}", progid(p), e.age)
         }
-        (Status::GuidMismatch, Some(p), Some(e)) => format!(
+        (MatchStatus::GuidMismatch, Some(p), Some(e)) => format!(
             "guid-mismatch  {} is {{{}}} age {}",
             progid(p),
             e.guid_string(),

@@ -1,20 +1,26 @@
-//! Dumping a trace in-process, through the library, into memory: the option sets the
+//! Running sptdump in-process, through the library, into memory: the option sets the
 //! hostile-input tests and the fuzzer run every input through, and what a run printed.
 //!
-//! The printer is the one the command line would make for the options
-//! ([`sptdump::dump::printer`]), and each file is dumped as the command line dumps it
-//! ([`sptdump::dump::dump_file`]).
+//! The printer is the one the command line would make for the plan
+//! ([`sptdump::dump::printer`]), and the traces are run as the command line runs them
+//! ([`sptdump::dump::run`]). An option set reads the input under test alone, or beside the
+//! bundled sample: twice merged, or compared with the sample as BASE.
 
 use std::io::Cursor;
+use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 use serde_json::Value;
-use sptdump::dump::{self, Options, Outcome, Sections, Status};
+use sptdump::analysis::stacks::StackOrder;
+use sptdump::dump::{self, Outcome, Plan, Sections, Shape, Status, Traces};
 use sptdump::format::diag::Tally;
-use sptdump::input::Input;
-use sptdump::output::{FileInfo, Format, Printer};
+use sptdump::input::{Input, OpenError};
+use sptdump::output::{FileInfo, Format};
 
-/// How the trace reaches the dump.
+use crate::samples::sample_trace;
+
+/// How the trace under test reaches the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Via {
     /// As a file: in memory, seekable, its size known up front.
@@ -23,90 +29,214 @@ pub enum Via {
     Pipe,
 }
 
+/// Which traces a run reads besides the one under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Company {
+    /// None: the trace alone.
+    Alone,
+    /// The bundled sample after it (for `/merge`).
+    ThenSample,
+    /// The bundled sample before it, as BASE (for `/compare`).
+    AfterSample,
+}
+
 /// One way of running the command line.
 #[derive(Clone, Debug)]
 pub struct OptionSet {
     /// The command line it stands for, for messages.
     pub name: &'static str,
-    /// What to dump, and in which format.
-    pub options: Options,
+    /// What to do.
+    pub plan: Plan,
+    /// The other traces of the run.
+    pub company: Company,
 }
 
 impl OptionSet {
+    /// The set `name` of the default plan changed by `change`, the trace read alone.
+    pub fn new(name: &'static str, change: impl FnOnce(&mut Plan)) -> Self {
+        let mut plan = Plan::default();
+        change(&mut plan);
+        OptionSet {
+            name,
+            plan,
+            company: Company::Alone,
+        }
+    }
+
     /// Whether the output is JSON Lines (`/json`).
     pub fn is_json(&self) -> bool {
-        self.options.format == Format::Json
+        self.plan.format == Format::Json
+    }
+
+    /// Whether the trace under test is the only one of the run.
+    pub fn alone(&self) -> bool {
+        self.company == Company::Alone
     }
 }
 
-/// The option sets every hostile input goes through: the default dump, `/json`,
-/// `/validate` in text and JSON, `/summary /top:3` in text and JSON, `/json /event
-/// /binary:0`, and `/functions /top:3 /folded` in text and JSON.
+/// Where the exports of the option sets go: a folder of this process's, made once, and a
+/// file per thread, so that tests running at once write files of their own.
+fn export_path(name: &str) -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("sptdump-exports-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder for the exports");
+        dir
+    });
+    let thread = format!("{:?}", std::thread::current().id());
+    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
+    dir.join(format!("{thread}-{name}"))
+}
+
+/// No section: a plan for views and verdicts.
+fn quiet(plan: &mut Plan) {
+    plan.sections = Sections::NONE;
+}
+
+/// The option sets every hostile input goes through, every mode among them: the default
+/// dump, `/json`, `/validate` in text and JSON, `/summary /top:3` in text and JSON,
+/// `/json /event /binary:0`, `/functions /top:3 /folded` in text and JSON (and root first),
+/// `/check` with and beside `/validate /strict`, the three exports, and `/merge` and
+/// `/compare` with the bundled sample.
 pub fn option_sets() -> Vec<OptionSet> {
-    let all = Options::default();
-    let validate = Options {
-        validate: true,
-        ..Options::default()
+    let json = |p: &mut Plan| p.format = Format::Json;
+    let summary = |p: &mut Plan| {
+        quiet(p);
+        p.views.summary = true;
+        p.top = 3;
     };
-    let summary = Options {
-        sections: Sections::default(),
-        summary: Some(3),
-        ..Options::default()
+    let stacks = |p: &mut Plan| {
+        quiet(p);
+        p.views.functions = true;
+        p.views.folded = true;
+        p.top = 3;
     };
-    let binary0 = Options {
-        sections: Sections {
-            event: true,
-            ..Sections::default()
-        },
-        binaries: Some(vec!["0".to_owned()]),
-        ..Options::default()
+    let exports = |p: &mut Plan| {
+        quiet(p);
+        p.views.flamegraph = Some(export_path("flame.svg"));
+        p.views.pprof = Some(export_path("profile.pb.gz"));
+        p.views.speedscope = Some(export_path("speedscope.json"));
     };
-    let stacks = Options {
-        sections: Sections::default(),
-        functions: Some(3),
-        folded: true,
-        ..Options::default()
-    };
-    let set = |name, options: &Options, format| OptionSet {
-        name,
-        options: Options {
-            format,
-            ..options.clone()
-        },
+    let with = |mut set: OptionSet, company| {
+        set.company = company;
+        set
     };
     vec![
-        set("/all", &all, Format::Text),
-        set("/json", &all, Format::Json),
-        set("/validate", &validate, Format::Text),
-        set("/validate /json", &validate, Format::Json),
-        set("/summary /top:3", &summary, Format::Text),
-        set("/summary /top:3 /json", &summary, Format::Json),
-        set("/json /event /binary:0", &binary0, Format::Json),
-        set("/functions /top:3 /folded", &stacks, Format::Text),
-        set("/functions /top:3 /folded /json", &stacks, Format::Json),
+        OptionSet::new("/all", |_| {}),
+        OptionSet::new("/json", json),
+        OptionSet::new("/validate", |p| {
+            quiet(p);
+            p.validate = true;
+        }),
+        OptionSet::new("/validate /json", |p| {
+            quiet(p);
+            p.validate = true;
+            json(p);
+        }),
+        OptionSet::new("/summary /top:3", summary),
+        OptionSet::new("/summary /top:3 /json", |p| {
+            summary(p);
+            json(p);
+        }),
+        OptionSet::new("/json /event /binary:0", |p| {
+            json(p);
+            quiet(p);
+            p.sections.event = true;
+            p.binaries = Some(vec!["0".to_owned()]);
+        }),
+        OptionSet::new("/functions /top:3 /folded", stacks),
+        OptionSet::new("/functions /top:3 /folded /json", |p| {
+            stacks(p);
+            json(p);
+        }),
+        OptionSet::new("/functions /folded /stackorder:root-first /json", |p| {
+            stacks(p);
+            json(p);
+            p.stack_order = StackOrder::RootFirst;
+        }),
+        OptionSet::new("/check /validate /strict", |p| {
+            quiet(p);
+            p.check = true;
+            p.validate = true;
+            p.strict = true;
+        }),
+        OptionSet::new("/check /json", |p| {
+            quiet(p);
+            p.check = true;
+            json(p);
+        }),
+        OptionSet::new("/flamegraph /pprof /speedscope", exports),
+        with(
+            OptionSet::new("/merge /summary /functions /json", |p| {
+                summary(p);
+                p.views.functions = true;
+                p.shape = Shape::Merged;
+                json(p);
+            }),
+            Company::ThenSample,
+        ),
+        with(
+            OptionSet::new(
+                "/merge /flamegraph /pprof /speedscope /stackorder:root-first",
+                |p| {
+                    exports(p);
+                    p.shape = Shape::Merged;
+                    p.stack_order = StackOrder::RootFirst;
+                },
+            ),
+            Company::ThenSample,
+        ),
+        with(
+            OptionSet::new("/compare sample.spt TRACE /json", |p| {
+                quiet(p);
+                p.shape = Shape::Compared {
+                    min_overlap: Some(0.5),
+                };
+                json(p);
+            }),
+            Company::AfterSample,
+        ),
+        with(
+            OptionSet::new("/compare /validate sample.spt TRACE", |p| {
+                quiet(p);
+                p.validate = true;
+                p.shape = Shape::Compared { min_overlap: None };
+            }),
+            Company::AfterSample,
+        ),
     ]
+}
+
+/// The option set named `name`.
+fn named(name: &str) -> OptionSet {
+    option_sets()
+        .into_iter()
+        .find(|s| s.name == name)
+        .expect("an option set of that name")
 }
 
 /// The `/json` option set (everything, as JSON Lines).
 pub fn json_all() -> OptionSet {
-    option_sets().swap_remove(1)
+    named("/json")
 }
 
 /// The default text dump.
 pub fn text_all() -> OptionSet {
-    option_sets().swap_remove(0)
+    named("/all")
 }
 
 /// `/validate /json`: the diagnostics and a verdict line.
 pub fn validate_json() -> OptionSet {
-    option_sets().swap_remove(3)
+    named("/validate /json")
 }
 
-/// What one dump printed and how it ended.
+/// What one run printed and how it ended.
 #[derive(Debug)]
 pub struct Dumped {
-    /// What `dump::dump_file` returned.
+    /// The outcome of the trace under test.
     pub outcome: Outcome,
+    /// The status of the run, which the command line makes its exit code of.
+    pub run_status: Status,
     /// Standard output.
     pub out: String,
     /// Standard error: text diagnostics, and read failures in both formats.
@@ -122,9 +252,9 @@ impl Dumped {
         }
     }
 
-    /// The status this file calls for; the command line makes its exit code of it.
+    /// The status the trace under test calls for (not `/strict`).
     pub fn status(&self) -> Status {
-        self.outcome.status()
+        self.outcome.status(false)
     }
 
     /// Every line of standard output parsed as JSON; panics on a line that is not.
@@ -153,39 +283,55 @@ impl Dumped {
     }
 }
 
-/// Dumps `bytes` with `set`, read as `via`, into memory. Panics if the dump fails, which it
-/// may only do when the output cannot be written.
+/// The path the trace under test is shown by.
+pub const TRACE: &str = "trace.spt";
+/// The path the bundled sample is shown by, beside the trace under test.
+pub const SAMPLE: &str = "sample.spt";
+
+/// Runs `set` over `bytes`, read as `via`, into memory (with the bundled sample, when the set
+/// reads it too). Panics if the run fails, which it may only do when the output cannot be
+/// written.
 pub fn dump_bytes(bytes: &[u8], set: &OptionSet, via: Via) -> Dumped {
-    let (input, info) = match via {
-        Via::File => (
-            Input::memory(bytes.to_vec()),
-            FileInfo {
-                path: "trace.spt",
-                size: Some(bytes.len() as u64),
-            },
-        ),
-        Via::Pipe => (
-            Input::pipe(Box::new(Cursor::new(bytes.to_vec()))),
-            FileInfo {
-                path: "-",
-                size: None,
-            },
-        ),
+    let subject = |bytes: &[u8]| match via {
+        Via::File => Input::memory(bytes.to_vec()),
+        Via::Pipe => Input::pipe(Box::new(Cursor::new(bytes.to_vec()))),
     };
-    dump_input(input, &info, set)
+    let shown = match via {
+        Via::File => TRACE,
+        Via::Pipe => "-",
+    };
+    static SAMPLE_BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    let sample = SAMPLE_BYTES.get_or_init(sample_trace);
+    let (paths, at): (Vec<String>, usize) = match set.company {
+        Company::Alone => (vec![shown.into()], 0),
+        Company::ThenSample => (vec![shown.into(), SAMPLE.into()], 0),
+        Company::AfterSample => (vec![SAMPLE.into(), shown.into()], 1),
+    };
+    let open = |i: usize| -> Result<Input, OpenError> {
+        Ok(match i == at {
+            true => subject(bytes),
+            false => Input::memory(sample.clone()),
+        })
+    };
+    run(&Traces::new(&paths, &open), at, set)
 }
 
-/// Dumps `input` with `set` into memory, as the only file of a run.
+/// Runs `set` over `input`, named as `info` says, as the only trace of a run.
 pub fn dump_input(input: Input, info: &FileInfo<'_>, set: &OptionSet) -> Dumped {
+    let paths = [info.path.to_owned()];
+    run(&Traces::opened(&paths, vec![Ok(input)]), 0, set)
+}
+
+/// Runs `set` over `traces` into memory; the one at `at` is under test.
+fn run(traces: &Traces<'_>, at: usize, set: &OptionSet) -> Dumped {
     let mut out = Vec::new();
     let mut err = Vec::new();
-    let mut printer = dump::printer(&set.options, &mut out, &mut err);
-    let outcome = dump::dump_file(&mut printer, info, Ok(input), &set.options, true)
-        .expect("writing to memory cannot fail");
-    printer.flush().expect("writing to memory cannot fail");
+    let mut printer = dump::printer(&set.plan, &mut out, &mut err);
+    let ran = dump::run(&mut printer, &set.plan, traces).expect("writing to memory cannot fail");
     drop(printer);
     Dumped {
-        outcome,
+        outcome: ran.outcomes()[at],
+        run_status: ran.status(),
         out: String::from_utf8(out).expect("standard output is UTF-8"),
         err: String::from_utf8(err).expect("standard error is UTF-8"),
     }

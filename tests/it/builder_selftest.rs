@@ -4,7 +4,6 @@
 //! The vectors live outside this repository, in the shared suite beside it. Without them the
 //! test that compares with them says it skipped (`sptdump_testkit::shared`).
 
-
 use sptdump_testkit::builder::*;
 use sptdump_testkit::shared;
 

@@ -14,6 +14,7 @@ mod ident;
 mod layers;
 mod matching;
 mod merge;
+mod plan;
 mod properties;
 mod readme;
 mod sample;

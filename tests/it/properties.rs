@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{RngAlgorithm, RngSeed};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sptdump::dump::{Options, Outcome, Sections, Status};
+use sptdump::dump::{Outcome, Sections, Status};
 use sptdump::output::Format;
 use sptdump_testkit::builder::*;
 use sptdump_testkit::dumping::*;
@@ -537,18 +537,12 @@ fn check_round_trip(t: &Trace) -> Result<(), TestCaseError> {
 /// their warnings appear; the warnings of the string table still do.
 fn check_selection(t: &Trace, pick: u16) -> Result<(), TestCaseError> {
     let (file, expected) = write(t);
-    let set = OptionSet {
-        name: "/json /event /binary:N",
-        options: Options {
-            format: Format::Json,
-            sections: Sections {
-                event: true,
-                ..Default::default()
-            },
-            binaries: Some(vec![pick.to_string()]),
-            ..Default::default()
-        },
-    };
+    let set = OptionSet::new("/json /event /binary:N", |p| {
+        p.format = Format::Json;
+        p.sections = Sections::NONE;
+        p.sections.event = true;
+        p.binaries = Some(vec![pick.to_string()]);
+    });
     let kept: Vec<&Expected> = expected.iter().filter(|e| e.segment == pick).collect();
     let want_diagnostics: Vec<(Value, u64)> = invalid_names(t)
         .into_iter()
@@ -728,13 +722,13 @@ fn check_hostile(bytes: &[u8]) -> Result<(), TestCaseError> {
             let tally = match d.outcome {
                 Outcome::Done(t, _) => t,
                 Outcome::NoSuchBinary => {
-                    prop_assert!(set.options.binaries.is_some(), "{}", context);
+                    prop_assert!(set.plan.binaries.is_some(), "{}", context);
                     prop_assert!(d.err.contains("/binary:0"), "{}: {}", context, d.err);
                     continue;
                 }
-                Outcome::ReadFailed | Outcome::OutputClosed(_) => {
+                other => {
                     return Err(TestCaseError::fail(format!(
-                        "{context}: reading from memory failed: {}",
+                        "{context}: reading from memory failed ({other:?}): {}",
                         d.err
                     )));
                 }
@@ -765,7 +759,7 @@ fn check_hostile(bytes: &[u8]) -> Result<(), TestCaseError> {
                     "{}",
                     context
                 );
-                if set.options.validate {
+                if set.plan.validate {
                     let last = values.last().unwrap();
                     prop_assert_eq!(&last["type"], "validation");
                     prop_assert_eq!(&last["errors"], &json!(errors));
@@ -1018,15 +1012,12 @@ fn expected_summary(t: &Trace, top: usize) -> Vec<SummaryLine> {
 
 fn check_summary(t: &Trace, top: usize) -> Result<(), TestCaseError> {
     let (file, _) = write(t);
-    let set = OptionSet {
-        name: "/summary /json",
-        options: Options {
-            format: Format::Json,
-            sections: Sections::default(),
-            summary: Some(top),
-            ..Default::default()
-        },
-    };
+    let set = OptionSet::new("/summary /json", |p| {
+        p.format = Format::Json;
+        p.sections = Sections::NONE;
+        p.views.summary = true;
+        p.top = top;
+    });
     let d = dump_bytes(&file, &set, Via::File);
     prop_assert_eq!(d.tally().errors, 0);
     let mut got = Vec::new();
@@ -1043,11 +1034,10 @@ fn check_summary(t: &Trace, top: usize) -> Result<(), TestCaseError> {
     // The text summary has a section per binary with sample records.
     let text = OptionSet {
         name: "/summary",
-        options: Options {
-            format: Format::Text,
-            ..set.options
-        },
+        ..set
     };
+    let mut text = text;
+    text.plan.format = Format::Text;
     let text = dump_bytes(&file, &text, Via::File);
     let sections = text
         .out

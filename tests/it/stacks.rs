@@ -256,7 +256,7 @@ fn root_first_reverses_the_stacks() {
 
 mod properties {
     use proptest::prelude::*;
-    use sptdump::dump::{Options, Sections};
+    use sptdump::dump::Sections;
     use sptdump::output::Format;
     use sptdump_testkit::builder::SptBuilder;
     use sptdump_testkit::dumping::{OptionSet, Via, dump_bytes};
@@ -285,16 +285,13 @@ mod properties {
     }
 
     fn set(functions: bool) -> OptionSet {
-        OptionSet {
-            name: "stacks",
-            options: Options {
-                format: Format::Json,
-                sections: Sections::default(),
-                functions: functions.then_some(usize::MAX),
-                folded: !functions,
-                ..Options::default()
-            },
-        }
+        OptionSet::new("stacks", |p| {
+            p.format = Format::Json;
+            p.sections = Sections::NONE;
+            p.views.functions = functions;
+            p.views.folded = !functions;
+            p.top = usize::MAX;
+        })
     }
 
     /// `hits` may pass 2^64: read it exactly from the line's text.

@@ -3,9 +3,9 @@
 
 use std::io::{self, Write};
 
-use super::clean;
-use crate::analysis::functions::FunctionsLine;
-use crate::analysis::summary::{FunctionArcTable, Summary, TopArc};
+use super::{TextPrinter, clean};
+use crate::analysis::functions::{FunctionRow, FunctionsLine};
+use crate::analysis::summary::{FunctionArcTable, IpSummary, Summary, SummaryLine, TopArc};
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 
@@ -24,160 +24,168 @@ fn percent(part: u128, total: u128) -> String {
 
 /// Writes the summary as text: a block per binary, each table aligned like a profiler's
 /// report.
-pub(super) fn write(
-    o: &mut impl Write,
+pub(super) fn write<W: Write, E: Write>(
+    p: &mut TextPrinter<W, E>,
     summary: &Summary,
     tables: &Tables,
     symbols: &SymbolMap,
 ) -> io::Result<()> {
     for line in summary.lines(tables, symbols) {
-        writeln!(o)?;
-        let name = line.name.as_deref().unwrap_or("no name");
-        match line.progid {
-            Some(p) => writeln!(
-                o,
-                "Summary of progid {p} ({name}): {} sample record{}",
-                line.records,
-                plural(line.records)
-            )?,
-            None => writeln!(
-                o,
-                "Summary of records before any BINARY_ID: {} sample record{}",
-                line.records,
-                plural(line.records)
-            )?,
-        }
-        for ip in &line.ip {
-            writeln!(
-                o,
-                "  {}: {} record{}, {} sample{}, {} unique RVA{}",
-                ip.event,
-                ip.records,
-                plural(ip.records),
-                ip.samples,
-                plural(ip.samples),
-                ip.unique_rvas,
-                plural(ip.unique_rvas as u64)
-            )?;
-            let rows: Vec<_> = ip
-                .top
-                .iter()
-                .map(|t| {
-                    (
-                        t.hits,
-                        percent(t.hits, ip.samples),
-                        format!("0x{:08X}", t.rva),
-                    )
-                })
-                .collect();
-            table(o, "RVA", &rows)?;
-            if let Some(f) = &ip.functions {
-                let rows: Vec<_> = f
-                    .top
-                    .iter()
-                    .map(|t| {
-                        (
-                            t.samples,
-                            percent(t.samples, ip.samples),
-                            clean(&t.function).into_owned(),
-                        )
-                    })
-                    .collect();
-                table(o, "function", &rows)?;
-                unresolved(
-                    o,
-                    f.unresolved,
-                    ip.samples,
-                    [
-                        "sample outside every function",
-                        "samples outside every function",
-                    ],
-                )?;
-            }
-        }
-        if let Some(lbr) = &line.lbr {
-            writeln!(
-                o,
-                "  LBR: {} record{}, {} branch{}, {} unique arc{}",
-                lbr.records,
-                plural(lbr.records),
-                lbr.branches,
-                if lbr.branches == 1 { "" } else { "es" },
-                lbr.unique_arcs,
-                plural(lbr.unique_arcs as u64)
-            )?;
-            table(o, "from->to", &arc_rows(&lbr.top, lbr.branches))?;
-            if let Some(f) = &lbr.function_arcs {
-                function_arcs(o, f, lbr.branches)?;
-            }
-        }
-        if let Some(cs) = &line.callstack {
-            writeln!(
-                o,
-                "  ETW_CALLSTACK: {} record{}, {} arc{}, {} unique arc{}",
-                cs.records,
-                plural(cs.records),
-                cs.arcs,
-                plural(cs.arcs),
-                cs.unique_arcs,
-                plural(cs.unique_arcs as u64)
-            )?;
-            table(o, "from->to", &arc_rows(&cs.top, cs.arcs))?;
-            if let Some(f) = &cs.function_arcs {
-                function_arcs(o, f, cs.arcs)?;
-            }
-        }
+        binary(p.block()?, &line)?;
     }
     Ok(())
 }
 
+/// The summary of one binary.
+fn binary(o: &mut impl Write, line: &SummaryLine) -> io::Result<()> {
+    let name = line.name.as_deref().unwrap_or("no name");
+    let records = format!("{} sample record{}", line.records, plural(line.records));
+    match line.progid {
+        Some(p) => writeln!(o, "Summary of progid {p} ({name}): {records}")?,
+        None => writeln!(o, "Summary of records before any BINARY_ID: {records}")?,
+    }
+    for ip in &line.ip {
+        event(o, ip)?;
+    }
+    if let Some(lbr) = &line.lbr {
+        writeln!(
+            o,
+            "  LBR: {} record{}, {} branch{}, {} unique arc{}",
+            lbr.records,
+            plural(lbr.records),
+            lbr.branches,
+            if lbr.branches == 1 { "" } else { "es" },
+            lbr.unique_arcs,
+            plural(lbr.unique_arcs as u64)
+        )?;
+        arcs(o, &lbr.top, lbr.function_arcs.as_ref(), lbr.branches)?;
+    }
+    if let Some(cs) = &line.callstack {
+        writeln!(
+            o,
+            "  ETW_CALLSTACK: {} record{}, {} arc{}, {} unique arc{}",
+            cs.records,
+            plural(cs.records),
+            cs.arcs,
+            plural(cs.arcs),
+            cs.unique_arcs,
+            plural(cs.unique_arcs as u64)
+        )?;
+        arcs(o, &cs.top, cs.function_arcs.as_ref(), cs.arcs)?;
+    }
+    Ok(())
+}
+
+/// One IP event's totals, its top addresses, and with `/pdb` its top functions.
+fn event(o: &mut impl Write, ip: &IpSummary) -> io::Result<()> {
+    writeln!(
+        o,
+        "  {}: {} record{}, {} sample{}, {} unique RVA{}",
+        ip.event,
+        ip.records,
+        plural(ip.records),
+        ip.samples,
+        plural(ip.samples),
+        ip.unique_rvas,
+        plural(ip.unique_rvas as u64)
+    )?;
+    let rows: Vec<_> = ip
+        .top
+        .iter()
+        .map(|t| {
+            let rva = format!("0x{:08X}", t.rva);
+            (t.hits, percent(t.hits, ip.samples), rva)
+        })
+        .collect();
+    table(o, "RVA", &rows)?;
+    let Some(f) = &ip.functions else {
+        return Ok(());
+    };
+    let rows: Vec<_> = f
+        .top
+        .iter()
+        .map(|t| {
+            let name = clean(&t.function).into_owned();
+            (t.samples, percent(t.samples, ip.samples), name)
+        })
+        .collect();
+    table(o, "function", &rows)?;
+    let what = [
+        "sample outside every function",
+        "samples outside every function",
+    ];
+    unresolved(o, f.unresolved, ip.samples, what)
+}
+
+/// An arc table's top arcs, and with `/pdb` its top function pairs.
+fn arcs(
+    o: &mut impl Write,
+    top: &[TopArc],
+    functions: Option<&FunctionArcTable>,
+    total: u128,
+) -> io::Result<()> {
+    table(o, "from->to", &arc_rows(top, total))?;
+    match functions {
+        Some(f) => function_arcs(o, f, total),
+        None => Ok(()),
+    }
+}
+
 /// Writes `/functions`: a table per binary of inclusive and exclusive hits, with their
 /// shares of the binary's stack total, hottest first.
-pub(super) fn functions(o: &mut impl Write, lines: &[FunctionsLine]) -> io::Result<()> {
+pub(super) fn functions<W: Write, E: Write>(
+    p: &mut TextPrinter<W, E>,
+    lines: &[FunctionsLine],
+) -> io::Result<()> {
     for line in lines {
-        writeln!(o)?;
+        functions_of(p.block()?, line)?;
+    }
+    Ok(())
+}
+
+/// The `/functions` table of one binary.
+fn functions_of(o: &mut impl Write, line: &FunctionsLine) -> io::Result<()> {
+    writeln!(
+        o,
+        "Functions of progid {} ({}): {} stack{}, {} hit{}, {} key{}",
+        line.progid,
+        clean(&line.name),
+        line.stacks,
+        plural(line.stacks),
+        line.hits,
+        plural(line.hits),
+        line.unique,
+        plural(line.unique as u64)
+    )?;
+    let rows = line.rows();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let width = |f: fn(&FunctionRow) -> u128, title: &str| {
+        rows.iter()
+            .map(|r| f(r).to_string().len())
+            .max()
+            .unwrap_or(0)
+            .max(title.len())
+    };
+    let iw = width(|r| r.inclusive(), "inclusive");
+    let ew = width(|r| r.exclusive(), "exclusive");
+    let sw = "100.00%".len();
+    writeln!(
+        o,
+        "    {:>iw$}  {:>sw$}  {:>ew$}  {:>sw$}  function",
+        "inclusive", "share", "exclusive", "share"
+    )?;
+    for r in rows {
         writeln!(
             o,
-            "Functions of progid {} ({}): {} stack{}, {} hit{}, {} key{}",
-            line.progid,
-            clean(&line.name),
-            line.stacks,
-            plural(line.stacks),
-            line.hits,
-            plural(line.hits),
-            line.unique,
-            plural(line.unique as u64)
+            "    {:>iw$}  {:>sw$}  {:>ew$}  {:>sw$}  {}",
+            r.inclusive(),
+            percent(r.inclusive(), line.hits()),
+            r.exclusive(),
+            percent(r.exclusive(), line.hits()),
+            clean(r.key())
         )?;
-        let rows = line.rows();
-        if rows.is_empty() {
-            continue;
-        }
-        let width = |f: fn(&crate::analysis::functions::FunctionRow) -> u128, title: &str| {
-            rows.iter()
-                .map(|r| f(r).to_string().len())
-                .max()
-                .unwrap_or(0)
-                .max(title.len())
-        };
-        let iw = width(|r| r.inclusive(), "inclusive");
-        let ew = width(|r| r.exclusive(), "exclusive");
-        let sw = "100.00%".len();
-        writeln!(
-            o,
-            "    {:>iw$}  {:>sw$}  {:>ew$}  {:>sw$}  function",
-            "inclusive", "share", "exclusive", "share"
-        )?;
-        for r in rows {
-            writeln!(
-                o,
-                "    {:>iw$}  {:>sw$}  {:>ew$}  {:>sw$}  {}",
-                r.inclusive(),
-                percent(r.inclusive(), line.hits()),
-                r.exclusive(),
-                percent(r.exclusive(), line.hits()),
-                clean(r.key())
-            )?;
-        }
     }
     Ok(())
 }
@@ -286,9 +294,9 @@ mod tests {
             1,
             &[0x10, 0x20, 0x20, 0x20],
         );
-        let mut out = Vec::new();
-        write(&mut out, &s, &Tables::default(), &SymbolMap::default()).unwrap();
-        let text = String::from_utf8(out).unwrap();
+        let mut printer = TextPrinter::new(Vec::new(), Vec::new());
+        write(&mut printer, &s, &Tables::default(), &SymbolMap::default()).unwrap();
+        let text = String::from_utf8(printer.into_inner().0).unwrap();
         assert!(
             text.contains("RETIRE_INSTR: 1 record, 4 samples, 2 unique RVAs"),
             "{text}"

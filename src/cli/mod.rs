@@ -1,0 +1,576 @@
+//! The command line: SPTDump's options in every spelling, turned into one [`Plan`] before
+//! anything is read.
+//!
+//! Options are case-insensitive and may be written `/name`, `-name` or `--name`. Values follow
+//! a colon (`/top:20`), or for the dash forms `=` or a space (`--top 20`). An argument that
+//! starts with `/` is an option only when its name is one of ours, so `/tmp/a.spt` is a file
+//! on every platform. `--` ends the options; `-` is standard input.
+//!
+//! ```text
+//! spelling.rs   an argument -> an option's name and value, or a file, or a typo
+//! options.rs    the table: each option's name, value, help, and what it sets (its value
+//!               parsed there, once)
+//! mod.rs        what was given -> a Command and its Plan, by the rules of how options
+//!               combine; a combination that cannot do what each option says is refused
+//! ```
+//!
+//! SPTDump's spellings are not those of a general argument parser (`/name:value`, any case,
+//! `/path` as a file), so the table parses them itself, as ripgrep's flag definitions do.
+
+use std::ffi::OsString;
+
+use sptdump::dump::{DEFAULT_TOP, Plan, Sections, Shape};
+use sptdump::output::Format;
+
+mod options;
+mod spelling;
+
+#[cfg(test)]
+use options::OPTIONS;
+use options::{Given, Opt, Set, canonical, option};
+pub use options::{Progress, help};
+use spelling::{Spelled, items, mistyped, spelled, unknown};
+
+/// A wrong command line, as one line of text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}; see 'sptdump /help'")]
+pub struct UsageError(String);
+
+fn usage(message: impl Into<String>) -> UsageError {
+    UsageError(message.into())
+}
+
+impl UsageError {
+    /// A usage error saying `why`: a plan that conflicts with the traces given, a list of
+    /// traces that cannot be read.
+    pub fn new(why: impl std::fmt::Display) -> UsageError {
+        usage(why.to_string())
+    }
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Show the help.
+    Help,
+    /// Show the version.
+    Version,
+    /// Show the identities of the `/match` files: there is no trace to match them with.
+    Identities {
+        /// JSON Lines instead of text.
+        format: Format,
+        /// The images and PDBs.
+        paths: Vec<OsString>,
+    },
+    /// Run a plan over traces.
+    Run {
+        /// What to do. Its `/match` and `/pdb` files are still to be read.
+        plan: Box<Plan>,
+        /// The traces, `-` for standard input.
+        traces: Vec<OsString>,
+        /// Files listing more traces, one per line (`/sptlist`), to be read first.
+        sptlists: Vec<OsString>,
+        /// Whether to show a progress bar.
+        progress: Progress,
+        /// The files given to `/match`, to be read first.
+        match_paths: Vec<OsString>,
+        /// The PDBs given to `/pdb`, to be read first.
+        pdb_paths: Vec<OsString>,
+    },
+}
+
+/// Parses the arguments (without the program name). Every argument is checked before any
+/// file is read: a mistyped option never dumps a file.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageError> {
+    let mut given = Given::default();
+    let mut traces = Vec::new();
+    let mut args = args.into_iter();
+    let mut options_ended = false;
+    while let Some(arg) = args.next() {
+        if options_ended || arg == "-" {
+            traces.push(arg);
+        } else if arg == "--" {
+            options_ended = true;
+        } else if let Some(spelled) = spelled(&arg)? {
+            match option(canonical(&spelled.name.to_ascii_lowercase())) {
+                Some(opt) => apply(&mut given, opt, &arg, spelled, &mut args)?,
+                None if spelled.dashed
+                    || (spelled.separator != Some('=') && mistyped(&arg, &spelled.name)) =>
+                {
+                    let shown = arg.to_string_lossy();
+                    let written = match spelled.separator {
+                        Some(sep) => shown.split(sep).next().unwrap_or(&shown),
+                        None => &shown,
+                    };
+                    return Err(unknown(written, &spelled.name));
+                }
+                None => traces.push(arg),
+            }
+        } else {
+            traces.push(arg);
+        }
+    }
+    command(given, traces)
+}
+
+/// Applies option `opt`, spelled as `arg`, to `given`; its value may be the next argument.
+fn apply(
+    given: &mut Given,
+    opt: &Opt,
+    arg: &OsString,
+    spelled: Spelled,
+    rest: &mut impl Iterator<Item = OsString>,
+) -> Result<(), UsageError> {
+    let shown = arg.to_string_lossy();
+    let name = opt.name;
+    given.named.push(name);
+    let value = match (&opt.set, spelled.value) {
+        (_, Some(_)) if !spelled.dashed && spelled.separator == Some('=') => {
+            return Err(usage(format!(
+                "'{shown}': values follow a colon, as in /{name}:{}",
+                shown.split_once('=').map_or("", |(_, v)| v)
+            )));
+        }
+        (Set::Flag(set), None) => {
+            set(given);
+            return Ok(());
+        }
+        (Set::Flag(_), Some(_)) => return Err(usage(format!("option '/{name}' takes no value"))),
+        (Set::Value(_), Some(v)) => v,
+        (Set::Value(_), None) if spelled.dashed => rest
+            .next()
+            .ok_or_else(|| usage(format!("option '{shown}' needs a value")))?,
+        (Set::Value(_), None) => {
+            let what = opt.value.unwrap_or("VALUE");
+            return Err(usage(format!(
+                "option '{shown}' needs a value: /{name}:{what}"
+            )));
+        }
+    };
+    let Set::Value(set) = opt.set else {
+        unreachable!("a flag took no value above")
+    };
+    let values = if opt.list {
+        items(&value)?
+    } else {
+        vec![value]
+    };
+    let files = matches!(opt.value, Some("FILE" | "FILES"));
+    for v in values {
+        if v.is_empty() && (opt.list || files) {
+            return Err(usage(match (opt.list, files) {
+                (true, true) => format!("/{name} needs a comma-separated list of files"),
+                (true, false) => {
+                    format!("/{name} needs a comma-separated list of names or progid indices")
+                }
+                (false, _) => format!("/{name} needs a file: /{name}:FILE"),
+            }));
+        }
+        set(given, &v).map_err(|why| {
+            usage(format!(
+                "invalid value '{}' for /{name}: {why}",
+                v.to_string_lossy()
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// What the options given ask for: a command, its plan built by the rules of how options
+/// combine. The rules that concern the number of traces are the plan's own
+/// ([`Plan::conflict`]), checked once the `/sptlist` files are read.
+fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
+    if given.help {
+        return Ok(Command::Help);
+    }
+    if given.version {
+        return Ok(Command::Version);
+    }
+    let format = if given.json {
+        Format::Json
+    } else {
+        Format::Text
+    };
+    if traces.is_empty() && given.sptlists.is_empty() {
+        if given.matches.is_empty() {
+            return Err(usage("no SPT file given"));
+        }
+        // Images and PDBs without a trace: say who they are, and nothing else.
+        let wants_a_trace = given
+            .named
+            .iter()
+            .find(|n| !["json", "match", "quiet", "progress"].contains(n));
+        if let Some(name) = wants_a_trace {
+            return Err(usage(format!(
+                "/{name} needs a trace; /match without one prints the files' identities"
+            )));
+        }
+        return Ok(Command::Identities {
+            format,
+            paths: given.matches,
+        });
+    }
+    combinable(&given)?;
+    let progress = match (given.quiet, given.progress) {
+        (true, _) => Progress::Never,
+        (false, when) => when.unwrap_or(Progress::Auto),
+    };
+    let (sptlists, match_paths, pdb_paths) = (
+        given.sptlists.clone(),
+        given.matches.clone(),
+        given.pdbs.clone(),
+    );
+    Ok(Command::Run {
+        plan: Box::new(plan(given, format)),
+        traces,
+        sptlists,
+        progress,
+        match_paths,
+        pdb_paths,
+    })
+}
+
+/// The rules of how options combine that the plan's types cannot hold: a combination that
+/// cannot do what each option says is a usage error naming both.
+fn combinable(given: &Given) -> Result<(), UsageError> {
+    if given.compare && given.merge {
+        return Err(usage(
+            "/compare reads two traces apart: it does not go with /merge",
+        ));
+    }
+    if given.min_overlap.is_some() && !given.compare {
+        return Err(usage("/min-overlap goes with /compare BASE NEW"));
+    }
+    if given.quiet && given.progress.is_some_and(|p| p != Progress::Never) {
+        return Err(usage(
+            "/quiet shows no progress bar: it does not go with /progress other than never",
+        ));
+    }
+    Ok(())
+}
+
+/// The plan of a command line that [`combinable`] accepts.
+fn plan(given: Given, format: Format) -> Plan {
+    let mut plan = Plan::default();
+    plan.format = format;
+    plan.views = given.views;
+    // /top on its own asks for the top entries: that is a summary.
+    if given.top.is_some() && !plan.views.functions && !given.compare {
+        plan.views.summary = true;
+    }
+    plan.validate = given.validate;
+    plan.check = given.check;
+    plan.strict = given.strict;
+    plan.shape = if given.merge {
+        Shape::Merged
+    } else if given.compare {
+        Shape::Compared {
+            min_overlap: given.min_overlap,
+        }
+    } else {
+        Shape::Each
+    };
+    // Every section when nothing else is asked for.
+    let asked = !plan.views.is_empty()
+        || plan.validate
+        || plan.check
+        || plan.shape != Shape::Each
+        || !given.matches.is_empty();
+    plan.sections = if given.all || (given.sections.is_empty() && !asked) {
+        Sections::ALL
+    } else {
+        given.sections
+    };
+    plan.top = given.top.unwrap_or(DEFAULT_TOP);
+    plan.stack_order = given.stack_order.unwrap_or_default();
+    plan.strindex = given.strindex.unwrap_or_default();
+    plan.binaries = (!given.binaries.is_empty()).then_some(given.binaries);
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sptdump::analysis::stacks::StackOrder;
+
+    fn parse_strs(args: &[&str]) -> Result<Command, UsageError> {
+        parse(args.iter().map(OsString::from))
+    }
+
+    fn plan_of(args: &[&str]) -> (Plan, Vec<String>) {
+        match parse_strs(args).unwrap() {
+            Command::Run { plan, traces, .. } => (
+                *plan,
+                traces
+                    .into_iter()
+                    .map(|f| f.into_string().unwrap())
+                    .collect(),
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn error_of(args: &[&str]) -> String {
+        parse_strs(args).unwrap_err().to_string()
+    }
+
+    fn sections(f: impl FnOnce(&mut Sections)) -> Sections {
+        let mut s = Sections::NONE;
+        f(&mut s);
+        s
+    }
+
+    #[test]
+    fn the_help_lists_every_option_and_the_parser_knows_every_listed_one() {
+        let help = help();
+        for o in OPTIONS {
+            let spelled = match o.value {
+                Some(value) => format!("/{}:{value}", o.name),
+                None => format!("/{}", o.name),
+            };
+            let shown = o.shown.map_or(format!("{spelled} "), |s| format!("{s} "));
+            assert!(shown.starts_with(&spelled), "{shown}");
+            assert!(
+                help.contains(&format!("\n  {shown}")),
+                "{spelled} is not in the help"
+            );
+            let example = spelled
+                .replace(":N", ":3")
+                .replace(":MODE", ":auto")
+                .replace(":ORDER", ":root-first")
+                .replace(":F", ":0.5")
+                .replace(":WHEN", ":never");
+            // /compare and its threshold take two traces; /merge an analysis; every other
+            // option one trace.
+            let args: Vec<&str> = match o.name {
+                "compare" | "min-overlap" => vec!["/compare", &example, "a.spt", "b.spt"],
+                "merge" => vec![&example, "/summary", "a.spt"],
+                _ => vec![&example, "a.spt"],
+            };
+            assert!(parse_strs(&args).is_ok(), "{spelled}");
+        }
+        // And the other way round: every `/name` the help lists is an option.
+        for line in help.lines() {
+            let Some(word) = line.strip_prefix("  /") else {
+                continue;
+            };
+            let name: String = word
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            if !name.is_empty() {
+                assert!(option(&name).is_some(), "the help lists /{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn help_lines_fit_a_terminal() {
+        for line in help().lines() {
+            assert!(line.chars().count() <= 100, "{line}");
+        }
+    }
+
+    #[test]
+    fn default_is_all() {
+        let (plan, files) = plan_of(&["a.spt"]);
+        assert_eq!(plan, Plan::default());
+        assert_eq!(plan.sections, Sections::ALL);
+        assert_eq!(plan.format, Format::Text);
+        assert_eq!(files, ["a.spt"]);
+    }
+
+    #[test]
+    fn every_spelling_and_case() {
+        for spelling in ["/progid", "-progid", "--progid", "/PROGID", "--ProgId"] {
+            let (plan, _) = plan_of(&[spelling, "a.spt"]);
+            assert_eq!(plan.sections, sections(|s| s.progid = true), "{spelling}");
+        }
+    }
+
+    #[test]
+    fn values_after_colon_equals_or_space() {
+        for args in [
+            &["/summary", "/top:20", "a"][..],
+            &["/summary", "--top=20", "a"],
+            &["/summary", "--top", "20", "a"],
+            &["/summary", "-TOP:20", "a"],
+        ] {
+            let (plan, files) = plan_of(args);
+            assert!(plan.views.summary, "{args:?}");
+            assert_eq!(plan.top, 20, "{args:?}");
+            assert_eq!(files, ["a"]);
+        }
+        let (plan, _) = plan_of(&["/summary", "a"]);
+        assert_eq!(plan.top, DEFAULT_TOP);
+        assert_eq!(plan.sections, Sections::NONE);
+    }
+
+    #[test]
+    fn top_alone_is_a_summary_but_not_beside_what_takes_it() {
+        assert!(plan_of(&["/top:3", "a"]).0.views.summary);
+        let (plan, _) = plan_of(&["/functions", "/top:3", "a"]);
+        assert!(plan.views.functions && !plan.views.summary);
+        let (plan, _) = plan_of(&["/compare", "/top:3", "a", "b"]);
+        assert!(!plan.views.summary, "/compare shows its own top keys");
+        assert_eq!(plan.top, 3);
+    }
+
+    #[test]
+    fn each_value_is_parsed_once_into_the_plan() {
+        let (plan, _) = plan_of(&[
+            "/stackorder:Root-First",
+            "/strindex:ordinal",
+            "/folded",
+            "/merge",
+            "a",
+        ]);
+        assert_eq!(plan.stack_order, StackOrder::RootFirst);
+        assert_eq!(plan.strindex.as_str(), "ordinal");
+        assert_eq!(plan.shape, Shape::Merged);
+        let (plan, _) = plan_of(&["/compare", "/min-overlap:0.25", "a", "b"]);
+        assert_eq!(
+            plan.shape,
+            Shape::Compared {
+                min_overlap: Some(0.25)
+            }
+        );
+    }
+
+    #[test]
+    fn slash_paths_are_files() {
+        let (_, files) = plan_of(&["/tmp/a.spt", "/header.spt", "/json/b.spt"]);
+        assert_eq!(
+            files,
+            ["/tmp/a.spt", "/header.spt", "/json/b.spt"].map(String::from)
+        );
+    }
+
+    #[test]
+    fn double_dash_ends_options_and_dash_is_stdin() {
+        let (plan, files) = plan_of(&["/json", "-", "--", "/header", "-x"]);
+        assert_eq!(plan.format, Format::Json);
+        assert_eq!(plan.sections, Sections::ALL);
+        assert_eq!(files, ["-", "/header", "-x"]);
+    }
+
+    #[test]
+    fn help_and_version() {
+        for h in ["/?", "-h", "--help", "/HELP", "-?"] {
+            assert_eq!(parse_strs(&[h]), Ok(Command::Help), "{h}");
+        }
+        assert_eq!(parse_strs(&["/version"]), Ok(Command::Version));
+    }
+
+    #[test]
+    fn match_files_accumulate_and_leave_out_the_sections() {
+        let Command::Run {
+            plan, match_paths, ..
+        } = parse_strs(&[
+            "/match:C:\\b\\app.exe,app.pdb",
+            "--match",
+            "core.dll",
+            "t.spt",
+        ])
+        .unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(match_paths, ["C:\\b\\app.exe", "app.pdb", "core.dll"]);
+        assert_eq!(plan.sections, Sections::NONE);
+    }
+
+    #[test]
+    fn match_without_a_trace_is_identities_and_nothing_else() {
+        assert_eq!(
+            parse_strs(&["/json", "/match:a.exe"]),
+            Ok(Command::Identities {
+                format: Format::Json,
+                paths: vec!["a.exe".into()]
+            })
+        );
+        let e = error_of(&["/summary", "/match:a.exe"]);
+        assert!(e.starts_with("/summary needs a trace"), "{e}");
+    }
+
+    #[test]
+    fn binary_lists_accumulate() {
+        let (plan, _) = plan_of(&["/binary:core.dll,0", "--binary", "app.exe", "a"]);
+        assert_eq!(
+            plan.binaries,
+            Some(vec!["core.dll".into(), "0".into(), "app.exe".into()])
+        );
+    }
+
+    #[test]
+    fn validate_beside_another_mode_does_both() {
+        let (plan, _) = plan_of(&["/validate", "a"]);
+        assert!(plan.validate && plan.sections.is_empty());
+        let (plan, _) = plan_of(&["/validate", "/summary", "/check", "a"]);
+        assert!(plan.validate && plan.views.summary && plan.check);
+        let (plan, _) = plan_of(&["/validate", "/header", "a"]);
+        assert_eq!(plan.sections, sections(|s| s.header = true));
+    }
+
+    #[test]
+    fn combinations_that_cannot_do_what_each_says_are_refused() {
+        for (args, says) in [
+            (
+                &["/compare", "/merge", "/summary", "a", "b"][..],
+                "/compare",
+            ),
+            (
+                &["/min-overlap:0.5", "a"],
+                "/min-overlap goes with /compare",
+            ),
+            (&["/quiet", "/progress:always", "a"], "/quiet"),
+        ] {
+            let e = error_of(args);
+            assert!(e.starts_with(says), "{args:?}: {e}");
+        }
+        assert!(parse_strs(&["/quiet", "/progress:never", "a"]).is_ok());
+    }
+
+    #[test]
+    fn every_file_value_refuses_an_empty_one_alike() {
+        for (arg, says) in [
+            ("/flamegraph:", "/flamegraph needs a file: /flamegraph:FILE"),
+            ("/pprof:", "/pprof needs a file: /pprof:FILE"),
+            ("/speedscope:", "/speedscope needs a file: /speedscope:FILE"),
+            (
+                "/sptlist:",
+                "/sptlist needs a comma-separated list of files",
+            ),
+            ("/match:a,", "/match needs a comma-separated list of files"),
+            ("/pdb:", "/pdb needs a comma-separated list of files"),
+            (
+                "/binary:",
+                "/binary needs a comma-separated list of names or progid indices",
+            ),
+        ] {
+            assert_eq!(
+                error_of(&[arg, "a"]),
+                format!("{says}; see 'sptdump /help'")
+            );
+        }
+    }
+
+    #[test]
+    fn usage_errors_are_one_line() {
+        for args in [
+            &["-bogus", "a"][..],
+            &["--top", "x", "/summary", "a"],
+            &["/top:-1", "a"],
+            &["/top", "a"],
+            &["/json"],
+            &[],
+            &["/header:1", "a"],
+            &["/binary:", "a"],
+            &["--top"],
+        ] {
+            let e = error_of(args);
+            assert!(!e.contains('\n'), "{args:?}: {e}");
+            assert!(e.ends_with("see 'sptdump /help'"), "{args:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,451 @@
+//! Every option, written down once: its name, its value, its help, and what it does to the
+//! command line being read ([`Given`]), its value parsed there, once. The parser and `/help`
+//! are both made from [`OPTIONS`].
+
+use std::ffi::{OsStr, OsString};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use sptdump::analysis::stacks::StackOrder;
+use sptdump::dump::{Sections, Views};
+use sptdump::format::tables::StringIndex;
+
+/// When to show a progress bar (`/progress`, `/quiet`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// On a terminal, for a run past a second, not with `/json`.
+    Auto,
+    /// Whenever a file is read, for a run past a second.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// What the options given say, each value parsed: the command line before it becomes a
+/// plan ([`super::parse`] turns it into one, with the rules of how options combine).
+#[derive(Debug, Default)]
+pub struct Given {
+    /// The options given, by name, in order.
+    pub named: Vec<&'static str>,
+    pub help: bool,
+    pub version: bool,
+    pub all: bool,
+    pub sections: Sections,
+    pub views: Views,
+    pub merge: bool,
+    pub sptlists: Vec<OsString>,
+    pub stack_order: Option<StackOrder>,
+    pub top: Option<usize>,
+    pub binaries: Vec<String>,
+    pub strindex: Option<StringIndex>,
+    pub matches: Vec<OsString>,
+    pub pdbs: Vec<OsString>,
+    pub validate: bool,
+    pub check: bool,
+    pub compare: bool,
+    pub min_overlap: Option<f64>,
+    pub strict: bool,
+    pub progress: Option<Progress>,
+    pub quiet: bool,
+    pub json: bool,
+}
+
+/// Where an option is listed in the help.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// What to print.
+    Sections,
+    /// How to print it.
+    Output,
+}
+
+/// What an option does to the command line being read.
+#[derive(Clone, Copy)]
+pub enum Set {
+    /// A flag.
+    Flag(fn(&mut Given)),
+    /// A value (each item of a list): parsed and stored, or why it is not good.
+    Value(fn(&mut Given, &OsStr) -> Result<(), String>),
+}
+
+/// One option.
+pub struct Opt {
+    pub name: &'static str,
+    /// The name of its value (`N` for `/top:N`), if it takes one. A value named `FILE` or
+    /// `FILES` may not be empty.
+    pub value: Option<&'static str>,
+    /// Whether the value is a comma-separated list that accumulates over repetitions.
+    pub list: bool,
+    /// How the help shows it, when not as `/name` or `/name:VALUE`.
+    pub shown: Option<&'static str>,
+    pub group: Group,
+    /// The help text; a newline continues it on the next line.
+    pub help: &'static str,
+    pub set: Set,
+}
+
+const fn flag(name: &'static str, group: Group, help: &'static str, set: fn(&mut Given)) -> Opt {
+    Opt {
+        name,
+        value: None,
+        list: false,
+        shown: None,
+        group,
+        help,
+        set: Set::Flag(set),
+    }
+}
+
+const fn valued(
+    name: &'static str,
+    value: &'static str,
+    help: &'static str,
+    set: fn(&mut Given, &OsStr) -> Result<(), String>,
+) -> Opt {
+    Opt {
+        name,
+        value: Some(value),
+        list: false,
+        shown: None,
+        group: Group::Sections,
+        help,
+        set: Set::Value(set),
+    }
+}
+
+/// A value's text, for the values that are not file names.
+fn text(value: &OsStr) -> String {
+    value.to_string_lossy().into_owned()
+}
+
+/// Every option, in the order the help lists them.
+pub const OPTIONS: &[Opt] = &[
+    flag(
+        "all",
+        Group::Sections,
+        "everything below except /summary (the default)",
+        |g| g.all = true,
+    ),
+    flag("header", Group::Sections, "the header fields", |g| {
+        g.sections.header = true;
+    }),
+    flag("strtab", Group::Sections, "the string table", |g| {
+        g.sections.strtab = true;
+    }),
+    flag(
+        "progid",
+        Group::Sections,
+        "the program IDs: index, GUID, age, symbol-server key, name",
+        |g| g.sections.progid = true,
+    ),
+    flag(
+        "event",
+        Group::Sections,
+        "every record of the event stream",
+        |g| g.sections.event = true,
+    ),
+    flag(
+        "summary",
+        Group::Sections,
+        "per binary: totals per event kind and the hottest addresses",
+        |g| g.views.summary = true,
+    ),
+    flag(
+        "functions",
+        Group::Sections,
+        "per binary: inclusive and exclusive call-stack hits per function",
+        |g| g.views.functions = true,
+    ),
+    flag(
+        "folded",
+        Group::Sections,
+        "the call stacks as folded lines (outer;...;leaf hits), for flame-graph tools",
+        |g| g.views.folded = true,
+    ),
+    valued(
+        "flamegraph",
+        "FILE",
+        "write an interactive SVG flame graph of the call stacks to FILE",
+        |g, v| {
+            g.views.flamegraph = Some(PathBuf::from(v));
+            Ok(())
+        },
+    ),
+    valued(
+        "pprof",
+        "FILE",
+        "write the trace as a gzipped pprof profile (go tool pprof, Pyroscope) to FILE",
+        |g, v| {
+            g.views.pprof = Some(PathBuf::from(v));
+            Ok(())
+        },
+    ),
+    valued(
+        "speedscope",
+        "FILE",
+        "write the trace in speedscope's JSON format to FILE",
+        |g, v| {
+            g.views.speedscope = Some(PathBuf::from(v));
+            Ok(())
+        },
+    ),
+    flag(
+        "merge",
+        Group::Sections,
+        "/summary, /functions, /folded and the exports treat all the traces as one\n\
+         profile, binaries merged by GUID and age, as SPDConvert merges them",
+        |g| g.merge = true,
+    ),
+    Opt {
+        list: true,
+        ..valued(
+            "sptlist",
+            "FILE",
+            "add the traces listed in FILE, one path per line",
+            |g, v| {
+                g.sptlists.push(v.to_owned());
+                Ok(())
+            },
+        )
+    },
+    valued(
+        "stackorder",
+        "ORDER",
+        "how call stacks are stored: leaf-first (the default, ETW's) or root-first",
+        |g, v| {
+            let order = text(v)
+                .parse()
+                .map_err(|_| "expected leaf-first or root-first")?;
+            g.stack_order = Some(order);
+            Ok(())
+        },
+    ),
+    valued(
+        "top",
+        "N",
+        "how many entries /summary or /functions shows per table (default 10);\n\
+         alone it implies /summary",
+        |g, v| {
+            let n = text(v)
+                .parse()
+                .map_err(|_| "expected a whole number, 0 or more")?;
+            g.top = Some(n);
+            Ok(())
+        },
+    ),
+    Opt {
+        list: true,
+        ..valued(
+            "binary",
+            "LIST",
+            "only segments of these binaries: names or progid indices, comma-separated",
+            |g, v| {
+                g.binaries.push(text(v));
+                Ok(())
+            },
+        )
+    },
+    valued(
+        "strindex",
+        "MODE",
+        "read program-ID string indices as auto (the default), offset or ordinal",
+        |g, v| {
+            let mode = text(v)
+                .parse()
+                .map_err(|_| "expected auto, offset or ordinal")?;
+            g.strindex = Some(mode);
+            Ok(())
+        },
+    ),
+    Opt {
+        list: true,
+        ..valued(
+            "match",
+            "FILES",
+            "check images (.exe, .dll) or PDBs against the program IDs: match,\n\
+             age-mismatch, guid-mismatch or absent; exit 1 unless all match",
+            |g, v| {
+                g.matches.push(v.to_owned());
+                Ok(())
+            },
+        )
+    },
+    Opt {
+        list: true,
+        ..valued(
+            "pdb",
+            "FILES",
+            "name RVAs by function (function+0xOFFSET) with these PDBs; each must\n\
+             match a program ID's GUID and age",
+            |g, v| {
+                g.pdbs.push(v.to_owned());
+                Ok(())
+            },
+        )
+    },
+    flag(
+        "validate",
+        Group::Output,
+        "decode everything; print the diagnostics and a verdict per file (with\n\
+         other options, after what they print)",
+        |g| g.validate = true,
+    ),
+    flag(
+        "check",
+        Group::Output,
+        "is the trace fit for SPDConvert? samples, LBR, the /match binaries,\n\
+         density with /pdb: verdicts and the /mode to use; exit 1 on errors",
+        |g| g.check = true,
+    ),
+    flag(
+        "compare",
+        Group::Output,
+        "sptdump /compare BASE NEW: per binary and event, how far NEW's samples\n\
+         overlap BASE's, and what NEW samples that BASE does not",
+        |g| g.compare = true,
+    ),
+    Opt {
+        group: Group::Output,
+        ..valued(
+            "min-overlap",
+            "F",
+            "with /compare: exit 1 when a binary's overlap is below F (0 to 1)",
+            |g, v| match text(v).parse::<f64>() {
+                Ok(f) if (0.0..=1.0).contains(&f) => {
+                    g.min_overlap = Some(f);
+                    Ok(())
+                }
+                _ => Err("expected a number from 0 to 1".to_owned()),
+            },
+        )
+    },
+    flag(
+        "strict",
+        Group::Output,
+        "warnings count as errors for the verdict and the exit status",
+        |g| g.strict = true,
+    ),
+    Opt {
+        group: Group::Output,
+        ..valued(
+            "progress",
+            "WHEN",
+            "a progress bar on standard error: auto (on a terminal, for a run past a\n\
+             second, not with /json), always or never",
+            |g, v| {
+                let when = match text(v).to_ascii_lowercase().as_str() {
+                    "auto" => Progress::Auto,
+                    "always" => Progress::Always,
+                    "never" => Progress::Never,
+                    _ => return Err("expected auto, always or never".to_owned()),
+                };
+                g.progress = Some(when);
+                Ok(())
+            },
+        )
+    },
+    flag(
+        "quiet",
+        Group::Output,
+        "no progress bar: only the output, diagnostics and errors",
+        |g| g.quiet = true,
+    ),
+    flag(
+        "json",
+        Group::Output,
+        "JSON Lines on standard output instead of text",
+        |g| g.json = true,
+    ),
+    Opt {
+        shown: Some("/help, /?, /h"),
+        ..flag("help", Group::Output, "this help", |g| g.help = true)
+    },
+    Opt {
+        shown: Some("/version, /V"),
+        ..flag("version", Group::Output, "the version", |g| {
+            g.version = true
+        })
+    },
+];
+
+/// Short spellings: `/h`, `/?` for help, `/V` for version.
+pub fn canonical(name: &str) -> &str {
+    match name {
+        "h" | "?" => "help",
+        "v" => "version",
+        other => other,
+    }
+}
+
+/// The option of this name.
+pub fn option(name: &str) -> Option<&'static Opt> {
+    OPTIONS.iter().find(|o| o.name == name)
+}
+
+/// How the help shows an option: `/name`, `/name:VALUE`, or its own spelling.
+fn label(o: &Opt) -> String {
+    match (o.shown, o.value) {
+        (Some(shown), _) => shown.to_owned(),
+        (None, Some(value)) => format!("/{}:{value}", o.name),
+        (None, None) => format!("/{}", o.name),
+    }
+}
+
+/// The help text, in the style of the MSVC tools, its option lists made from [`OPTIONS`].
+pub fn help() -> String {
+    // Two spaces after the longest option.
+    let width = OPTIONS.iter().map(|o| label(o).len()).max().unwrap_or(0) + 2;
+    let mut text = String::from(
+        "sptdump: show what is inside SPT (Sample Profile Trace) files of MSVC's Sample PGO\n\
+         \n\
+         Usage: sptdump [options] sptfile...\n",
+    );
+    for (group, title) in [
+        (
+            Group::Sections,
+            "Sections (several combine; they print in file order):",
+        ),
+        (Group::Output, "Output:"),
+    ] {
+        let _ = write!(text, "\n{title}\n");
+        for o in OPTIONS.iter().filter(|o| o.group == group) {
+            let mut lines = o.help.lines();
+            let _ = writeln!(
+                text,
+                "  {:<width$}{}",
+                label(o),
+                lines.next().unwrap_or_default()
+            );
+            for more in lines {
+                let _ = writeln!(
+                    text,
+                    "{:indent$}{}",
+                    "",
+                    more.trim_start(),
+                    indent = width + 2
+                );
+            }
+        }
+    }
+    text.push_str(
+        "\n\
+Options are case-insensitive and may also be written -name or --name; values follow a
+colon (/top:20), or for the dash forms '=' or a space (--top 20). An argument that starts
+with '/' and names no option is a file, so /tmp/trace.spt works; a mistyped option is an
+error, never a file. '--' ends the options; '-' reads standard input.
+
+Call stacks (ETW_CALLSTACK) are stored leaf first, as ETW walks them: the first frame is the
+sampled one, the last the outermost recorded; /event shows them as stored.
+
+Exit status: 0 no errors (warnings allowed), 1 errors found, a file unreadable, or a
+/match or /pdb file that does not fit the trace, 2 usage error.
+
+Examples:
+  sptdump sample.spt                  dump everything
+  sptdump /progid sample.spt          GUID and age of each binary, to compare with SPDDump /header
+  sptdump /validate /json *.spt       check traces in a build pipeline
+  sptdump /match:app.exe,app.pdb trace.spt   does the trace fit this build?
+",
+    );
+    text
+}

@@ -1,0 +1,385 @@
+//! The plan of a run: what to print of each trace and of the traces together, decided once,
+//! before anything is read, and walked by the driver.
+//!
+//! ```text
+//! per trace     sections (header, strtab, progid, event)      in file order
+//!               views (summary ... speedscope)                unless the traces are merged
+//!               verdicts (/match, /check, /validate)          always per trace
+//! per run       Shape::Each       nothing more
+//!               Shape::Merged     the views, of all the traces as one profile
+//!               Shape::Compared   how NEW differs from BASE
+//! ```
+//!
+//! What the decoder must count for all of that is derived here too ([`Plan::needs`]), so
+//! that the driver asks the plan and never the options. A combination the plan cannot carry
+//! out is a [`Conflict`], which names both options and why: nothing is ever dropped quietly.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::analysis::stacks::StackOrder;
+use crate::format::tables::StringIndex;
+use crate::image::matching::{MatchFile, PdbFile};
+use crate::output::Format;
+
+/// How many entries a table shows when `/top` does not say (`/summary`, `/functions`,
+/// `/compare`'s keys).
+pub const DEFAULT_TOP: usize = 10;
+
+/// What a run does. Built once from the command line (or by hand, from
+/// [`Plan::default`]: the default dump of `sptdump trace.spt`), then walked by
+/// [`run`](super::run).
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// Text or JSON Lines.
+    pub format: Format,
+    /// The sections of each trace.
+    pub sections: Sections,
+    /// The analyses and exports.
+    pub views: Views,
+    /// A verdict per trace (`/validate`).
+    pub validate: bool,
+    /// Whether each trace is fit for SPDConvert (`/check`).
+    pub check: bool,
+    /// Warnings count as errors for the verdicts and the exit status (`/strict`).
+    pub strict: bool,
+    /// How the traces are taken together.
+    pub shape: Shape,
+    /// How many entries each table shows (`/top`).
+    pub top: usize,
+    /// How the frames of a call stack are stored (`/stackorder`).
+    pub stack_order: StackOrder,
+    /// How the program IDs' string indices are read (`/strindex`).
+    pub strindex: StringIndex,
+    /// Only the segments of these binaries: names (case-insensitive) or progid indices
+    /// (`/binary`).
+    pub binaries: Option<Vec<String>>,
+    /// Images, PDBs and SPDs to judge against each trace's program IDs (`/match`).
+    pub matches: Vec<MatchFile>,
+    /// PDBs whose symbols name the addresses of the binary they match (`/pdb`).
+    pub pdbs: Vec<PdbFile>,
+}
+
+impl Default for Plan {
+    /// Every section of each trace, as text: `sptdump trace.spt`.
+    fn default() -> Self {
+        Plan {
+            format: Format::Text,
+            sections: Sections::ALL,
+            views: Views::default(),
+            validate: false,
+            check: false,
+            strict: false,
+            shape: Shape::Each,
+            top: DEFAULT_TOP,
+            stack_order: StackOrder::LeafFirst,
+            strindex: StringIndex::Auto,
+            binaries: None,
+            matches: Vec::new(),
+            pdbs: Vec::new(),
+        }
+    }
+}
+
+/// The sections of a trace, printed in file order.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sections {
+    /// The header fields (`/header`).
+    pub header: bool,
+    /// The string table (`/strtab`).
+    pub strtab: bool,
+    /// The program IDs (`/progid`).
+    pub progid: bool,
+    /// Every record of the stream (`/event`).
+    pub event: bool,
+}
+
+impl Sections {
+    /// Every section: what `/all` prints.
+    pub const ALL: Sections = Sections {
+        header: true,
+        strtab: true,
+        progid: true,
+        event: true,
+    };
+
+    /// No section.
+    pub const NONE: Sections = Sections {
+        header: false,
+        strtab: false,
+        progid: false,
+        event: false,
+    };
+
+    /// Whether no section is printed.
+    pub fn is_empty(&self) -> bool {
+        *self == Sections::NONE
+    }
+}
+
+/// The analyses and exports of a profile: of each trace, or of all of them merged.
+#[non_exhaustive]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Views {
+    /// Per binary: totals per event kind and the top entries (`/summary`).
+    pub summary: bool,
+    /// Inclusive and exclusive call-stack hits per function (`/functions`).
+    pub functions: bool,
+    /// The call stacks, folded (`/folded`).
+    pub folded: bool,
+    /// An SVG flame graph of the call stacks, written to this file (`/flamegraph:FILE`).
+    pub flamegraph: Option<PathBuf>,
+    /// A gzipped pprof profile, written to this file (`/pprof:FILE`).
+    pub pprof: Option<PathBuf>,
+    /// A speedscope file, written to this file (`/speedscope:FILE`).
+    pub speedscope: Option<PathBuf>,
+}
+
+impl Views {
+    /// Whether no view is asked for.
+    pub fn is_empty(&self) -> bool {
+        *self == Views::default()
+    }
+
+    /// The files the views write, each with its option's name.
+    pub fn files(&self) -> impl Iterator<Item = (&'static str, &Path)> {
+        [
+            ("flamegraph", &self.flamegraph),
+            ("pprof", &self.pprof),
+            ("speedscope", &self.speedscope),
+        ]
+        .into_iter()
+        .filter_map(|(name, path)| Some((name, path.as_deref()?)))
+    }
+
+    /// Whether the views read the call stacks, folded by key.
+    fn stacks(&self) -> bool {
+        self.functions || self.folded || self.flamegraph.is_some() || self.exports()
+    }
+
+    /// Whether a profile for another viewer is written.
+    fn exports(&self) -> bool {
+        self.pprof.is_some() || self.speedscope.is_some()
+    }
+}
+
+/// How the traces of a run are taken together.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Shape {
+    /// One after another, each on its own (the default).
+    #[default]
+    Each,
+    /// As one profile, binaries merged by GUID and age, as SPDConvert merges them
+    /// (`/merge`).
+    Merged,
+    /// Two traces, BASE and NEW: how NEW differs (`/compare`); with a threshold, an overlap
+    /// below it fails the run (`/min-overlap`).
+    Compared {
+        /// The least overlap each paired source must reach.
+        min_overlap: Option<f64>,
+    },
+}
+
+/// What the decoder must count for a plan: derived once, in [`Plan::needs`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Needs {
+    /// Print every record.
+    pub events: bool,
+    /// Count every address and arc per binary and source (the summary's tables).
+    pub counts: bool,
+    /// ... the call-stack arcs among them (the exports alone read the distinct stacks).
+    pub stack_arcs: bool,
+    /// Keep the distinct call stacks.
+    pub stacks: bool,
+    /// Decode the stream at all: for the above, or for its diagnostics.
+    pub stream: bool,
+}
+
+/// Two options that cannot go together, or an option the traces given cannot satisfy.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Conflict(String);
+
+impl Conflict {
+    fn new(message: impl fmt::Display) -> Conflict {
+        Conflict(message.to_string())
+    }
+}
+
+impl Plan {
+    /// What the decoder must count for this plan.
+    pub(crate) fn needs(&self) -> Needs {
+        let views = &self.views;
+        let compared = matches!(self.shape, Shape::Compared { .. });
+        // The summary's tables hold every address and arc: the exports, /check and
+        // /compare are made of them too.
+        let stack_arcs = views.summary || self.check || compared;
+        let counts = stack_arcs || views.exports();
+        let stacks = views.stacks();
+        let events = self.sections.event;
+        Needs {
+            events,
+            counts,
+            stack_arcs,
+            stacks,
+            stream: events || counts || stacks || self.validate,
+        }
+    }
+
+    /// Whether the views are printed per trace (else once, of the merged profile).
+    pub(crate) fn views_per_trace(&self) -> bool {
+        self.shape != Shape::Merged
+    }
+
+    /// Whether what the decoder counted must outlive the trace: for the merged profile or
+    /// the comparison.
+    pub(crate) fn keeps_counts(&self) -> bool {
+        self.shape != Shape::Each
+    }
+
+    /// Whether text starts each trace with a `File:` line: when it shows something of the
+    /// trace. Verdicts alone (`/validate`, with or without `/match`) name the trace on each
+    /// line instead, and folded stacks are for flame-graph tools, which read nothing else.
+    pub(crate) fn banner(&self) -> bool {
+        let shown = !self.sections.is_empty()
+            || self.views.summary
+            || self.views.functions
+            || self.check
+            || matches!(self.shape, Shape::Compared { .. });
+        shown || (!self.validate && !self.matches.is_empty())
+    }
+
+    /// Whether each trace prints little (no section), so that several traces may be
+    /// decoded at once, each into memory, and printed in order.
+    pub(crate) fn prints_little(&self) -> bool {
+        self.sections.is_empty()
+    }
+
+    /// Why this plan cannot run over `traces` traces, when it cannot: two options that do
+    /// not go together, or a number of traces an option does not take. The command line
+    /// reports it as a usage error.
+    pub fn conflict(&self, traces: usize) -> Option<Conflict> {
+        let files: Vec<(&str, &Path)> = self.views.files().collect();
+        match self.shape {
+            Shape::Compared { .. } => {
+                if traces != 2 {
+                    return Some(Conflict::new(format!(
+                        "/compare takes exactly two traces, BASE and NEW ({traces} given)"
+                    )));
+                }
+                if let Some((name, _)) = files.first() {
+                    return Some(Conflict::new(format!(
+                        "/{name} draws one profile: it does not go with /compare BASE NEW, \
+                         which reads two apart"
+                    )));
+                }
+            }
+            Shape::Merged if self.views.is_empty() => {
+                return Some(Conflict::new(
+                    "/merge merges the analyses of the traces: give it /summary, /functions, \
+                     /folded, /flamegraph, /pprof or /speedscope",
+                ));
+            }
+            Shape::Merged => {}
+            Shape::Each => {
+                if let Some((name, _)) = files.first().filter(|_| traces > 1) {
+                    return Some(Conflict::new(format!(
+                        "/{name} writes one file: give it one trace, or /merge several \
+                         ({traces} given)"
+                    )));
+                }
+            }
+        }
+        for (i, (a, path)) in files.iter().enumerate() {
+            if let Some((b, _)) = files[i + 1..].iter().find(|(_, p)| p == path) {
+                return Some(Conflict::new(format!(
+                    "/{a} and /{b} would both write {}",
+                    path.display()
+                )));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(views: Views, shape: Shape) -> Plan {
+        Plan {
+            sections: Sections::NONE,
+            views,
+            shape,
+            ..Plan::default()
+        }
+    }
+
+    #[test]
+    fn the_exports_alone_count_no_call_stack_arcs() {
+        let pprof = Views {
+            pprof: Some("p.pb.gz".into()),
+            ..Views::default()
+        };
+        let needs = plan(pprof, Shape::Each).needs();
+        assert!(needs.counts && needs.stacks && !needs.stack_arcs && needs.stream);
+        let summary = Views {
+            summary: true,
+            ..Views::default()
+        };
+        let needs = plan(summary, Shape::Each).needs();
+        assert!(needs.counts && needs.stack_arcs && !needs.stacks);
+        let compared = plan(Views::default(), Shape::Compared { min_overlap: None });
+        assert!(
+            compared.needs().stack_arcs,
+            "/compare pairs the call-stack arcs"
+        );
+        let header = Plan {
+            sections: Sections {
+                header: true,
+                ..Sections::NONE
+            },
+            ..Plan::default()
+        };
+        assert!(!header.needs().stream, "a header needs no stream");
+        let validate = Plan {
+            validate: true,
+            ..header
+        };
+        assert_eq!(
+            validate.needs(),
+            Needs {
+                stream: true,
+                ..Needs::default()
+            }
+        );
+    }
+
+    #[test]
+    fn conflicts_name_both_options() {
+        let two = Views {
+            pprof: Some("same".into()),
+            speedscope: Some("same".into()),
+            ..Views::default()
+        };
+        let e = plan(two.clone(), Shape::Each).conflict(1).unwrap();
+        assert_eq!(
+            e.to_string(),
+            "/pprof and /speedscope would both write same"
+        );
+        let e = plan(two.clone(), Shape::Each).conflict(2).unwrap();
+        assert!(e.to_string().starts_with("/pprof writes one file"), "{e}");
+        assert_eq!(plan(two.clone(), Shape::Merged).conflict(2).unwrap(), {
+            plan(two, Shape::Each).conflict(1).unwrap()
+        });
+        let compared = Shape::Compared { min_overlap: None };
+        let e = plan(Views::default(), compared).conflict(3).unwrap();
+        assert!(e.to_string().contains("(3 given)"), "{e}");
+        assert_eq!(plan(Views::default(), compared).conflict(2), None);
+        let e = plan(Views::default(), Shape::Merged).conflict(2).unwrap();
+        assert!(e.to_string().starts_with("/merge merges"), "{e}");
+    }
+}

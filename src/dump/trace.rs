@@ -1,0 +1,453 @@
+//! One trace of a run, from its header to its verdicts:
+//!
+//! ```text
+//! header      read and checked; a fatal problem (not an SPT file, a version not known)
+//!             ends the trace after saying what it is
+//! tables      the string and program-ID tables, read and checked (at most 64 KiB + 1.5 MiB);
+//!             /binary resolved against them; the /pdb symbols attached
+//! sections    /header, /strtab, /progid, then the stream decoded once, each record to the
+//!             printer (/event) and to the counters the plan needs
+//! views       /summary, /functions, /folded and the exports, unless the traces are merged
+//! verdicts    /match, /check, /validate
+//! ```
+
+use std::io;
+use std::sync::Arc;
+
+use super::{Out, Outcome, Plan, Sections, views};
+use crate::analysis::check;
+use crate::analysis::collect::Collector;
+use crate::analysis::stacks::StackCounts;
+use crate::analysis::summary::Summary;
+use crate::format::decode::{Decoder, Selection, Sink};
+use crate::format::diag::{Code, Diagnostic, Severity, Tally};
+use crate::format::error::Error;
+use crate::format::header::Header;
+use crate::format::magic::Foreign;
+use crate::format::progid::registry_form;
+use crate::format::record::{Record, SampleKind};
+use crate::format::tables::{Tables, base_name};
+use crate::image::matching::{self, MatchResult, MatchStatus};
+use crate::image::symbols::SymbolMap;
+use crate::input::{Input, OpenError, Opened};
+use crate::output::{FileInfo, Printer};
+
+/// What a trace's counters counted, with the names its addresses are shown by: a profile
+/// the views read, kept past the trace when the traces are merged or compared.
+pub(crate) struct Kept {
+    /// Every address and arc per binary and source, when the plan counts them.
+    pub summary: Option<Summary>,
+    /// The distinct call stacks, when the plan keeps them.
+    pub stacks: Option<StackCounts>,
+    /// The binaries' names and identities.
+    pub tables: Tables,
+    /// The `/pdb` symbols attached to its binaries.
+    pub symbols: SymbolMap,
+}
+
+/// How a trace is read within its run.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Within {
+    /// No trace follows it in the output.
+    pub last: bool,
+    /// Other threads are decoding other traces: count on this one alone.
+    pub alone: bool,
+}
+
+/// One trace of a run: opened (or why it could not be), dumped into `printer` and closed;
+/// what its counters counted is kept when the plan keeps it. Fails only when the output
+/// cannot be written.
+pub(super) fn one<P: Printer>(
+    printer: &mut P,
+    file: &FileInfo<'_>,
+    input: Result<Input, OpenError>,
+    plan: &Plan,
+    within: Within,
+) -> io::Result<(Outcome, Option<Kept>)> {
+    let (outcome, kept) = match input {
+        Ok(input) => dump(printer, file, input, plan, within.alone)?,
+        Err(why) => (unreadable(printer, file, &why.to_string(), plan)?, None),
+    };
+    if !matches!(outcome, Outcome::OutputClosed(_)) {
+        printer.end_file(within.last)?;
+    }
+    Ok((outcome, kept))
+}
+
+/// A trace that could not be opened. A pipeline counting `/validate` verdicts must not miss
+/// it: it gets its file line, the error and a verdict.
+fn unreadable<P: Printer>(
+    printer: &mut P,
+    file: &FileInfo<'_>,
+    message: &str,
+    plan: &Plan,
+) -> io::Result<Outcome> {
+    if plan.validate {
+        printer.begin_file(file)?;
+        printer.error(file, message)?;
+        let tally = Tally {
+            errors: 1,
+            warnings: 0,
+        };
+        printer.validation(file, tally, false)?;
+    } else {
+        printer.error(file, message)?;
+    }
+    Ok(Outcome::ReadFailed)
+}
+
+/// Dumps the trace read from `input`: everything the plan asks of one trace, its verdict
+/// last. Fails only when the output cannot be written; a closed pipe is an outcome.
+fn dump<P: Printer>(
+    printer: &mut P,
+    file: &FileInfo<'_>,
+    input: Input,
+    plan: &Plan,
+    alone: bool,
+) -> io::Result<(Outcome, Option<Kept>)> {
+    let mut out = Out::new(printer);
+    let (outcome, kept) = match steps(&mut out, file, input, plan, alone) {
+        Ok(Some(kept)) => (Outcome::Done(Tally::default(), 0), kept),
+        Ok(None) => return Ok((Outcome::NoSuchBinary, None)),
+        Err(Error::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
+            return Ok((Outcome::OutputClosed(out.tally), None));
+        }
+        Err(Error::Write(e)) => return Err(e),
+        Err(e @ Error::Read { .. }) => {
+            // The rest of the trace is unknown: its verdict counts this as an error in it.
+            out.printer.error(file, &e.to_string())?;
+            out.tally.errors += 1;
+            (Outcome::ReadFailed, None)
+        }
+    };
+    if plan.validate {
+        let tally = out.tally;
+        let valid = tally.errors == 0 && !(plan.strict && tally.warnings > 0);
+        out.printer.validation(file, tally, valid)?;
+    }
+    let outcome = match outcome {
+        Outcome::Done(..) => Outcome::Done(out.tally, out.failed),
+        other => other,
+    };
+    Ok((outcome, kept))
+}
+
+/// The steps of [`dump`]: `None` when `/binary` names nothing in the trace, else what its
+/// counters counted when the plan keeps it.
+fn steps<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    input: Input,
+    plan: &Plan,
+    alone: bool,
+) -> Result<Option<Option<Kept>>, Error> {
+    let Some((header, mut opened, found)) = tables(out, file, input, plan)? else {
+        return Ok(Some(None));
+    };
+    let selection = match &plan.binaries {
+        None => None,
+        Some(list) => match select(list, &opened.tables) {
+            Some(selection) => Some(selection),
+            None => {
+                let message = format!(
+                    "/binary:{} names no binary of this file; its program IDs are {}",
+                    list.join(","),
+                    binary_names(&opened.tables)
+                );
+                out.print(|p| p.note(file, &message))?;
+                return Ok(None);
+            }
+        },
+    };
+    out.print(|p| p.begin_file(file))?;
+    let symbols = attach_pdbs(out, file, &opened.tables, plan)?;
+    sections(out, &header, &opened.tables, found, plan.sections)?;
+    let (summary, stacks) = decode(out, &header, &mut opened, selection, &symbols, plan, alone)?;
+    let summary = match summary.map(Collector::finish) {
+        Some(Ok(summary)) => Some(summary),
+        Some(Err(failed)) => {
+            out.fail(file, &failed.to_string())?;
+            None
+        }
+        None => None,
+    };
+    let kept = Kept {
+        summary,
+        stacks,
+        tables: opened.tables,
+        symbols,
+    };
+    if plan.views_per_trace() {
+        views::show(out, file, plan, &kept)?;
+    }
+    verdicts(out, file, plan, &kept)?;
+    Ok(Some(plan.keeps_counts().then_some(kept)))
+}
+
+/// Reads the header and the tables, reporting what is wrong with them. `None` when the
+/// header ends the trace (too short, not an SPT file, a version not known): then it has
+/// been said, under the file's line.
+fn tables<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    mut input: Input,
+    plan: &Plan,
+) -> Result<Option<(Header, Opened, Vec<Diagnostic>)>, Error> {
+    let bytes = match input.header()? {
+        Ok(bytes) => bytes,
+        Err(truncated) => {
+            out.print(|p| p.begin_file(file))?;
+            out.report(truncated)?;
+            return Ok(None);
+        }
+    };
+    let header = Header::parse(&bytes);
+    if let Some(fatal) = header.check_fatal() {
+        // A file of another format gets a word on what it is, and no header full of junk.
+        let foreign = match fatal.code {
+            Code::BadSignature => Foreign::identify(&bytes),
+            _ => None,
+        };
+        out.print(|p| p.begin_file(file))?;
+        if plan.sections.header && foreign.is_none() {
+            out.print(|p| p.header(&header))?;
+        }
+        out.report(foreign.map_or(fatal, |kind| kind.bad_signature(&bytes)))?;
+        return Ok(None);
+    }
+    let mut found = Vec::new();
+    let opened = input.tables(&header, &bytes, plan.strindex, |d| found.push(d))?;
+    Ok(Some((header, opened, found)))
+}
+
+/// The symbols of each `/pdb` that matches a program ID of the trace. Under `/merge` a PDB
+/// is judged against the merged binaries instead, once, so one that fits another trace is
+/// no error here.
+fn attach_pdbs<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    tables: &Tables,
+    plan: &Plan,
+) -> Result<SymbolMap, Error> {
+    let mut symbols = SymbolMap::default();
+    for pdb in &plan.pdbs {
+        let verdict = matching::judge(&pdb.identity, tables);
+        match (verdict.status, verdict.progid) {
+            (MatchStatus::Match, Some(progid)) => symbols.attach(progid, Arc::clone(&pdb.symbols)),
+            _ if !plan.views_per_trace() => {}
+            _ => {
+                let message = format!(
+                    "/pdb:{} is {{{}}} age {}, which matches no program ID of this trace ({}); \
+                     its symbols would be wrong, so they are not used",
+                    pdb.path,
+                    registry_form(&pdb.identity.guid),
+                    pdb.identity.age,
+                    verdict.status
+                );
+                out.fail(file, &message)?;
+            }
+        }
+    }
+    Ok(symbols)
+}
+
+/// Prints the sections before the stream, in file order, with the diagnostics of the
+/// tables after the header's.
+fn sections<P: Printer>(
+    out: &mut Out<'_, P>,
+    header: &Header,
+    tables: &Tables,
+    found: Vec<Diagnostic>,
+    sections: Sections,
+) -> Result<(), Error> {
+    if sections.header {
+        out.print(|p| p.header(header))?;
+    }
+    for d in found {
+        out.report(d)?;
+    }
+    if sections.strtab {
+        out.print(|p| p.strings(header, tables.strings.as_ref()))?;
+    }
+    if sections.progid {
+        out.print(|p| p.progids(header, tables))?;
+    }
+    Ok(())
+}
+
+/// Decodes the stream once, when the plan needs it: each record to the printer (`/event`)
+/// and to the counters the plan needs, which are returned.
+fn decode<P: Printer>(
+    out: &mut Out<'_, P>,
+    header: &Header,
+    opened: &mut Opened,
+    selection: Option<Selection>,
+    symbols: &SymbolMap,
+    plan: &Plan,
+    alone: bool,
+) -> Result<(Option<Collector>, Option<StackCounts>), Error> {
+    let needs = plan.needs();
+    let collector = if alone {
+        Collector::alone
+    } else {
+        Collector::new
+    };
+    let mut summary = needs.counts.then(|| collector(plan.top));
+    let mut stacks = needs.stacks.then(StackCounts::default);
+    if !needs.stream {
+        return Ok((summary, stacks));
+    }
+    if needs.events {
+        out.print(|p| p.begin_events())?;
+    }
+    let Opened {
+        tables,
+        stream,
+        size,
+        overlap_after_stream,
+    } = opened;
+    if let Some(stream) = stream.take() {
+        let mut decoder = Decoder::new(
+            stream,
+            header.stream_offset(),
+            *size,
+            header.program_ids_used,
+        );
+        decoder.select(selection);
+        decoder.run(&mut EventSink {
+            out: &mut *out,
+            tables,
+            symbols,
+            events: needs.events,
+            summary: summary.as_mut(),
+            stack_arcs: needs.stack_arcs,
+            stacks: stacks.as_mut(),
+        })?;
+        // On a pipe, where the stream ends was not known when the tables were checked.
+        if let Some(layout) = overlap_after_stream
+            && let Some(d) = layout.check_overlap(decoder.end_of_input()?)
+        {
+            out.report(d)?;
+        }
+    }
+    if needs.events {
+        out.print(|p| p.end_events())?;
+    }
+    Ok((summary, stacks))
+}
+
+/// The verdicts of one trace: `/match`, then `/check` (`/validate`'s comes last, in
+/// [`dump`]).
+fn verdicts<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    plan: &Plan,
+    kept: &Kept,
+) -> Result<(), Error> {
+    let results: Vec<MatchResult<'_>> = plan
+        .matches
+        .iter()
+        .map(|file| MatchResult {
+            file,
+            verdict: file
+                .identity
+                .as_ref()
+                .ok()
+                .map(|id| matching::judge(id, &kept.tables)),
+        })
+        .collect();
+    if !results.is_empty() {
+        out.failed += results.iter().filter(|r| r.failed()).count();
+        out.print(|p| p.matches(&results, &kept.tables))?;
+    }
+    if plan.check
+        && let Some(summary) = &kept.summary
+    {
+        let report = check::check(summary, &kept.tables, &kept.symbols, &results);
+        let diagnostics = out.tally;
+        out.print(|p| p.check(file, &report, diagnostics))?;
+        out.failed += report.count(Severity::Error) as usize;
+    }
+    Ok(())
+}
+
+/// Feeds the decoder's output to the printer, the counters and the tally.
+struct EventSink<'a, 'b, P> {
+    out: &'a mut Out<'b, P>,
+    tables: &'a Tables,
+    symbols: &'a SymbolMap,
+    events: bool,
+    summary: Option<&'a mut Collector>,
+    /// Whether the summary counts call-stack arcs.
+    stack_arcs: bool,
+    stacks: Option<&'a mut StackCounts>,
+}
+
+impl<P: Printer> Sink for EventSink<'_, '_, P> {
+    #[inline]
+    fn record(&mut self, record: &Record<'_>) -> io::Result<()> {
+        if let Record::Samples(s) = record {
+            if let Some(summary) = self.summary.as_deref_mut()
+                && (self.stack_arcs || s.kind() != SampleKind::CallStack)
+            {
+                summary.add(s);
+            }
+            if let Some(stacks) = self.stacks.as_deref_mut() {
+                stacks.add(s);
+            }
+        }
+        if self.events {
+            self.out.printer.record(record, self.tables, self.symbols)?;
+        }
+        Ok(())
+    }
+
+    fn diagnostic(&mut self, d: Diagnostic) -> io::Result<()> {
+        self.out.tally.add(&d);
+        self.out.printer.diagnostic(&d)
+    }
+}
+
+/// The file's binaries as `0 (app.exe), 1 (core.dll)`, for messages.
+fn binary_names(tables: &Tables) -> String {
+    let count = tables.progid_count();
+    if count == 0 {
+        return "none".to_owned();
+    }
+    (0..count)
+        .map(|i| match tables.name(i as u16) {
+            Some(n) => format!("{i} ({})", String::from_utf8_lossy(n)),
+            None => format!("{i} (no name)"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Resolves a `/binary` list against the file's program IDs. Each item is a progid index
+/// or a binary name, compared case-insensitively with the whole name or with its last path
+/// component. An index outside the table still selects segments that use it (their
+/// BINARY_IDs are errors, but may be worth seeing), yet does not count as naming anything.
+/// `None` when nothing in the list names a program ID of this file.
+fn select(list: &[String], tables: &Tables) -> Option<Selection> {
+    let count = tables.progid_count();
+    let mut chosen = Vec::new();
+    let mut named = false;
+    for item in list {
+        if let Ok(index) = item.parse::<u16>() {
+            chosen.push(index);
+            named |= usize::from(index) < count;
+            continue;
+        }
+        let wanted = item.to_lowercase();
+        for i in 0..count {
+            let i = i as u16;
+            let Some(name) = tables.name(i) else { continue };
+            let name = String::from_utf8_lossy(name).to_lowercase();
+            if name == wanted || base_name(&name) == wanted {
+                chosen.push(i);
+                named = true;
+            }
+        }
+    }
+    named.then(|| Selection::new(chosen))
+}

@@ -1,0 +1,130 @@
+//! The views of a profile, as the plan asks for them: `/summary`, `/functions`, `/folded`,
+//! `/flamegraph`, `/pprof`, `/speedscope`. A profile is one trace's counts, or several
+//! traces' merged; the views read it the same way.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use super::trace::Kept;
+use super::{Out, Plan};
+use crate::analysis::Counted;
+use crate::analysis::functions;
+use crate::analysis::stacks::StackProfile;
+use crate::format::error::Error;
+use crate::output::{FileInfo, Printer, flamegraph, pprof, speedscope};
+
+/// Prints and writes the views of the profile `kept`, named `file`.
+pub(super) fn show<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    plan: &Plan,
+    kept: &Kept,
+) -> Result<(), Error> {
+    let views = &plan.views;
+    if views.summary
+        && let Some(summary) = &kept.summary
+    {
+        out.print(|p| p.summary(summary, &kept.tables, &kept.symbols))?;
+    }
+    let Some(stacks) = &kept.stacks else {
+        return Ok(());
+    };
+    let profile = stacks.profile(plan.stack_order, &kept.tables, &kept.symbols);
+    if views.functions {
+        out.print(|p| p.functions(&functions::functions(&profile, plan.top)))?;
+    }
+    if views.folded || views.flamegraph.is_some() {
+        folded(out, file, plan, &profile)?;
+    }
+    if let Some(summary) = &kept.summary {
+        let counted = Counted {
+            summary,
+            stacks,
+            order: plan.stack_order,
+            tables: &kept.tables,
+            symbols: &kept.symbols,
+        };
+        exports(out, file, plan, &counted, &profile)?;
+    }
+    Ok(())
+}
+
+/// `/folded` and `/flamegraph`: the call stacks folded by key, printed or drawn.
+fn folded<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    plan: &Plan,
+    profile: &StackProfile,
+) -> Result<(), Error> {
+    if profile.is_empty() {
+        let message = "no binary has call stacks (ETW_CALLSTACK records): nothing to fold";
+        return out.print(|p| p.note(file, message));
+    }
+    let folded = profile.folded();
+    if plan.views.folded {
+        out.print(|p| p.folded(&folded))?;
+    }
+    if let Some(path) = &plan.views.flamegraph
+        && let Err(e) = write_file(path, |w| flamegraph::write(w, &file.label(), &folded))
+    {
+        cannot_write(out, file, "flame graph", path, &e)?;
+    }
+    Ok(())
+}
+
+/// The profiles for other viewers: `/pprof` and `/speedscope`.
+fn exports<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    plan: &Plan,
+    counted: &Counted<'_>,
+    profile: &StackProfile,
+) -> Result<(), Error> {
+    if let Some(path) = &plan.views.pprof {
+        match write_file(path, |w| pprof::write(w, counted, &file.label())) {
+            Ok(written) if written.clamped => {
+                let message = "a count above 2^63 - 1, more than a pprof value holds, was \
+                               clamped to it in the pprof profile";
+                out.print(|p| p.note(file, message))?;
+            }
+            Ok(_) => {}
+            Err(e) => cannot_write(out, file, "pprof profile", path, &e)?,
+        }
+    }
+    if let Some(path) = &plan.views.speedscope
+        && let Err(e) = write_file(path, |w| {
+            speedscope::write(w, counted, profile, &file.label())
+        })
+    {
+        cannot_write(out, file, "speedscope file", path, &e)?;
+    }
+    Ok(())
+}
+
+/// Creates `path` and writes it with `write`, through a buffer.
+fn write_file<T>(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<T>,
+) -> io::Result<T> {
+    let mut w = BufWriter::new(File::create(path)?);
+    let t = write(&mut w)?;
+    w.flush()?;
+    Ok(t)
+}
+
+/// Reports a file of ours that could not be written: an error of the run.
+fn cannot_write<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    what: &str,
+    path: &Path,
+    e: &io::Error,
+) -> Result<(), Error> {
+    let message = format!(
+        "cannot write the {what} {}: {}",
+        path.display(),
+        crate::input::describe(e)
+    );
+    out.fail(file, &message)
+}
