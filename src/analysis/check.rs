@@ -46,7 +46,7 @@ pub enum VerdictCode {
 
 /// One verdict.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// The binary it concerns, if one.
     pub progid: Option<u16>,
     /// Its stable code, which says how much it matters.
@@ -64,7 +64,7 @@ impl Verdict {
 
 /// What one binary holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CheckBinary {
+pub(crate) struct CheckBinary {
     /// Its program ID.
     pub progid: u16,
     /// Its name.
@@ -80,7 +80,7 @@ pub struct CheckBinary {
 
 /// The SPDConvert mode a trace calls for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// `/mode:LBR`: the trace has LBR records.
     Lbr,
     /// `/mode:IP`.
@@ -99,7 +99,7 @@ impl Mode {
 
 /// The check of one trace.
 #[derive(Clone, Debug)]
-pub struct CheckReport {
+pub(crate) struct CheckReport {
     /// Each binary of the program-ID table, in progid order.
     pub binaries: Vec<CheckBinary>,
     /// The verdicts, errors first.
@@ -140,7 +140,7 @@ impl Verdicts {
 
 /// Checks a trace from its summary (every count), its tables, the `/pdb` symbols and the
 /// `/match` verdicts.
-pub fn check(
+pub(crate) fn check(
     summary: &Summary,
     tables: &Tables,
     symbols: &SymbolMap,
@@ -295,6 +295,29 @@ fn matched(summary: &Summary, tables: &Tables, m: &MatchResult<'_>, verdicts: &m
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_schema_lists_every_code_in_the_table_order() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/check.json");
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let listed: Vec<&str> = schema["properties"]["code"]["enum"]
+            .as_array()
+            .expect("an enum of the codes")
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        let codes: Vec<&str> = VerdictCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(listed, codes);
+        let severities: Vec<&str> = VerdictCode::ALL
+            .iter()
+            .map(|c| c.severity().as_str())
+            .collect();
+        for s in severities {
+            let known = schema["properties"]["severity"]["enum"].as_array().unwrap();
+            assert!(known.iter().any(|k| k == s), "{s}");
+        }
+    }
 
     #[test]
     fn kernel_images() {

@@ -4,18 +4,18 @@
 //! (an RVA, an arc, a stack), never anything per sample: [`summary`] counts per binary and
 //! source, with `counts` as its hash tables and `collect` spreading the work over two
 //! threads; [`stacks`] keeps the unique call stacks and folds them by key, which
-//! [`functions`] turns into inclusive and exclusive hits; [`check`] judges whether a trace is
-//! fit for SPDConvert, and [`compare`] how two traces differ. [`keys`] is the one rule for
+//! `functions` turns into inclusive and exclusive hits; [`check`] judges whether a trace is
+//! fit for SPDConvert, and `compare` how two traces differ. `keys` is the one rule for
 //! what an address is attributed to and how that is named.
 //!
 //! An analysis produces a report of plain values; printing it is the output layer's work.
 
 pub mod check;
 pub(crate) mod collect;
-pub mod compare;
+pub(crate) mod compare;
 pub(crate) mod counts;
-pub mod functions;
-pub mod keys;
+pub(crate) mod functions;
+pub(crate) mod keys;
 pub mod stacks;
 pub mod summary;
 
@@ -25,7 +25,7 @@ use crate::image::symbols::SymbolMap;
 /// Everything a profile's counters counted, as the exporters read it: of one trace, or of
 /// several merged.
 #[derive(Clone, Copy)]
-pub struct Counted<'a> {
+pub(crate) struct Counted<'a> {
     /// Every address and arc per binary and source.
     pub summary: &'a summary::Summary,
     /// The distinct call stacks.

@@ -7,10 +7,10 @@
 //! ```
 //!
 //! Decoding keeps one table entry per unique (binary, stack as stored), nothing per record:
-//! [`StackCounts::add`] hashes the frames in place. [`StackCounts::profile`] then turns each
+//! `StackCounts::add` hashes the frames in place. `StackCounts::profile` then turns each
 //! unique address into a *key* once, with the binary's `/pdb` symbols when it has them (the
 //! function holding the address) or the address itself, and folds the stacks by key, outermost
-//! frame first: the [`StackProfile`] that `/functions`, `/folded` and the flame graph are made of.
+//! frame first: the `StackProfile` that `/functions`, `/folded` and the flame graph are made of.
 //! Records before any BINARY_ID and stacks with no frames are left out.
 
 use std::collections::BTreeMap;
@@ -21,6 +21,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::FxHashMap;
 
 use crate::analysis::keys::FrameKey;
+use crate::format::error::UnknownName;
 use crate::format::record::{SampleKind, Samples};
 use crate::format::tables::Tables;
 use crate::image::symbols::{SymbolMap, Symbols};
@@ -60,20 +61,23 @@ impl fmt::Display for StackOrder {
 }
 
 impl FromStr for StackOrder {
-    type Err = String;
+    type Err = UnknownName;
 
     /// Parses `leaf-first` or `root-first`, in any case.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         [StackOrder::LeafFirst, StackOrder::RootFirst]
             .into_iter()
             .find(|o| o.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("'{s}' is not leaf-first or root-first"))
+            .ok_or_else(|| UnknownName {
+                given: s.to_owned(),
+                expected: "leaf-first or root-first",
+            })
     }
 }
 
 /// The unique call stacks of a trace and their hits, as decoded.
 #[derive(Debug, Default)]
-pub struct StackCounts {
+pub(crate) struct StackCounts {
     /// The progid (2 bytes, little-endian) and the record's frames as stored, to the summed
     /// hits: keyed by the raw bytes, so that counting a record copies and hashes them once.
     stacks: FxHashMap<Box<[u8]>, u128>,
@@ -238,14 +242,14 @@ impl Folding<'_> {
 
 /// The call stacks of a trace by key, per binary in progid order.
 #[derive(Debug, Default)]
-pub struct StackProfile {
+pub(crate) struct StackProfile {
     /// The binaries with call stacks.
     pub binaries: Vec<BinaryStacks>,
 }
 
 /// One binary's call stacks.
 #[derive(Debug)]
-pub struct BinaryStacks {
+pub(crate) struct BinaryStacks {
     /// Its program ID.
     pub progid: u16,
     /// Its name, as keys use it.
@@ -289,11 +293,6 @@ impl StackProfile {
             }
         }
         lines.into_iter().collect()
-    }
-
-    /// The total hits of all stacks.
-    pub fn hits(&self) -> u128 {
-        self.binaries.iter().map(|b| b.hits).sum()
     }
 }
 

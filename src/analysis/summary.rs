@@ -484,7 +484,7 @@ impl Summary {
     }
 
     /// The summary's report, one line per binary, as JSON prints it and text lays it out.
-    pub fn lines<'a>(
+    pub(crate) fn lines<'a>(
         &'a self,
         tables: &'a Tables,
         symbols: &'a SymbolMap,
@@ -545,7 +545,7 @@ fn top_arcs(t: &Tally<[u32; 2]>, n: usize) -> Vec<TopArc> {
 
 /// The summary of one binary: a `{"type":"summary",...}` line in JSON.
 #[derive(Serialize)]
-pub struct SummaryLine {
+pub(crate) struct SummaryLine {
     pub(crate) progid: Option<u16>,
     pub(crate) name: Option<String>,
     pub(crate) records: u64,

@@ -1,4 +1,4 @@
-//! The driver: walks a [`Plan`] over the traces of a run, into a [`Printer`].
+//! The driver: walks a [`Plan`] over the traces of a run, into a printer ([`Output`]).
 //!
 //! ```text
 //! run()        by the plan's shape:
@@ -215,7 +215,11 @@ impl Ran {
 /// quietly ([`Ran::output_closed`]). A plan that conflicts with itself or with the number of
 /// traces ([`Plan::conflict`]) is refused before anything is read, with an
 /// [`io::ErrorKind::InvalidInput`] error holding the [`Conflict`].
-pub fn run<P: Printer>(printer: &mut P, plan: &Plan, traces: &Traces<'_>) -> io::Result<Ran> {
+pub fn run<W: Write, E: Write>(
+    printer: &mut Output<W, E>,
+    plan: &Plan,
+    traces: &Traces<'_>,
+) -> io::Result<Ran> {
     if let Some(conflict) = plan.conflict(traces.len()) {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, conflict));
     }
@@ -241,7 +245,10 @@ pub fn run<P: Printer>(printer: &mut P, plan: &Plan, traces: &Traces<'_>) -> io:
 
 /// Prints the identities of the files given to `/match` when no trace is: what a user
 /// compares with `SPDDump /header`. The status is `Errors` when one has no identity.
-pub fn identities<P: Printer>(printer: &mut P, files: &[MatchFile]) -> io::Result<Status> {
+pub fn identities<W: Write, E: Write>(
+    printer: &mut Output<W, E>,
+    files: &[MatchFile],
+) -> io::Result<Status> {
     printer.identities(files)?;
     printer.flush()?;
     Ok(if files.iter().all(|f| f.identity.is_ok()) {

@@ -204,6 +204,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_schema_lists_every_code_in_the_table_order() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/diagnostic.json");
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let code = &schema["properties"]["code"];
+        let listed: Vec<&str> = code["examples"]
+            .as_array()
+            .expect("the codes as examples")
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        let codes: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(listed, codes);
+        let described = code["description"].as_str().unwrap();
+        for c in codes {
+            assert!(described.contains(c), "the description names {c}");
+        }
+    }
+
+    #[test]
     fn codes_are_unique_and_kebab_case() {
         let mut seen = std::collections::HashSet::new();
         for code in Code::ALL {

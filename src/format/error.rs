@@ -6,6 +6,7 @@ use std::io::{self, Read};
 
 /// Why dumping a file ended early.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The input could not be opened or read.
     #[error("cannot read at offset {offset:#010X}: {source}")]
@@ -40,6 +41,17 @@ impl Error {
     pub fn is_broken_pipe(&self) -> bool {
         matches!(self, Error::Write(e) if e.kind() == io::ErrorKind::BrokenPipe)
     }
+}
+
+/// A value of a named set (`/strindex`'s modes, `/stackorder`'s orders) that is none of
+/// them.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{given}' is not {expected}")]
+pub struct UnknownName {
+    /// The value given.
+    pub given: String,
+    /// What it could have been, as a person reads it: `leaf-first or root-first`.
+    pub expected: &'static str,
 }
 
 /// The result of dumping.

@@ -21,6 +21,7 @@ use crate::format::diag::{Code, Diagnostic};
 
 /// A format that is not SPT.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Foreign {
     /// A Windows image: `.exe`, `.dll`, `.sys`.
     PeImage,

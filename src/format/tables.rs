@@ -21,6 +21,7 @@ use std::str::FromStr;
 use uuid::Uuid;
 
 use crate::format::diag::{Code, Diagnostic};
+use crate::format::error::UnknownName;
 use crate::format::progid::{ENTRY_SIZE, ProgramId, ProgramIdTable};
 use crate::format::strtab::StringTable;
 
@@ -59,19 +60,23 @@ impl fmt::Display for StringIndex {
 }
 
 impl FromStr for StringIndex {
-    type Err = String;
+    type Err = UnknownName;
 
     /// Parses `auto`, `offset` or `ordinal`, in any case.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         StringIndex::ALL
             .into_iter()
             .find(|mode| mode.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("'{s}' is not one of auto, offset, ordinal"))
+            .ok_or_else(|| UnknownName {
+                given: s.to_owned(),
+                expected: "auto, offset or ordinal",
+            })
     }
 }
 
 /// How a file's string indices were read: what [`StringIndex`] decided for it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum IndexReading {
     /// Byte offsets into the string table.
     #[default]

@@ -36,6 +36,7 @@ pub const MSF7_SIGNATURE: &[u8; 32] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0
 
 /// What kind of file an identity was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Kind {
     /// A PE image (an `.exe`, `.dll`, `.sys`, ...), identified by its CodeView record.
     Pe,
@@ -80,6 +81,7 @@ impl Identity {
 
 /// Why the identity of a file could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum IdentError {
     /// The file could not be opened or read.
     #[error("cannot read {}: {}", path.display(), crate::input::describe(source))]

@@ -26,6 +26,7 @@ use crate::image::symbols::Symbols;
 
 /// How a file's identity relates to the trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum MatchStatus {
     /// Same GUID and age.
     Match,
@@ -81,12 +82,22 @@ fn stem(name: &str) -> String {
 }
 
 /// A file given to `/match`, read once for all traces.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct MatchFile {
     /// The path as given.
     pub path: String,
     /// Its identity, or why it has none.
-    pub identity: Result<Identity, String>,
+    pub identity: Result<Identity, Arc<IdentError>>,
+}
+
+impl PartialEq for MatchFile {
+    /// The same path, and the same identity or the same reason for having none.
+    fn eq(&self, other: &Self) -> bool {
+        let why = |f: &MatchFile| f.identity.as_ref().err().map(ToString::to_string);
+        self.path == other.path
+            && self.identity.as_ref().ok() == other.identity.as_ref().ok()
+            && why(self) == why(other)
+    }
 }
 
 /// One line of the `/match` section: a file and its verdict.
@@ -123,7 +134,7 @@ impl MatchFile {
     pub fn read(path: &Path) -> MatchFile {
         MatchFile {
             path: path.to_string_lossy().into_owned(),
-            identity: ident::read(path).map_err(|e| e.to_string()),
+            identity: ident::read(path).map_err(Arc::new),
         }
     }
 }
@@ -131,6 +142,7 @@ impl MatchFile {
 /// Why a file given to `/pdb` cannot be used. The messages are whole: no error chain
 /// follows them.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PdbFileError {
     /// Its identity could not be read.
     #[error("{0}")]

@@ -19,10 +19,10 @@ pub struct Drawn {
     pub factor: u128,
 }
 
-/// Writes the flame graph of `folded` (`stack hits` pairs, as [`Profile::folded`] gives
+/// Writes the flame graph of `folded` (`stack hits` pairs, as [`StackProfile::folded`] gives
 /// them) to `out`, titled `title`.
 ///
-/// [`Profile::folded`]: crate::analysis::stacks::Profile::folded
+/// [`StackProfile::folded`]: crate::analysis::stacks::StackProfile::folded
 pub fn write(out: impl Write, title: &str, folded: &[(String, u128)]) -> io::Result<Drawn> {
     let (lines, factor) = lines(folded);
     let mut options = Options::default();

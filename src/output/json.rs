@@ -163,7 +163,7 @@ struct MatchLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     trace_age: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<&'a str>,
+    message: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -636,7 +636,7 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                     progid: None,
                     trace_guid: None,
                     trace_age: None,
-                    message: identity.as_ref().err().map(String::as_str),
+                    message: identity.as_ref().err().map(ToString::to_string),
                 },
             };
             write_line(&mut self.out, &line)?;
@@ -674,7 +674,7 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
             let id = match &file.identity {
                 Ok(id) => id,
                 Err(why) => {
-                    self.error(&info, why)?;
+                    self.error(&info, &why.to_string())?;
                     continue;
                 }
             };

@@ -1,13 +1,13 @@
-//! Output: every format behind one [`Printer`] trait, in the order the dump calls it.
+//! Output: every format behind one `Printer` trait, in the order the dump calls it.
 //!
-//! Per file: [`Printer::begin_file`], then the selected sections in file order (header,
+//! Per file: `Printer::begin_file`, then the selected sections in file order (header,
 //! string table, program IDs, events), then the summary, then the verdicts of `/match` and
 //! `/validate`. Diagnostics may come at any point after `begin_file`.
 //!
-//! [`text`] is for people and `diff`, [`json`] for pipelines; [`Output`] is either, as the
+//! `text` is for people and `diff`, `json` for pipelines; [`Output`] is either, as the
 //! options choose. An exporter that writes a file of its own goes here too, beside them, and
-//! reads an analysis's report: [`flamegraph`] draws the folded stacks as an SVG, [`pprof`] and
-//! [`speedscope`] write the profile for those viewers.
+//! reads an analysis's report: `flamegraph` draws the folded stacks as an SVG, [`pprof`] and
+//! `speedscope` write the profile for those viewers.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -26,14 +26,14 @@ use crate::format::tables::Tables;
 use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
 
-pub mod flamegraph;
-pub mod json;
+pub(crate) mod flamegraph;
+pub(crate) mod json;
 pub mod pprof;
-pub mod speedscope;
-pub mod text;
+pub(crate) mod speedscope;
+pub(crate) mod text;
 
-pub use json::JsonPrinter;
-pub use text::TextPrinter;
+use json::JsonPrinter;
+use text::TextPrinter;
 
 /// The file being dumped, as the output names it.
 #[derive(Clone, Copy, Debug)]
@@ -61,7 +61,7 @@ impl FileInfo<'_> {
 }
 
 /// An output format.
-pub trait Printer {
+pub(crate) trait Printer {
     /// Starts a file.
     fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()>;
     /// The header section.
@@ -128,7 +128,7 @@ pub trait Printer {
 /// What a printer printed into memory ([`Recorder`]): the output and error streams, in the
 /// order they were written.
 #[derive(Debug, Default)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     /// Runs of bytes, each with whether it went to the error stream.
     chunks: Vec<(bool, Vec<u8>)>,
 }
@@ -153,10 +153,10 @@ impl Recorded {
 /// Records what a printer prints into memory: give it [`Recorder::out`] and
 /// [`Recorder::err`] as its streams, then [`Recorder::finish`].
 #[derive(Default)]
-pub struct Recorder(Rc<RefCell<Recorded>>);
+pub(crate) struct Recorder(Rc<RefCell<Recorded>>);
 
 /// One stream of a [`Recorder`].
-pub struct Recording {
+pub(crate) struct Recording {
     recorded: Rc<RefCell<Recorded>>,
     to_err: bool,
 }
@@ -201,6 +201,7 @@ impl Write for Recording {
 
 /// The output format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Format {
     /// Text for people (the default).
     #[default]
@@ -209,9 +210,13 @@ pub enum Format {
     Json,
 }
 
-/// A printer of either format, chosen at run time. An enum rather than a trait object, so
-/// that the per-record calls stay direct.
-pub enum Output<W: Write, E: Write> {
+/// A printer of either format, chosen at run time ([`crate::dump::printer`]): what the
+/// driver prints a run into.
+pub struct Output<W: Write, E: Write>(Either<W, E>);
+
+/// The printers, an enum rather than a trait object, so that the per-record calls stay
+/// direct.
+enum Either<W: Write, E: Write> {
     /// Text.
     Text(TextPrinter<W, E>),
     /// JSON Lines.
@@ -220,23 +225,28 @@ pub enum Output<W: Write, E: Write> {
 
 impl<W: Write, E: Write> Output<W, E> {
     /// A printer of `format` writing to `out`, and diagnostics to `err`. `verdicts_only`
-    /// (`/validate`) leaves out text's `File:` banner, as only verdicts follow.
+    /// (`/validate` alone) leaves out text's `File:` line, as each verdict names its file.
     pub fn new(format: Format, verdicts_only: bool, out: W, err: E) -> Self {
-        match format {
+        Output(match format {
             Format::Text if verdicts_only => {
-                Output::Text(TextPrinter::new(out, err).without_banner())
+                Either::Text(TextPrinter::new(out, err).without_banner())
             }
-            Format::Text => Output::Text(TextPrinter::new(out, err)),
-            Format::Json => Output::Json(JsonPrinter::new(out, err)),
-        }
+            Format::Text => Either::Text(TextPrinter::new(out, err)),
+            Format::Json => Either::Json(JsonPrinter::new(out, err)),
+        })
     }
 
     /// Gives back the writers.
     pub fn into_inner(self) -> (W, E) {
-        match self {
-            Output::Text(p) => p.into_inner(),
-            Output::Json(p) => p.into_inner(),
+        match self.0 {
+            Either::Text(p) => p.into_inner(),
+            Either::Json(p) => p.into_inner(),
         }
+    }
+
+    /// Writes out what is buffered.
+    pub fn flush(&mut self) -> io::Result<()> {
+        Printer::flush(self)
     }
 }
 
@@ -246,9 +256,9 @@ macro_rules! delegate {
         $(
             #[inline]
             fn $name(&mut self, $($arg: $ty),*) -> io::Result<()> {
-                match self {
-                    Output::Text(p) => p.$name($($arg),*),
-                    Output::Json(p) => p.$name($($arg),*),
+                match &mut self.0 {
+                    Either::Text(p) => p.$name($($arg),*),
+                    Either::Json(p) => p.$name($($arg),*),
                 }
             }
         )*

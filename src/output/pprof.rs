@@ -14,7 +14,7 @@
 //! The sample types are the IP events present, `branches` and `stacks`, with the one users
 //! most likely want first put last (speedscope takes `default_sample_type` as a position):
 //! `stacks` when there are call stacks, else the first IP event. pprof values are `int64`:
-//! a count above 2^63 - 1 is clamped to it, and [`Written::clamped`] says so.
+//! a count above 2^63 - 1 is clamped to it, and `Written::clamped` says so.
 //!
 //! The message types are written with prost's derives, field by field from profile.proto.
 
@@ -188,7 +188,7 @@ pub struct Function {
 
 /// What writing found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Written {
+pub(crate) struct Written {
     /// Whether a value above 2^63 - 1 was clamped to it.
     pub clamped: bool,
     /// The number of samples.
@@ -196,7 +196,7 @@ pub struct Written {
 }
 
 /// Builds the profile of `counted`, with `comment` (the trace's path) as its comment.
-pub fn profile(counted: &Counted<'_>, comment: &str) -> (Profile, Written) {
+pub(crate) fn profile(counted: &Counted<'_>, comment: &str) -> (Profile, Written) {
     let mut b = Builder::default();
     b.string("");
     let types = sample_types(counted);
@@ -382,7 +382,7 @@ impl Samples<'_> {
 }
 
 /// Writes the profile of `counted`, gzipped, to `out`.
-pub fn write(out: impl Write, counted: &Counted<'_>, comment: &str) -> io::Result<Written> {
+pub(crate) fn write(out: impl Write, counted: &Counted<'_>, comment: &str) -> io::Result<Written> {
     let (profile, written) = profile(counted, comment);
     // The fastest level: on the benchmark trace the file is a fifth larger than at the
     // default level (1.27 MB against 1.07 MB), and deflating stops being a tenth of the run.

@@ -633,7 +633,7 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
                         path: &file.path,
                         size: None,
                     };
-                    self.error(&info, why)?;
+                    self.error(&info, &why.to_string())?;
                 }
             }
         }
@@ -655,7 +655,8 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
 fn match_row(r: &MatchResult<'_>, tables: &Tables) -> [String; 5] {
     let file = clean(&r.file.path).into_owned();
     let (Ok(id), Some(v)) = (&r.file.identity, &r.verdict) else {
-        let why = r.file.identity.as_ref().err().map_or("", String::as_str);
+        let why = r.file.identity.as_ref().err().map(ToString::to_string);
+        let why = why.unwrap_or_default();
         return [
             file,
             String::new(),
