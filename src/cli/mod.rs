@@ -213,7 +213,7 @@ fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
     combinable(&given)?;
     let progress = match (given.quiet, given.progress) {
         (true, _) => Progress::Never,
-        (false, when) => when.unwrap_or(Progress::Auto),
+        (false, when) => when.unwrap_or_default(),
     };
     let (sptlists, match_paths, pdb_paths) = (
         given.sptlists.clone(),

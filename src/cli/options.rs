@@ -7,18 +7,36 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use sptdump::analysis::stacks::StackOrder;
-use sptdump::dump::{Sections, Views};
+use sptdump::dump::{DEFAULT_TOP, Sections, Views};
 use sptdump::format::tables::StringIndex;
 
 /// When to show a progress bar (`/progress`, `/quiet`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Progress {
     /// On a terminal, for a run past a second, not with `/json`.
+    #[default]
     Auto,
     /// Whenever a file is read, for a run past a second.
     Always,
     /// Never.
     Never,
+}
+
+impl Progress {
+    /// `auto`, `always` or `never`, as `/progress` spells it.
+    fn as_str(self) -> &'static str {
+        match self {
+            Progress::Auto => "auto",
+            Progress::Always => "always",
+            Progress::Never => "never",
+        }
+    }
+}
+
+impl std::fmt::Display for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What the options given say, each value parsed: the command line before it becomes a
@@ -81,6 +99,8 @@ pub struct Opt {
     pub group: Group,
     /// The help text; a newline continues it on the next line.
     pub help: &'static str,
+    /// The value when the option is not given, as the help shows it.
+    pub default: Option<fn() -> String>,
     pub set: Set,
 }
 
@@ -92,6 +112,7 @@ const fn flag(name: &'static str, group: Group, help: &'static str, set: fn(&mut
         shown: None,
         group,
         help,
+        default: None,
         set: Set::Flag(set),
     }
 }
@@ -109,6 +130,7 @@ const fn valued(
         shown: None,
         group: Group::Sections,
         help,
+        default: None,
         set: Set::Value(set),
     }
 }
@@ -208,31 +230,37 @@ pub const OPTIONS: &[Opt] = &[
             },
         )
     },
-    valued(
-        "stackorder",
-        "ORDER",
-        "how call stacks are stored: leaf-first (the default, ETW's) or root-first",
-        |g, v| {
-            let order = text(v)
-                .parse()
-                .map_err(|_| "expected leaf-first or root-first")?;
-            g.stack_order = Some(order);
-            Ok(())
-        },
-    ),
-    valued(
-        "top",
-        "N",
-        "how many entries /summary or /functions shows per table (default 10);\n\
-         alone it implies /summary",
-        |g, v| {
-            let n = text(v)
-                .parse()
-                .map_err(|_| "expected a whole number, 0 or more")?;
-            g.top = Some(n);
-            Ok(())
-        },
-    ),
+    Opt {
+        default: Some(|| StackOrder::default().to_string()),
+        ..valued(
+            "stackorder",
+            "ORDER",
+            "how call stacks are stored: leaf-first (ETW's) or root-first",
+            |g, v| {
+                let order = text(v)
+                    .parse()
+                    .map_err(|_| "expected leaf-first or root-first")?;
+                g.stack_order = Some(order);
+                Ok(())
+            },
+        )
+    },
+    Opt {
+        default: Some(|| DEFAULT_TOP.to_string()),
+        ..valued(
+            "top",
+            "N",
+            "how many entries /summary, /functions or /compare shows per table;\n\
+             alone it implies /summary",
+            |g, v| {
+                let n = text(v)
+                    .parse()
+                    .map_err(|_| "expected a whole number, 0 or more")?;
+                g.top = Some(n);
+                Ok(())
+            },
+        )
+    },
     Opt {
         list: true,
         ..valued(
@@ -245,18 +273,21 @@ pub const OPTIONS: &[Opt] = &[
             },
         )
     },
-    valued(
-        "strindex",
-        "MODE",
-        "read program-ID string indices as auto (the default), offset or ordinal",
-        |g, v| {
-            let mode = text(v)
-                .parse()
-                .map_err(|_| "expected auto, offset or ordinal")?;
-            g.strindex = Some(mode);
-            Ok(())
-        },
-    ),
+    Opt {
+        default: Some(|| StringIndex::default().to_string()),
+        ..valued(
+            "strindex",
+            "MODE",
+            "read program-ID string indices as auto, offset or ordinal",
+            |g, v| {
+                let mode = text(v)
+                    .parse()
+                    .map_err(|_| "expected auto, offset or ordinal")?;
+                g.strindex = Some(mode);
+                Ok(())
+            },
+        )
+    },
     Opt {
         list: true,
         ..valued(
@@ -327,18 +358,17 @@ pub const OPTIONS: &[Opt] = &[
     ),
     Opt {
         group: Group::Output,
+        default: Some(|| Progress::default().to_string()),
         ..valued(
             "progress",
             "WHEN",
             "a progress bar on standard error: auto (on a terminal, for a run past a\n\
              second, not with /json), always or never",
             |g, v| {
-                let when = match text(v).to_ascii_lowercase().as_str() {
-                    "auto" => Progress::Auto,
-                    "always" => Progress::Always,
-                    "never" => Progress::Never,
-                    _ => return Err("expected auto, always or never".to_owned()),
-                };
+                let when = [Progress::Auto, Progress::Always, Progress::Never]
+                    .into_iter()
+                    .find(|p| p.as_str().eq_ignore_ascii_case(&text(v)))
+                    .ok_or("expected auto, always or never")?;
                 g.progress = Some(when);
                 Ok(())
             },
@@ -409,7 +439,18 @@ pub fn help() -> String {
     ] {
         let _ = write!(text, "\n{title}\n");
         for o in OPTIONS.iter().filter(|o| o.group == group) {
-            let mut lines = o.help.lines();
+            let mut help = o.help.to_owned();
+            if let Some(default) = o.default {
+                let said = format!("default {}", default());
+                // On a line of its own when the last one would grow past 100 columns.
+                let last = help.lines().last().unwrap_or_default().trim_start();
+                let sep = match width + 2 + last.len() + 2 + said.len() > 100 {
+                    true => ";\n",
+                    false => "; ",
+                };
+                let _ = write!(help, "{sep}{said}");
+            }
+            let mut lines = help.lines();
             let _ = writeln!(
                 text,
                 "  {:<width$}{}",

@@ -54,6 +54,5 @@ pub(super) fn compare<P: Printer>(
             }
         }
     }
-    printer.end_file(true)?;
     Ok((outcomes, status))
 }

@@ -13,7 +13,8 @@ use crate::output::{FileInfo, Printer, Recorder};
 
 /// Dumps every trace into `printer`, in argument order, and gives each one's outcome and
 /// what its counters counted to `take`; `last` when nothing follows the last trace in the
-/// output. Returns whether the reader of the output went away, which ends the run.
+/// output. Returns whether the reader of the output went away during a trace, which ends
+/// the run (a reader gone between traces is an error of the output, as any other).
 ///
 /// When there are several traces, none is standard input, and each prints little (no
 /// section: summaries and verdicts), they are decoded on as many threads as there are
@@ -80,12 +81,10 @@ pub(super) fn each<P: Printer>(
             pending.insert(i, (kept, recorded));
             while let Some((kept, recorded)) = pending.remove(&want) {
                 let (outcome, kept) = kept?;
+                // What was found is taken before it is printed: a reader that went away
+                // keeps none of it from the run's status.
                 take(outcome, kept);
-                match printer.replay(&recorded) {
-                    // The reader has gone: what was found so far has been taken.
-                    Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(true),
-                    written => written?,
-                }
+                printer.replay(&recorded)?;
                 want += 1;
             }
         }

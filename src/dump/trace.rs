@@ -109,9 +109,7 @@ fn dump<P: Printer>(
     let (outcome, kept) = match steps(&mut out, file, input, plan, alone) {
         Ok(Some(kept)) => (Outcome::Done(Tally::default(), 0), kept),
         Ok(None) => return Ok((Outcome::NoSuchBinary, None)),
-        Err(Error::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
-            return Ok((Outcome::OutputClosed(out.tally), None));
-        }
+        Err(e) if e.is_broken_pipe() => return Ok((Outcome::OutputClosed(out.tally), None)),
         Err(Error::Write(e)) => return Err(e),
         Err(e @ Error::Read { .. }) => {
             // The rest of the trace is unknown: its verdict counts this as an error in it.
