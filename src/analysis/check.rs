@@ -1,4 +1,4 @@
-//! `/check`: is this trace fit for SPDConvert? (SPEC 9.5)
+//! `/check`: is this trace fit for SPDConvert? (docs/output.md)
 //!
 //! What goes wrong between recording and optimising, from Microsoft's SPGO walkthrough, as
 //! verdicts with a stable code each:

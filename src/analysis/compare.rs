@@ -1,4 +1,4 @@
-//! `/compare BASE NEW`: how two traces differ (SPEC 9.6).
+//! `/compare BASE NEW`: how two traces differ (docs/output.md).
 //!
 //! Binaries are paired by name, case-insensitively. For each pair and each source present in
 //! either trace (an IP event, `LBR`, `ETW_CALLSTACK`), with `p_k` and `q_k` the shares of key

@@ -1,4 +1,4 @@
-//! `/functions`: inclusive and exclusive hits per key, as profilers report them (SPEC 9.2).
+//! `/functions`: inclusive and exclusive hits per key, as profilers report them (docs/output.md).
 //!
 //! Over one binary's call stacks, each weighing its record's hits:
 //!

@@ -1,4 +1,5 @@
-//! Call stacks as a profile: where the time goes, by function (SPEC section 9.1).
+//! Call stacks as a profile: where the time goes, by function (docs/output.md, "Stacks, frames
+//! and keys").
 //!
 //! ```text
 //! ETW_CALLSTACK  frames as stored:  f[0]      f[1]        ...  f[n-1]
@@ -277,7 +278,7 @@ impl StackProfile {
         self.binaries.is_empty()
     }
 
-    /// The folded stacks (SPEC 9.3): `outer;...;leaf hits`, one line per distinct stack of
+    /// The folded stacks (docs/output.md): `outer;...;leaf hits`, one line per distinct stack of
     /// names (two functions of one name fold together), sorted by byte value.
     pub fn folded(&self) -> Vec<(String, u128)> {
         let mut lines: BTreeMap<String, u128> = BTreeMap::new();

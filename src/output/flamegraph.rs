@@ -1,5 +1,5 @@
 //! `/flamegraph:FILE`: an interactive SVG flame graph of the folded stacks, drawn by the
-//! `inferno` crate (SPEC 9.3).
+//! `inferno` crate (docs/output.md, "Functions, folded stacks and flame graphs").
 //!
 //! Widths are proportional to hits. inferno counts in machine words, so when the stacks'
 //! total does not fit, every count is divided by one common factor, rounded up so that no

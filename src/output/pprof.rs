@@ -1,5 +1,5 @@
 //! `/pprof:FILE`: the trace as a gzipped `profile.proto`, the format of google/pprof, which
-//! `go tool pprof`, speedscope and Pyroscope read (SPEC 9.4).
+//! `go tool pprof`, speedscope and Pyroscope read (docs/output.md, "pprof and speedscope").
 //!
 //! ```text
 //! mapping   one per binary: filename = its name, build_id = its symbol-server key,

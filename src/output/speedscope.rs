@@ -1,4 +1,4 @@
-//! `/speedscope:FILE`: the trace in speedscope's JSON file format (SPEC 9.4).
+//! `/speedscope:FILE`: the trace in speedscope's JSON file format (docs/output.md, "pprof and speedscope").
 //!
 //! ```text
 //! {"$schema": "https://www.speedscope.app/file-format-schema.json",
@@ -10,7 +10,7 @@
 //! ```
 //!
 //! One `sampled` profile per binary and source: each IP event (one-frame samples) and the
-//! call stacks. Frames are the keys of SPEC 9.1, shared by all profiles; a sample lists its
+//! call stacks. Frames are the keys of `analysis/keys.rs`, shared by all profiles; a sample lists its
 //! frames outermost first (speedscope's order, unlike pprof's); weights are hits, exact in
 //! the file.
 

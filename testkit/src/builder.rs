@@ -1,6 +1,6 @@
 //! A writer of SPT v1 files for tests.
 //!
-//! It encodes the layout of `shared/SPEC.md` section 1 on its own and shares no code with
+//! It encodes the layout of docs/format.md on its own and shares no code with
 //! sptdump's decoder, so a misreading of the format in one cannot hide the same
 //! misreading in the other. Every integer is little-endian.
 //!

@@ -1,4 +1,4 @@
-//! A second reading of SPEC.md section 2, for tests: whether a file has anything a decoder
+//! A second reading of the diagnostics table (docs/output.md, "Diagnostic codes"), for tests: whether a file has anything a decoder
 //! must report, and the first such thing. It is short on purpose and shares no code with
 //! sptdump, so the two can be checked against each other: the decoder must report a problem
 //! exactly when this finds one.
@@ -19,7 +19,7 @@ pub fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
 }
 
-/// The first problem SPEC.md section 2 asks a decoder to report in `file`, as a short
+/// The first problem the diagnostics table asks a decoder to report in `file`, as a short
 /// description, or `None` for a file with nothing to report (not even a warning).
 pub fn reference_problem(file: &[u8]) -> Option<String> {
     let size = file.len() as u64;

@@ -439,7 +439,7 @@ fn a_closed_pipe_ends_the_dump_quietly() {
 
 // ----- /validate.
 
-/// SPEC.md section 3: `/validate` prints only the diagnostics (on stderr) and one verdict
+/// `/validate` alone prints only the diagnostics (on stderr) and one verdict
 /// line per file (on stdout).
 #[test]
 fn validate_gives_a_verdict_per_file_and_the_status() {

@@ -7,7 +7,7 @@
 //! usage error":
 //!
 //! - `/json` output is always JSON Lines;
-//! - **a damaged trace is reported exactly when SPEC.md section 2 says there is something
+//! - **a damaged trace is reported exactly when the diagnostics table says there is something
 //!   to report.** Which changes must be reported is decided by `reference_problem`
 //!   (`sptdump_testkit::reference`), a short reading of the spec that shares nothing with
 //!   `src/`: it walks the
@@ -99,7 +99,7 @@ fn the_reference_finds_nothing_in_the_sample() {
 /// Every prefix of the sample. A cut trace must never look clean: the only cuts that give
 /// no diagnostic are those that leave a shorter valid trace, namely a cut exactly at the
 /// stream start (an empty stream) or exactly at the end of a complete segment (where the
-/// next BINARY_ID would have started). SPEC.md cannot tell those from a trace that was
+/// next BINARY_ID would have started). The format cannot tell those from a trace that was
 /// written that short, and neither can any reader.
 #[test]
 fn every_truncation_is_reported_unless_it_leaves_a_valid_trace() {

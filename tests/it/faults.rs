@@ -365,7 +365,7 @@ fn a_file_that_shrinks_inside_its_stream() {
     }
 }
 
-/// The same, cut exactly where a segment ends. The header cannot tell (SPEC.md has no
+/// The same, cut exactly where a segment ends. The header cannot tell (the format has no
 /// field for the stream's length), but the size the file had when it was opened can: the
 /// stream ends before it, so the dump must not call the trace valid.
 #[test]
@@ -469,7 +469,7 @@ fn a_closed_output_keeps_the_errors_found() {
 /// The default text dump of the same trace into a closed pipe: the text printer flushes
 /// standard output before each diagnostic, and that flush fails; the diagnostic must still
 /// reach standard error, which is open, and the exit status must still say the trace has an
-/// error (SPEC.md section 2: 1 "when any error diagnostic was found").
+/// error (exit status 1 "when any error diagnostic was found").
 #[cfg(unix)]
 #[test]
 fn a_closed_output_does_not_hide_the_diagnostics_of_a_text_dump() {

@@ -1101,7 +1101,7 @@ proptest! {
 
 // ----- Findings, kept as tests.
 
-/// SPEC.md section 7: from a pipe, "the diagnostics are those the same bytes give in a
+/// From a pipe, "the diagnostics are those the same bytes give in a
 /// file, save where the size was needed up front". A string table with 0 bytes used
 /// cannot run past the end of anything, wherever it is placed: a pipe finds nothing wrong
 /// with this 32-byte file (StringTableOffset 0x100000, StringTableUsed 0, empty tables and

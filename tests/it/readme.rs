@@ -1,4 +1,5 @@
-//! The README shows only what the tool prints: every example in it is run and compared.
+//! The README and the docs show only what the tool prints: every example in them is run and
+//! compared.
 //!
 //! Two kinds of blocks are checked:
 //!
@@ -175,17 +176,35 @@ fn missing(shown: &[String], stdout: &str, stderr: &str) -> Option<String> {
     None
 }
 
+/// The documents whose examples are run, and how many each has at least (so that a change
+/// of their form cannot leave them unchecked).
+const DOCUMENTS: [(&str, usize); 4] = [
+    ("README.md", 12),
+    ("docs/output.md", 8),
+    ("docs/format.md", 0),
+    ("docs/development.md", 0),
+];
+
 #[test]
-fn every_example_in_the_readme_is_what_the_tool_prints() {
-    let readme = std::fs::read_to_string(crate_root().join("README.md")).unwrap();
-    let examples = examples(&readme);
-    assert!(
-        examples.len() >= 12,
-        "only {} examples found: has the README's form changed?",
-        examples.len()
-    );
+fn every_example_in_the_readme_and_the_docs_is_what_the_tool_prints() {
     let mut failures = Vec::new();
-    for ex in &examples {
+    for (document, least) in DOCUMENTS {
+        let text = std::fs::read_to_string(crate_root().join(document)).unwrap();
+        let examples = examples(&text);
+        assert!(
+            examples.len() >= least,
+            "only {} examples found in {document}: has its form changed?",
+            examples.len()
+        );
+        failures.extend(run_examples(document, &examples));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What the examples of `document` do not print as shown.
+fn run_examples(document: &str, examples: &[Example]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for ex in examples {
         let output = Command::new(env!("CARGO_BIN_EXE_sptdump"))
             .args(&ex.args)
             .current_dir(crate_root().join(&ex.dir))
@@ -195,7 +214,7 @@ fn every_example_in_the_readme_is_what_the_tool_prints() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         if let Some(line) = missing(&ex.shown, &stdout, &stderr) {
             failures.push(format!(
-                "README line {}: `sptdump {}` does not print (in this order)\n    {line}\n  \
+                "{document} line {}: `sptdump {}` does not print (in this order)\n    {line}\n  \
                  it prints:\n{}{}",
                 ex.line,
                 ex.args.join(" "),
@@ -212,7 +231,7 @@ fn every_example_in_the_readme_is_what_the_tool_prints() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    failures
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The program IDs' string indices end to end, through the library: byte offsets and
 //! ordinals, as `/strindex:auto` decides and as `/strindex:offset` and `/strindex:ordinal`
-//! force (SPEC.md section 1, the hedge). The traces come from the test kit's builder, which
+//! force (docs/format.md, "What the description leaves open"). The traces come from the test kit's builder, which
 //! writes whatever index it is given.
 
 use serde_json::{Value, json};
