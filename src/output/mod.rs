@@ -210,7 +210,7 @@ pub enum Format {
     Json,
 }
 
-/// A printer of either format, chosen at run time ([`crate::dump::printer`]): what the
+/// A printer of either format, chosen at run time (the driver's `printer` makes one): what the
 /// driver prints a run into.
 pub struct Output<W: Write, E: Write>(Either<W, E>);
 

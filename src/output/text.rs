@@ -65,8 +65,7 @@ impl<W: Write, E: Write> TextPrinter<W, E> {
         TextPrinter {
             out: Blocks {
                 inner: out,
-                written: false,
-                trailing: 0,
+                last: Last::Nothing,
             },
             err,
             label: String::new(),
@@ -103,55 +102,47 @@ impl<W: Write, E: Write> TextPrinter<W, E> {
 
 /// The output, in blocks separated by one blank line: a block (a section, a summary, a
 /// table) follows a blank line when anything precedes it, and never two blank lines in a
-/// row.
+/// row. Every write notes only that text was written (one store), so the events section
+/// pays nothing for it.
 struct Blocks<W> {
     inner: W,
-    /// Whether anything was written.
-    written: bool,
-    /// How many newlines end what was written, up to 2 (a blank line).
-    trailing: u8,
+    /// What was written last.
+    last: Last,
+}
+
+/// What the output ends with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Last {
+    /// Nothing was written.
+    Nothing,
+    /// Text.
+    Text,
+    /// The blank line that separates blocks.
+    Blank,
 }
 
 impl<W: Write> Blocks<W> {
-    /// The blank line before a block, when anything precedes it and it is not blank.
+    /// The blank line before a block, when text precedes it.
     fn separate(&mut self) -> io::Result<()> {
-        if self.written && self.trailing < 2 {
-            self.write_all(b"\n")?;
+        if self.last == Last::Text {
+            self.inner.write_all(b"\n")?;
+            self.last = Last::Blank;
         }
         Ok(())
-    }
-
-    /// Notes the end of what was written.
-    #[inline]
-    fn wrote(&mut self, buf: &[u8]) {
-        let newlines = buf
-            .iter()
-            .rev()
-            .take(2)
-            .take_while(|&&b| b == b'\n')
-            .count() as u8;
-        if newlines as usize == buf.len() {
-            self.trailing = (self.trailing + newlines).min(2);
-        } else {
-            self.trailing = newlines;
-        }
-        self.written |= !buf.is_empty();
     }
 }
 
 impl<W: Write> Write for Blocks<W> {
     #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.wrote(&buf[..n]);
-        Ok(n)
+        self.last = Last::Text;
+        self.inner.write(buf)
     }
 
     #[inline]
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.inner.write_all(buf)?;
-        self.wrote(buf);
-        Ok(())
+        self.last = Last::Text;
+        self.inner.write_all(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
