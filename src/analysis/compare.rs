@@ -35,7 +35,7 @@ pub struct Side<'a> {
 /// A key as both traces know it: a function by name (the same function has other addresses
 /// in another build), an address, or an arc.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Shared {
+enum PairedKey {
     Function(String),
     Address(u32),
     Arc(u32, u32),
@@ -111,11 +111,11 @@ fn binaries(tables: &Tables) -> BTreeMap<String, (String, Vec<u16>)> {
 }
 
 /// One side's hits per key for one source, and their total.
-type Distribution = (BTreeMap<Shared, u128>, u128);
+type Distribution = (BTreeMap<PairedKey, u128>, u128);
 
 /// The hits of `source` over a binary's progids.
 fn distribution(side: &Side<'_>, progids: &[u16], source: SampleKind) -> Distribution {
-    let mut keys: BTreeMap<Shared, u128> = BTreeMap::new();
+    let mut keys: BTreeMap<PairedKey, u128> = BTreeMap::new();
     let mut total = 0u128;
     for &p in progids {
         let arcs = match source {
@@ -125,7 +125,7 @@ fn distribution(side: &Side<'_>, progids: &[u16], source: SampleKind) -> Distrib
         };
         if let Some(t) = arcs {
             for ([from, to], hits) in t.iter() {
-                *keys.entry(Shared::Arc(from, to)).or_default() += hits;
+                *keys.entry(PairedKey::Arc(from, to)).or_default() += hits;
             }
             total += t.total();
         }
@@ -137,8 +137,8 @@ fn distribution(side: &Side<'_>, progids: &[u16], source: SampleKind) -> Distrib
                 };
                 for (key, hits) in keys::by_key(t.iter(), side.symbols.get(Some(p))) {
                     let shared = match key.function {
-                        Some(f) => Shared::Function(f),
-                        None => Shared::Address(key.rva),
+                        Some(f) => PairedKey::Function(f),
+                        None => PairedKey::Address(key.rva),
                     };
                     *keys.entry(shared).or_default() += hits;
                 }
@@ -198,8 +198,8 @@ pub fn compare(base: &Side<'_>, new: &Side<'_>, top: usize) -> CompareReport {
 fn comparison(
     name: &str,
     source: SampleKind,
-    (p, p_total): (&BTreeMap<Shared, u128>, u128),
-    (q, q_total): (&BTreeMap<Shared, u128>, u128),
+    (p, p_total): (&BTreeMap<PairedKey, u128>, u128),
+    (q, q_total): (&BTreeMap<PairedKey, u128>, u128),
     top: usize,
 ) -> Comparison {
     let share = |hits: u128, total: u128| {
@@ -237,9 +237,9 @@ fn comparison(
             .into_iter()
             .map(|(_, k, base_share, new_share)| Missing {
                 key: match k {
-                    Shared::Function(f) => key_name(name, Some(f), 0),
-                    Shared::Address(rva) => key_name(name, None, *rva),
-                    Shared::Arc(from, to) => format!("0x{from:X}->0x{to:X}"),
+                    PairedKey::Function(f) => key_name(name, Some(f), 0),
+                    PairedKey::Address(rva) => key_name(name, None, *rva),
+                    PairedKey::Arc(from, to) => format!("0x{from:X}->0x{to:X}"),
                 },
                 base_share,
                 new_share,
@@ -252,10 +252,10 @@ fn comparison(
 mod tests {
     use super::*;
 
-    fn dist(pairs: &[(u32, u128)]) -> (BTreeMap<Shared, u128>, u128) {
-        let keys: BTreeMap<Shared, u128> = pairs
+    fn dist(pairs: &[(u32, u128)]) -> (BTreeMap<PairedKey, u128>, u128) {
+        let keys: BTreeMap<PairedKey, u128> = pairs
             .iter()
-            .map(|&(k, h)| (Shared::Address(k), h))
+            .map(|&(k, h)| (PairedKey::Address(k), h))
             .collect();
         let total = keys.values().sum();
         (keys, total)

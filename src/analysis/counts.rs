@@ -27,7 +27,7 @@ use std::hash::Hash;
 use rustc_hash::FxHashMap;
 
 /// A key: a `u32` RVA or an arc `[from, to]`.
-pub trait Key: Copy + Eq + Ord + Hash + Default + std::fmt::Debug {
+pub trait CountKey: Copy + Eq + Ord + Hash + Default + std::fmt::Debug {
     /// The key that marks a free slot; it is counted apart when it occurs as a real key.
     const EMPTY: Self;
     /// One cache line of slots for this key.
@@ -57,9 +57,9 @@ pub trait Key: Copy + Eq + Ord + Hash + Default + std::fmt::Debug {
     }
 }
 
-impl Key for u32 {
+impl CountKey for u32 {
     const EMPTY: u32 = u32::MAX;
-    type Bucket = Line<u32, 8>;
+    type Bucket = CacheLine<u32, 8>;
     #[inline]
     fn hash(self) -> u64 {
         u64::from(self).wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -87,9 +87,9 @@ impl Key for u32 {
     }
 }
 
-impl Key for [u32; 2] {
+impl CountKey for [u32; 2] {
     const EMPTY: [u32; 2] = [u32::MAX; 2];
-    type Bucket = Line<[u32; 2], 5>;
+    type Bucket = CacheLine<[u32; 2], 5>;
     #[inline]
     fn hash(self) -> u64 {
         let x = u64::from(self[0]) << 32 | u64::from(self[1]);
@@ -98,22 +98,22 @@ impl Key for [u32; 2] {
 }
 
 /// `N` keys and the low 32 bits of their hits, in one cache line. Slots fill in order, and
-/// free ones hold [`Key::EMPTY`].
+/// free ones hold [`CountKey::EMPTY`].
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
-pub struct Line<K, const N: usize> {
+pub struct CacheLine<K, const N: usize> {
     keys: [K; N],
     lows: [u32; N],
 }
 
-/// What the table needs of a bucket; implemented by [`Line`] only.
+/// What the table needs of a bucket; implemented by [`CacheLine`] only.
 pub trait Bucket<K>: Copy + std::fmt::Debug {
     /// A bucket of free slots.
     const FREE: Self;
     /// Its slots: `N`.
     const SLOTS: usize;
     /// Adds `hits` to the slot holding `key`, if one does: whether one did, and whether its
-    /// low 32 bits wrapped. `key` must not be [`Key::EMPTY`].
+    /// low 32 bits wrapped. `key` must not be [`CountKey::EMPTY`].
     fn bump(&mut self, key: K, hits: u32) -> (bool, bool);
     /// How many slots are taken (they are the first ones).
     fn taken(&self) -> usize;
@@ -123,8 +123,8 @@ pub trait Bucket<K>: Copy + std::fmt::Debug {
     fn put(&mut self, i: usize, key: K, low: u32);
 }
 
-impl<K: Key, const N: usize> Bucket<K> for Line<K, N> {
-    const FREE: Self = Line {
+impl<K: CountKey, const N: usize> Bucket<K> for CacheLine<K, N> {
+    const FREE: Self = CacheLine {
         keys: [K::EMPTY; N],
         lows: [0; N],
     };
@@ -154,13 +154,13 @@ impl<K: Key, const N: usize> Bucket<K> for Line<K, N> {
 
 /// Hits per key.
 #[derive(Clone, Debug)]
-pub struct Counts<K: Key> {
+pub struct Counts<K: CountKey> {
     buckets: Vec<K::Bucket>,
     /// Keys in the buckets.
     len: usize,
     /// Each key's hits above the low 32 bits, in units of 2^32.
     carries: FxHashMap<K, u128>,
-    /// The hits of the key equal to [`Key::EMPTY`], which cannot live in a slot.
+    /// The hits of the key equal to [`CountKey::EMPTY`], which cannot live in a slot.
     empty_key: Option<u128>,
     /// Keys whose home bucket was asked for, not yet counted.
     asked: Waiting<K>,
@@ -175,13 +175,13 @@ const AHEAD: usize = 32;
 /// Keys with their hits, waiting for their bucket to arrive in the cache: a ring, each
 /// key pushed in pushing out the one [`AHEAD`] keys before it.
 #[derive(Clone, Debug)]
-struct Waiting<K: Key> {
-    /// [`Key::EMPTY`] where free (that key never waits).
+struct Waiting<K: CountKey> {
+    /// [`CountKey::EMPTY`] where free (that key never waits).
     keys: [(K, u32); AHEAD],
     next: usize,
 }
 
-impl<K: Key> Waiting<K> {
+impl<K: CountKey> Waiting<K> {
     const EMPTY: Self = Waiting {
         keys: [(K::EMPTY, 0); AHEAD],
         next: 0,
@@ -204,13 +204,13 @@ impl<K: Key> Waiting<K> {
 /// Buckets of a new table: 512 bytes.
 const INITIAL_BUCKETS: usize = 8;
 
-impl<K: Key> Default for Counts<K> {
+impl<K: CountKey> Default for Counts<K> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<K: Key> Counts<K> {
+impl<K: CountKey> Counts<K> {
     /// An empty table.
     pub fn new() -> Self {
         Counts::with_buckets(INITIAL_BUCKETS)
@@ -478,7 +478,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    fn sorted<K: Key>(c: &Counts<K>) -> Vec<(K, u128)> {
+    fn sorted<K: CountKey>(c: &Counts<K>) -> Vec<(K, u128)> {
         let mut v: Vec<_> = c.iter().collect();
         v.sort();
         v
@@ -493,9 +493,9 @@ mod tests {
 
     #[test]
     fn a_bucket_is_one_cache_line() {
-        assert_eq!(size_of::<<u32 as Key>::Bucket>(), 64);
-        assert_eq!(size_of::<<[u32; 2] as Key>::Bucket>(), 64);
-        assert_eq!(align_of::<<u32 as Key>::Bucket>(), 64);
+        assert_eq!(size_of::<<u32 as CountKey>::Bucket>(), 64);
+        assert_eq!(size_of::<<[u32; 2] as CountKey>::Bucket>(), 64);
+        assert_eq!(align_of::<<u32 as CountKey>::Bucket>(), 64);
     }
 
     #[test]

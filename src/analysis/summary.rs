@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::analysis::counts::{Counts, Key};
+use crate::analysis::counts::{CountKey, Counts};
 use crate::format::opcode::Opcode;
 use crate::format::record::{Branch, SampleKind, Samples};
 use crate::format::tables::Tables;
@@ -23,12 +23,12 @@ use crate::image::symbols::{SymbolMap, Symbols};
 
 /// One table of a binary, read in place: a source's records, hits and keys (an RVA for IP
 /// events, an arc `[from, to]` for LBR and call stacks).
-pub struct Table<'a, K: Key> {
+pub struct Table<'a, K: CountKey> {
     source: SampleKind,
-    tally: &'a Tally<K>,
+    tally: &'a Keyed<K>,
 }
 
-impl<'a, K: Key> Table<'a, K> {
+impl<'a, K: CountKey> Table<'a, K> {
     /// The source: an IP event, LBR or call stacks.
     pub fn source(&self) -> SampleKind {
         self.source
@@ -89,10 +89,10 @@ pub struct Summary {
 struct Binary {
     progid: Option<u16>,
     records: u64,
-    ip: [Option<Tally<u32>>; 6],
+    ip: [Option<Keyed<u32>>; 6],
     /// Arcs keyed `[from, to]`.
-    lbr: Option<Tally<[u32; 2]>>,
-    callstack: Option<Tally<[u32; 2]>>,
+    lbr: Option<Keyed<[u32; 2]>>,
+    callstack: Option<Keyed<[u32; 2]>>,
 }
 
 impl Binary {
@@ -117,7 +117,7 @@ const CALLSTACK: usize = 7;
 
 /// Hits per key, with the record count and the exact total.
 #[derive(Debug)]
-struct Tally<K: Key> {
+struct Keyed<K: CountKey> {
     records: u64,
     /// The key updates so far: the work the table has cost.
     keys: u64,
@@ -127,7 +127,7 @@ struct Tally<K: Key> {
     hits: Counts<K>,
 }
 
-impl<'a, K: Key> Table<'a, K> {
+impl<'a, K: CountKey> Table<'a, K> {
     fn totals(&self) -> Totals {
         Totals {
             source: self.source,
@@ -138,9 +138,9 @@ impl<'a, K: Key> Table<'a, K> {
     }
 }
 
-impl<K: Key> Tally<K> {
+impl<K: CountKey> Keyed<K> {
     fn new() -> Self {
-        Tally {
+        Keyed {
             records: 0,
             keys: 0,
             record_hits: 0,
@@ -167,7 +167,7 @@ impl<K: Key> Tally<K> {
     }
 
     /// Adds what `other` counted.
-    fn merge(&mut self, other: Tally<K>) {
+    fn merge(&mut self, other: Keyed<K>) {
         self.records += other.records;
         self.keys += other.keys;
         self.record_hits = self.record_hits.saturating_add(other.record_hits);
@@ -199,7 +199,7 @@ impl<K: Key> Tally<K> {
 }
 
 /// Merges a table into another, moving it when there is nothing to merge with.
-fn merge_into<K: Key>(ours: &mut Option<Tally<K>>, theirs: Option<Tally<K>>) {
+fn merge_into<K: CountKey>(ours: &mut Option<Keyed<K>>, theirs: Option<Keyed<K>>) {
     match (ours.as_mut(), theirs) {
         (_, None) => {}
         (None, theirs) => *ours = theirs,
@@ -240,7 +240,7 @@ fn function_name(symbols: &Symbols, rva: u32) -> String {
         .map_or_else(|| format!("0x{rva:08X}"), |(f, _)| f.name.to_owned())
 }
 
-impl Tally<u32> {
+impl Keyed<u32> {
     /// IP samples by function.
     fn functions(&self, symbols: &Symbols, n: usize) -> FunctionTable {
         let (all, unresolved) = self.fold(|rva| function_of(symbols, rva));
@@ -259,7 +259,7 @@ impl Tally<u32> {
     }
 }
 
-impl Tally<[u32; 2]> {
+impl Keyed<[u32; 2]> {
     /// Arcs folded to function pairs; an arc with an end outside every function is
     /// unresolved.
     fn function_arcs(&self, symbols: &Symbols, n: usize) -> FunctionArcTable {
@@ -400,17 +400,17 @@ impl Summary {
             SampleKind::Ip(op) => {
                 let Some(i) = op.ip_index() else { return };
                 b.ip[i]
-                    .get_or_insert_with(Tally::new)
+                    .get_or_insert_with(Keyed::new)
                     .record(s.rvas().iter(), s.hits);
             }
             SampleKind::Lbr => {
                 b.lbr
-                    .get_or_insert_with(Tally::new)
+                    .get_or_insert_with(Keyed::new)
                     .record(s.branches().iter().map(arc_key), s.hits);
             }
             SampleKind::CallStack => {
                 b.callstack
-                    .get_or_insert_with(Tally::new)
+                    .get_or_insert_with(Keyed::new)
                     .record(s.rvas().arcs().map(arc_key), s.hits);
             }
         }
@@ -536,7 +536,7 @@ impl Summary {
     }
 }
 
-fn top_arcs(t: &Tally<[u32; 2]>, n: usize) -> Vec<TopArc> {
+fn top_arcs(t: &Keyed<[u32; 2]>, n: usize) -> Vec<TopArc> {
     t.top(n)
         .into_iter()
         .map(|([from, to], hits)| TopArc { from, to, hits })

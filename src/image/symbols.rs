@@ -54,7 +54,7 @@ pub struct Symbol<'a> {
 
 /// One function, with the extent lookups use.
 #[derive(Clone, Debug)]
-struct Entry {
+struct SymbolEntry {
     rva: u32,
     /// One past the last RVA the function covers (a `u64`, so that no size overflows it).
     end: u64,
@@ -66,7 +66,7 @@ struct Entry {
 /// The functions of a PDB, sorted by RVA, for looking up which function an RVA is in.
 #[derive(Clone, Debug, Default)]
 pub struct Symbols {
-    entries: Vec<Entry>,
+    entries: Vec<SymbolEntry>,
     /// All names, one after another.
     names: String,
 }
@@ -211,7 +211,7 @@ impl Symbols {
             };
             let name_start = names.len();
             names.push_str(&c.name);
-            entries.push(Entry {
+            entries.push(SymbolEntry {
                 rva: c.rva,
                 end,
                 size: c.size,
@@ -246,7 +246,7 @@ impl Symbols {
         self.entries.iter().map(|e| self.function(e))
     }
 
-    fn function(&self, entry: &Entry) -> Symbol<'_> {
+    fn function(&self, entry: &SymbolEntry) -> Symbol<'_> {
         Symbol {
             name: &self.names[entry.name.clone()],
             rva: entry.rva,

@@ -211,7 +211,7 @@ pub(crate) fn profile(counted: &Counted<'_>, comment: &str) -> (Profile, Written
     let addresses = addresses(counted);
     let mapping_of = b.mappings(counted, &addresses);
     let location_of = b.locations(counted, &addresses, &mapping_of);
-    let mut samples = Samples {
+    let mut samples = SampleList {
         types: &types,
         location_of: &location_of,
         list: Vec::new(),
@@ -293,14 +293,14 @@ fn addresses(counted: &Counted<'_>) -> BTreeMap<(u16, u32), bool> {
 }
 
 /// The samples of a profile being built, a value per sample type each.
-struct Samples<'a> {
+struct SampleList<'a> {
     types: &'a [String],
     location_of: &'a FxHashMap<(u16, u32), u64>,
     list: Vec<Sample>,
     written: Written,
 }
 
-impl Samples<'_> {
+impl SampleList<'_> {
     /// A value as pprof holds it: clamped to `i64::MAX`, which [`Written`] remembers.
     fn value(&mut self, hits: u128) -> i64 {
         i64::try_from(hits).unwrap_or_else(|_| {
