@@ -7,7 +7,7 @@
 //! `SPTDUMP_REQUIRE_SHARED=1`, and there a missing folder fails the test instead.
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The variable that names the shared folder, when it is not `../shared`.
 pub const SHARED: &str = "SPTDUMP_SHARED";
@@ -15,12 +15,16 @@ pub const SHARED: &str = "SPTDUMP_SHARED";
 /// Set to `1`, the variable that makes a missing shared folder a failure, not a skip.
 pub const REQUIRE: &str = "SPTDUMP_REQUIRE_SHARED";
 
-/// The shared folder: `$SPTDUMP_SHARED`, else `../shared` beside the repository.
+/// The shared folder: `$SPTDUMP_SHARED`, else `shared` beside the repository.
 pub fn root() -> PathBuf {
-    match std::env::var_os(SHARED) {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
+    if let Some(dir) = std::env::var_os(SHARED) {
+        return PathBuf::from(dir);
     }
+    // This crate is `testkit/` in the repository.
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the test kit lies in the repository");
+    repository.with_file_name("shared")
 }
 
 /// Whether a missing shared folder must fail the test (`SPTDUMP_REQUIRE_SHARED=1`).
