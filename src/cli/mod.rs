@@ -254,8 +254,8 @@ fn plan(given: Given, format: Format) -> Plan {
     let mut plan = Plan::default();
     plan.format = format;
     plan.views = given.views;
-    // /top on its own asks for the top entries: that is a summary.
-    if given.top.is_some() && !plan.views.functions && !given.compare {
+    // /top with nothing that shows top entries asks for them: that is a summary.
+    if given.top.is_some() && !plan.views.tables() && !given.compare {
         plan.views.summary = true;
     }
     plan.validate = given.validate;

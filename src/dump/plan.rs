@@ -154,6 +154,12 @@ impl Views {
         .filter_map(|(name, path)| Some((name, path.as_deref()?)))
     }
 
+    /// Whether a view prints tables of the top entries (`/top`) on standard output:
+    /// `/summary`, `/functions`. Text shows them under the trace's `File:` line.
+    pub fn tables(&self) -> bool {
+        self.summary || self.functions
+    }
+
     /// Whether the views read the call stacks, folded by key.
     fn stacks(&self) -> bool {
         self.functions || self.folded || self.flamegraph.is_some() || self.exports()
@@ -245,8 +251,7 @@ impl Plan {
     /// line instead, and folded stacks are for flame-graph tools, which read nothing else.
     pub(crate) fn banner(&self) -> bool {
         let shown = !self.sections.is_empty()
-            || self.views.summary
-            || self.views.functions
+            || self.views.tables()
             || self.check
             || matches!(self.shape, Shape::Compared { .. });
         shown || (!self.validate && !self.matches.is_empty())

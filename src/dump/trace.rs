@@ -107,8 +107,8 @@ fn dump<P: Printer>(
 ) -> io::Result<(Outcome, Option<Kept>)> {
     let mut out = Out::new(printer);
     let (outcome, kept) = match steps(&mut out, file, input, plan, alone) {
-        Ok(Some(kept)) => (Outcome::Done(Tally::default(), 0), kept),
-        Ok(None) => return Ok((Outcome::NoSuchBinary, None)),
+        Ok(Stepped::Done(kept)) => (Outcome::Done(Tally::default(), 0), kept),
+        Ok(Stepped::NoSuchBinary) => return Ok((Outcome::NoSuchBinary, None)),
         Err(e) if e.is_broken_pipe() => return Ok((Outcome::OutputClosed(out.tally), None)),
         Err(Error::Write(e)) => return Err(e),
         Err(e @ Error::Read { .. }) => {
@@ -130,17 +130,28 @@ fn dump<P: Printer>(
     Ok((outcome, kept))
 }
 
-/// The steps of [`dump`]: `None` when `/binary` names nothing in the trace, else what its
-/// counters counted when the plan keeps it.
+/// How the steps of [`dump`] ended.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "made once per trace and moved once, never stored"
+)]
+enum Stepped {
+    /// All done; what the counters counted, when the plan keeps it.
+    Done(Option<Kept>),
+    /// `/binary` names nothing in the trace: nothing of it was printed but a note.
+    NoSuchBinary,
+}
+
+/// The steps of [`dump`], from the header to the verdicts of `/match` and `/check`.
 fn steps<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
     input: Input,
     plan: &Plan,
     alone: bool,
-) -> Result<Option<Option<Kept>>, Error> {
+) -> Result<Stepped, Error> {
     let Some((header, mut opened, found)) = tables(out, file, input, plan)? else {
-        return Ok(Some(None));
+        return Ok(Stepped::Done(None));
     };
     let selection = match &plan.binaries {
         None => None,
@@ -153,7 +164,7 @@ fn steps<P: Printer>(
                     binary_names(&opened.tables)
                 );
                 out.print(|p| p.note(file, &message))?;
-                return Ok(None);
+                return Ok(Stepped::NoSuchBinary);
             }
         },
     };
@@ -179,7 +190,7 @@ fn steps<P: Printer>(
         views::show(out, file, plan, &kept)?;
     }
     verdicts(out, file, plan, &kept)?;
-    Ok(Some(plan.keeps_counts().then_some(kept)))
+    Ok(Stepped::Done(plan.keeps_counts().then_some(kept)))
 }
 
 /// Reads the header and the tables, reporting what is wrong with them. `None` when the
