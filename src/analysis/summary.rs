@@ -212,7 +212,8 @@ fn merge_into<K: CountKey>(ours: &mut Option<Keyed<K>>, theirs: Option<Keyed<K>>
 fn top<K: Ord + Copy>(all: impl Iterator<Item = (K, u128)>, n: usize) -> Vec<(K, u128)> {
     // Ranked so that the best is the least; the heap's greatest is the worst kept.
     let mut kept = BinaryHeap::with_capacity(n.min(1024));
-    for (key, hits) in all {
+    // Internal iteration: a table's keys are a chain of iterators, each looped over in turn.
+    all.for_each(|(key, hits)| {
         let rank = (Reverse(hits), key);
         if kept.len() < n {
             kept.push(rank);
@@ -221,7 +222,7 @@ fn top<K: Ord + Copy>(all: impl Iterator<Item = (K, u128)>, n: usize) -> Vec<(K,
         {
             *worst = rank;
         }
-    }
+    });
     kept.into_sorted_vec()
         .into_iter()
         .map(|(Reverse(hits), key)| (key, hits))
