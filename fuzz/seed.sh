@@ -1,7 +1,7 @@
 #!/bin/sh
 # Seeds the fuzz corpora with real traces: the bundled ones in ../testdata, the regression
 # inputs in ../tests/regressions and, when given, every *.spt in VECTORS_DIR (for example
-# the shared conformance vectors).
+# the shared conformance vectors); and the SPD reader's with SPD files.
 #
 #   fuzz/seed.sh [VECTORS_DIR]
 #
@@ -42,3 +42,14 @@ for f in "$here"/../testdata/*.spt "$here"/../tests/regressions/*.spt ${vectors:
     count=$((count + 1))
 done
 echo "seeded $count traces into $here/corpus/{dump,decode}"
+
+# The SPD reader's corpus: the synthetic SPDs of ../testdata/pe and, when VECTORS_DIR lies in
+# the shared suite, its real SPDs (../spd beside the conformance folder).
+mkdir -p "$here/corpus/spd"
+spds=0
+for f in "$here"/../testdata/pe/*.spd ${vectors:+"$vectors"/../../spd/*.spd}; do
+    [ -f "$f" ] || continue
+    cp "$f" "$here/corpus/spd/$(basename "$f")"
+    spds=$((spds + 1))
+done
+echo "seeded $spds SPDs into $here/corpus/spd"

@@ -30,7 +30,7 @@ pub struct Input {
 }
 
 /// What a regular file offers: reading and seeking.
-trait Seekable: Read + Seek {}
+pub trait Seekable: Read + Seek {}
 impl<T: Read + Seek> Seekable for T {}
 
 enum Source {
@@ -134,6 +134,16 @@ impl Input {
             ),
         };
         Input { source }
+    }
+
+    /// The input as a file to read anywhere in, and its size, when it is one (not a pipe):
+    /// to say what a file that is not a trace is. Reading it moves the position of the
+    /// trace's own reading: read no trace from it afterwards.
+    pub fn seekable(&mut self) -> Option<(&mut dyn Seekable, u64)> {
+        match &mut self.source {
+            Source::File(file, size) => Some((file.as_mut(), *size)),
+            Source::Pipe(..) => None,
+        }
     }
 
     /// The file size, when known before reading.

@@ -8,10 +8,12 @@
 //! | no-samples             | error    | no sample records at all                                |
 //! | binary-without-samples | error    | a `/match` file's program ID has no sample records      |
 //! | binary-not-in-trace    | error    | a `/match` file matches no program ID                   |
+//! | spd-mismatch           | error    | a `/match` SPD is not the trace's build                 |
 //! | no-lbr                 | note     | no LBR records: `SPDConvert /mode:IP`                   |
 //! | lbr-present            | note     | LBR records: `SPDConvert /mode:LBR` is possible         |
 //! | kernel-image           | note     | a kernel-mode image (`ntoskrnl.exe`, `hal.dll`, `*.sys`) |
 //! | sparse                 | warning  | with `/pdb`: under 1 hit per 100 bytes of sampled code  |
+//! | spd-not-profiled       | note     | a `/match` SPD holds no profile yet                     |
 //!
 //! The mode to give SPDConvert is LBR when the trace has LBR records, else IP.
 
@@ -19,9 +21,11 @@ use std::collections::BTreeMap;
 
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Severity, codes};
+use crate::format::progid::registry_form;
 use crate::format::record::SampleKind;
 use crate::format::tables::{Tables, base_name};
-use crate::image::matching::{MatchResult, MatchStatus};
+use crate::image::ident::{Identity, Kind};
+use crate::image::matching::{MatchResult, MatchStatus, MatchVerdict};
 use crate::image::symbols::{SymbolMap, Symbols};
 
 codes! {
@@ -33,6 +37,8 @@ pub enum VerdictCode {
     BinaryWithoutSamples = "binary-without-samples", Error;
     /// A `/match` file matches no program ID.
     BinaryNotInTrace = "binary-not-in-trace", Error;
+    /// A `/match` SPD is not the trace's build: SPDConvert will refuse the trace for it.
+    SpdMismatch = "spd-mismatch", Error;
     /// With `/pdb`: fewer than 1 hit per 100 bytes of the sampled functions' code.
     Sparse = "sparse", Warning;
     /// No LBR records: `SPDConvert /mode:IP`.
@@ -41,6 +47,8 @@ pub enum VerdictCode {
     LbrPresent = "lbr-present", Note;
     /// A kernel-mode image (`ntoskrnl.exe`, `hal.dll`, `*.sys`).
     KernelImage = "kernel-image", Note;
+    /// A `/match` SPD holds no profile yet: the first import fills it.
+    SpdNotProfiled = "spd-not-profiled", Note;
 }
 }
 
@@ -265,9 +273,12 @@ fn density(summary: &Summary, symbols: &Symbols, progid: u16, name: &str, verdic
     }
 }
 
-/// The verdict on one `/match` file: none when it matches a binary with samples.
+/// The verdicts on one `/match` file: none when it matches a binary with samples (and, for
+/// an SPD, one that holds a profile).
 fn matched(summary: &Summary, tables: &Tables, m: &MatchResult<'_>, verdicts: &mut Verdicts) {
-    let Some(v) = m.verdict else { return };
+    let (Some(v), Ok(id)) = (m.verdict, &m.file.identity) else {
+        return;
+    };
     match (v.status, v.progid) {
         (MatchStatus::Match, Some(progid)) if summary.records(Some(progid)) == 0 => verdicts.add(
             Some(progid),
@@ -280,6 +291,11 @@ fn matched(summary: &Summary, tables: &Tables, m: &MatchResult<'_>, verdicts: &m
             ),
         ),
         (MatchStatus::Match, _) => {}
+        (status, progid) if id.kind == Kind::Spd => verdicts.add(
+            progid,
+            VerdictCode::SpdMismatch,
+            spd_mismatch(m, id, v, status, tables),
+        ),
         (status, progid) => verdicts.add(
             progid,
             VerdictCode::BinaryNotInTrace,
@@ -290,6 +306,46 @@ fn matched(summary: &Summary, tables: &Tables, m: &MatchResult<'_>, verdicts: &m
             ),
         ),
     }
+    if id.spd.as_ref().is_some_and(|spd| !spd.profiled) {
+        verdicts.add(
+            v.progid.filter(|_| v.status == MatchStatus::Match),
+            VerdictCode::SpdNotProfiled,
+            format!(
+                "{} holds no profile yet: the first SPDConvert import fills it",
+                m.file.path
+            ),
+        );
+    }
+}
+
+/// What `spd-mismatch` says: the words SPDConvert uses, and both identities.
+fn spd_mismatch(
+    m: &MatchResult<'_>,
+    id: &Identity,
+    v: MatchVerdict,
+    status: MatchStatus,
+    tables: &Tables,
+) -> String {
+    let spd = format!(
+        "{} is for {} {{{}}} age {} (inferred)",
+        m.file.path,
+        id.binary(),
+        registry_form(&id.guid),
+        id.age
+    );
+    let trace = match (v.progid, v.entry) {
+        (Some(p), Some(e)) => format!(
+            "the trace's progid {p} ({}) is {{{}}} age {}",
+            tables.binary_name(p),
+            e.guid_string(),
+            e.age
+        ),
+        _ => format!("no program ID of the trace is {}", id.binary()),
+    };
+    format!(
+        "SPDConvert will refuse this trace for this SPD: SPD version incompatible ({status}): \
+         {spd}; {trace}"
+    )
 }
 
 #[cfg(test)]

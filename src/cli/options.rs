@@ -293,7 +293,7 @@ pub const OPTIONS: &[Opt] = &[
         ..valued(
             "match",
             "FILES",
-            "check images (.exe, .dll) or PDBs against the program IDs: match,\n\
+            "check images (.exe, .dll), PDBs or SPDs against the program IDs: match,\n\
              age-mismatch, guid-mismatch or absent; exit 1 unless all match",
             |g, v| {
                 g.matches.push(v.to_owned());

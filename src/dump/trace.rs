@@ -28,6 +28,7 @@ use crate::format::progid::registry_form;
 use crate::format::record::{Record, SampleKind};
 use crate::format::tables::{Tables, base_name};
 use crate::image::matching::{self, MatchResult, MatchStatus};
+use crate::image::spd;
 use crate::image::symbols::SymbolMap;
 use crate::input::{Input, OpenError, Opened};
 use crate::output::{FileInfo, Printer};
@@ -221,12 +222,46 @@ fn tables<P: Printer>(
         if plan.sections.header && foreign.is_none() {
             out.print(|p| p.header(&header))?;
         }
-        out.report(foreign.map_or(fatal, |kind| kind.bad_signature(&bytes)))?;
+        let fatal = match foreign {
+            Some(Foreign::Spd) => spd_as_trace(&mut input, file, &bytes),
+            Some(kind) => kind.bad_signature(&bytes),
+            None => fatal,
+        };
+        out.report(fatal)?;
         return Ok(None);
     }
     let mut found = Vec::new();
     let opened = input.tables(&header, &bytes, plan.strindex, |d| found.push(d))?;
     Ok(Some((header, opened, found)))
+}
+
+/// The bad-signature diagnostic of an SPD given as a trace: whose build it is (when it is a
+/// file, which can be read where the identity lies), and how to check a trace against it.
+fn spd_as_trace(input: &mut Input, file: &FileInfo<'_>, first: &[u8]) -> Diagnostic {
+    let named = if file.is_stdin() { "FILE" } else { file.path };
+    let check = format!("to check a trace against it: sptdump /match:{named} TRACE");
+    let (what, hint) = match input.seekable().map(|(f, len)| spd::read(f, len)) {
+        Some(Ok(spd)) => {
+            let what = format!(
+                "{} for {}, {{{}}} age {} (inferred)",
+                Foreign::Spd,
+                spd.binary,
+                registry_form(&spd.guid),
+                spd.age
+            );
+            (what, check)
+        }
+        Some(Err(spd::SpdError::NotRecognised { check, why })) => {
+            let what = format!(
+                "a file that starts like {} but fails its check {} ({check}: {why})",
+                Foreign::Spd,
+                check.number()
+            );
+            (what, "it is not a recognised SPD either".to_owned())
+        }
+        _ => (Foreign::Spd.to_string(), check),
+    };
+    Foreign::bad_signature_as(first, &what, Some(&hint))
 }
 
 /// The symbols of each `/pdb` that matches a program ID of the trace. Under `/merge` a PDB

@@ -10,6 +10,7 @@
 //! 'P' 'K' 03 04                        zip (and so .docx, .jar, ...)
 //! 89 'P' 'N' 'G'                       PNG
 //! '%' 'P' 'D' 'F'                      PDF
+//! 'H' '_' 'Q' '_'                      SPD (a Sample Profile Database)
 //! printable UTF-8                      text
 //! ```
 //!
@@ -39,6 +40,8 @@ pub enum Foreign {
     Png,
     /// A PDF document.
     Pdf,
+    /// A Sample Profile Database, which SPDConvert imports traces into.
+    Spd,
     /// Text (printable UTF-8).
     Text,
 }
@@ -77,6 +80,8 @@ impl Foreign {
             Foreign::Png
         } else if starts(b"%PDF") {
             Foreign::Pdf
+        } else if starts(b"H_Q_") {
+            Foreign::Spd
         } else if is_text(first) {
             Foreign::Text
         } else {
@@ -87,12 +92,18 @@ impl Foreign {
     /// The bad-signature diagnostic for a file of this format: what it is, instead of a
     /// header full of junk.
     pub fn bad_signature(self, first: &[u8]) -> Diagnostic {
+        Foreign::bad_signature_as(first, &self.to_string(), self.hint())
+    }
+
+    /// The bad-signature diagnostic for a file that is `what` (`a PDB`, or what more was
+    /// read of it), with a `hint` of what the user may have meant.
+    pub fn bad_signature_as(first: &[u8], what: &str, hint: Option<&str>) -> Diagnostic {
         let shown: Vec<String> = first.iter().take(4).map(|b| format!("{b:02X}")).collect();
         let mut message = format!(
-            "this is {self}, not an SPT trace (its first bytes {} are not 3A 54 50 53, \"SPT:\")",
+            "this is {what}, not an SPT trace (its first bytes {} are not 3A 54 50 53, \"SPT:\")",
             shown.join(" ")
         );
-        if let Some(hint) = self.hint() {
+        if let Some(hint) = hint {
             message.push_str("; ");
             message.push_str(hint);
         }
@@ -105,6 +116,7 @@ impl Foreign {
             Foreign::PeImage => Some("did you mean /match:?"),
             Foreign::Pdb => Some("did you mean /pdb: or /match:?"),
             Foreign::Gzip | Foreign::Zip => Some("unpack it first"),
+            Foreign::Spd => Some("to check a trace against it: sptdump /match:FILE TRACE"),
             _ => None,
         }
     }
@@ -121,6 +133,7 @@ impl fmt::Display for Foreign {
             Foreign::Zip => "a zip archive",
             Foreign::Png => "a PNG picture",
             Foreign::Pdf => "a PDF document",
+            Foreign::Spd => "an SPD (a Sample Profile Database)",
             Foreign::Text => "a text file",
         })
     }
@@ -163,6 +176,7 @@ mod tests {
             (b"PK\x03\x04\x14\0", Some(Foreign::Zip)),
             (b"\x89PNG\r\n\x1a\n", Some(Foreign::Png)),
             (b"%PDF-1.7\n", Some(Foreign::Pdf)),
+            (b"H_Q_\x0C\x10\0\0", Some(Foreign::Spd)),
             (b"RVA,hits\n0x1000,3\n", Some(Foreign::Text)),
             ("caf\u{e9} na\u{ef}ve".as_bytes(), Some(Foreign::Text)),
             // A character cut by the 32-byte limit is still text.

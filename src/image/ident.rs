@@ -1,10 +1,11 @@
-//! Identities of PE images and PDBs: the GUID and age that tie a binary to its PDB, and with
-//! which a trace's program IDs name the binaries they were recorded from.
+//! Identities of PE images, PDBs and SPDs: the GUID and age that tie a binary to its PDB, and
+//! with which a trace's program IDs name the binaries they were recorded from.
 //!
 //! The linker writes the pair twice: into the image, as the CodeView record (signature
 //! `RSDS`) of its debug directory, and into the PDB, in the PDB information stream and the
-//! DBI stream. [`read`] recognises either kind of file by its first bytes (`MZ`, or the
-//! MSF 7.00 signature of a PDB) and returns its [`Identity`].
+//! DBI stream; SPDConvert keeps it in the SPD it imports traces into ([`super::spd`]).
+//! [`read`] recognises each kind of file by its first bytes (`MZ`, the MSF 7.00 signature of
+//! a PDB, `H_Q_`), never by its name, and returns its [`Identity`].
 //!
 //! GUIDs are [`uuid::Uuid`] values built as [`crate::format::progid`] builds them from a trace
 //! (`Uuid::from_bytes_le` of the 16 bytes on disk), so an identity read here compares equal
@@ -29,6 +30,7 @@ use uuid::Uuid;
 use crate::format::error::{Error as ReadError, read_full};
 use crate::format::progid::SymKey;
 use crate::format::tables::base_name;
+use crate::image::spd::{self, Spd, SpdError};
 
 /// The first 32 bytes of a PDB in the MSF 7.00 ("big MSF") container, the only PDB format
 /// whose GUID a CodeView `RSDS` record can name.
@@ -42,6 +44,8 @@ pub enum Kind {
     Pe,
     /// A PDB, identified by its information and DBI streams.
     Pdb,
+    /// An SPD (a Sample Profile Database), identified by its header: its age is inferred.
+    Spd,
 }
 
 impl fmt::Display for Kind {
@@ -49,12 +53,14 @@ impl fmt::Display for Kind {
         f.write_str(match self {
             Kind::Pe => "PE image",
             Kind::Pdb => "PDB",
+            Kind::Spd => "SPD",
         })
     }
 }
 
-/// The identity of a PE image or a PDB.
+/// The identity of a PE image, a PDB or an SPD.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Identity {
     /// What the file is.
     pub kind: Kind,
@@ -69,9 +75,23 @@ pub struct Identity {
     pub pdb_path: Option<String>,
     /// The file name of the file that was read, such as `core.dll`.
     pub name: String,
+    /// For an SPD, what else it says: the binary it profiles, its functions, whether a
+    /// trace was imported into it.
+    pub spd: Option<Spd>,
 }
 
 impl Identity {
+    /// Whether the age was inferred rather than read from a documented field: an SPD's.
+    pub fn age_inferred(&self) -> bool {
+        self.kind == Kind::Spd
+    }
+
+    /// The binary's name as it is matched against a trace's program IDs: an image's file
+    /// name, a PDB's, or the binary an SPD names.
+    pub fn binary(&self) -> &str {
+        self.spd.as_ref().map_or(&self.name, |spd| &spd.binary)
+    }
+
     /// The symbol-server key of the PDB this identity names: its GUID's 32 hex digits and
     /// its age in hex, as symbol stores file it.
     pub fn symkey(&self) -> SymKey {
@@ -92,14 +112,24 @@ pub enum IdentError {
         #[source]
         source: io::Error,
     },
-    /// The file starts with neither `MZ` nor the MSF 7.00 signature.
+    /// The file starts with none of `MZ`, the MSF 7.00 signature and `H_Q_`.
     #[error(
-        "{} is neither a PE image (no MZ header) nor a PDB (no MSF 7.00 signature)",
+        "{} is neither a PE image (no MZ header), a PDB (no MSF 7.00 signature) nor an SPD \
+         (no H_Q_ signature)",
         path.display()
     )]
     Unrecognized {
         /// The file.
         path: PathBuf,
+    },
+    /// The file starts like an SPD, but fails one of the checks an SPD must pass.
+    #[error("{} is {source}", path.display())]
+    Spd {
+        /// The file.
+        path: PathBuf,
+        /// The check it failed.
+        #[source]
+        source: SpdError,
     },
     /// A PDB was expected, and the file does not start with the MSF 7.00 signature.
     #[error("{} is not a PDB (no MSF 7.00 signature)", path.display())]
@@ -155,6 +185,7 @@ impl IdentError {
             | IdentError::MalformedPe { path, .. }
             | IdentError::NoDebugDirectory { path }
             | IdentError::NoCodeView { path }
+            | IdentError::Spd { path, .. }
             | IdentError::Pdb { path, .. } => path,
         }
     }
@@ -178,7 +209,7 @@ impl IdentError {
     }
 }
 
-/// Reads the identity of the PE image or PDB at `path`.
+/// Reads the identity of the PE image, PDB or SPD at `path`.
 ///
 /// For an image, the GUID, age and PDB path come from the first CodeView record with the
 /// `RSDS` signature in its debug directory.
@@ -198,6 +229,8 @@ pub fn read(path: &Path) -> Result<Identity, IdentError> {
         read_pe(path, file)
     } else if magic == *MSF7_SIGNATURE {
         read_pdb(path, file)
+    } else if spd::looks_like(&magic) {
+        read_spd(path, file)
     } else {
         Err(IdentError::Unrecognized {
             path: path.to_owned(),
@@ -279,6 +312,26 @@ where
         age: cv.age(),
         pdb_path: Some(String::from_utf8_lossy(cv.path()).into_owned()),
         name: file_name(path),
+        spd: None,
+    })
+}
+
+fn read_spd(path: &Path, mut file: File) -> Result<Identity, IdentError> {
+    let len = file.metadata().map_err(|e| IdentError::io(path, e))?.len();
+    let spd = spd::read(&mut file, len).map_err(|e| match e {
+        SpdError::Io(e) => IdentError::io(path, e),
+        source => IdentError::Spd {
+            path: path.to_owned(),
+            source,
+        },
+    })?;
+    Ok(Identity {
+        kind: Kind::Spd,
+        guid: spd.guid,
+        age: spd.age,
+        pdb_path: None,
+        name: file_name(path),
+        spd: Some(spd),
     })
 }
 
@@ -299,6 +352,7 @@ fn read_pdb(path: &Path, file: File) -> Result<Identity, IdentError> {
         age: dbi_age.unwrap_or(info.age),
         pdb_path: None,
         name: file_name(path),
+        spd: None,
     })
 }
 

@@ -202,8 +202,8 @@ pub fn judge(id: &Identity, tables: &Tables) -> MatchVerdict {
         };
         let name = String::from_utf8_lossy(name);
         match id.kind {
-            Kind::Pe => folded_name(&name) == folded_name(&id.name),
             Kind::Pdb => stem(&name) == stem(&id.name),
+            _ => folded_name(&name) == folded_name(id.binary()),
         }
     };
     if let Some(i) = (0..entries.len()).find(|&i| same_name(i)) {
@@ -250,6 +250,7 @@ mod tests {
             age,
             pdb_path: None,
             name: name.into(),
+            spd: None,
         }
     }
 
@@ -307,5 +308,25 @@ mod tests {
         assert_eq!(stem("C:\\build\\Core.DLL"), "core");
         assert_eq!(stem("a.b.pdb"), "a.b");
         assert_eq!(stem(".hidden"), ".hidden");
+    }
+
+    #[test]
+    fn an_spd_matches_by_the_binary_it_names_not_its_file_name() {
+        let mut spd = id(Kind::Spd, OTHER, 2, "profile.spd");
+        spd.spd = Some(crate::image::spd::Spd {
+            binary: "CORE.dll".into(),
+            guid: spd.guid,
+            age: 2,
+            functions: 3,
+            profiled: true,
+            version: crate::image::spd::KNOWN_VERSION,
+        });
+        let v = judge(&spd, &tables());
+        assert_eq!((v.status, v.progid), (MatchStatus::GuidMismatch, Some(1)));
+        assert!(spd.age_inferred());
+        // The same GUID: a match, whatever the file is called.
+        spd.guid = Uuid::parse_str(CORE).unwrap();
+        let v = judge(&spd, &tables());
+        assert_eq!((v.status, v.progid), (MatchStatus::Match, Some(1)));
     }
 }

@@ -1,9 +1,11 @@
 //! Images and symbols: what the binaries and PDBs of a build say, and how they fit a trace.
 //!
-//! [`ident`] reads the identity (GUID, age) of a PE image or a PDB, [`matching`] judges it
-//! against a trace's program IDs (`/match`), and [`symbols`] reads a PDB's functions to name
-//! sampled addresses (`/pdb`). This is the only layer that opens PE and PDB files.
+//! [`ident`] reads the identity (GUID, age) of a PE image, a PDB or an SPD ([`spd`] reads
+//! the last), [`matching`] judges it against a trace's program IDs (`/match`), and
+//! [`symbols`] reads a PDB's functions to name sampled addresses (`/pdb`). This is the only
+//! layer that opens PE, PDB and SPD files.
 
 pub mod ident;
 pub mod matching;
+pub mod spd;
 pub mod symbols;

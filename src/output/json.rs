@@ -95,6 +95,7 @@ fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Pe => "pe",
         Kind::Pdb => "pdb",
+        _ => "spd",
     }
 }
 
@@ -164,6 +165,9 @@ struct MatchLine<'a> {
     trace_age: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     message: Option<String>,
+    /// An SPD's age is inferred.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    age_inferred: bool,
 }
 
 #[derive(Serialize)]
@@ -284,6 +288,18 @@ struct IdentityLine<'a> {
     age: u32,
     symkey: String,
     pdb_path: Option<&'a str>,
+    #[serde(flatten)]
+    spd: Option<SpdKeys<'a>>,
+}
+
+/// What an `identity` line of an SPD adds.
+#[derive(Serialize)]
+struct SpdKeys<'a> {
+    binary: &'a str,
+    age_inferred: bool,
+    functions: u32,
+    profiled: bool,
+    version: u32,
 }
 
 /// Appends a decimal number.
@@ -624,6 +640,7 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                         trace_guid: trace.map(|e| e.guid_string()),
                         trace_age: trace.map(|e| e.age),
                         message: None,
+                        age_inferred: id.age_inferred(),
                     }
                 }
                 (identity, _) => MatchLine {
@@ -637,6 +654,7 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                     trace_guid: None,
                     trace_age: None,
                     message: identity.as_ref().err().map(ToString::to_string),
+                    age_inferred: false,
                 },
             };
             write_line(&mut self.out, &line)?;
@@ -686,6 +704,13 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                 age: id.age,
                 symkey: id.symkey().to_string(),
                 pdb_path: id.pdb_path.as_deref(),
+                spd: id.spd.as_ref().map(|spd| SpdKeys {
+                    binary: &spd.binary,
+                    age_inferred: true,
+                    functions: spd.functions,
+                    profiled: spd.profiled,
+                    version: spd.version,
+                }),
             })?;
         }
         Ok(())

@@ -36,7 +36,7 @@ use crate::format::progid::{ProgramIdTable, registry_form};
 use crate::format::record::{Record, SampleKind, Samples};
 use crate::format::strtab::StringTable;
 use crate::format::tables::{IndexReading, Tables};
-use crate::image::ident::Kind;
+use crate::image::ident::{Identity, Kind};
 use crate::image::matching::{MatchFile, MatchResult, MatchStatus};
 use crate::image::symbols::{SymbolMap, Symbols};
 use crate::output::{FileInfo, Printer, Recorded};
@@ -594,11 +594,9 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
                     clean(&f.path).into_owned(),
                     kind_name(id.kind).to_owned(),
                     format!("{{{}}}", registry_form(&id.guid)),
-                    format!("age {}", id.age),
+                    age(id),
                     format!("key {}", id.symkey()),
-                    id.pdb_path
-                        .as_deref()
-                        .map_or(String::new(), |p| format!("pdb {}", clean(p))),
+                    identity_more(id),
                 ])
             })
             .collect();
@@ -662,6 +660,11 @@ fn match_row(r: &MatchResult<'_>, tables: &Tables) -> [String; 5] {
     };
     let verdict = match (v.status, v.progid, v.entry) {
         (MatchStatus::Match, Some(p), _) => format!("match          {}", progid(p)),
+        (MatchStatus::AgeMismatch, Some(p), Some(e)) if id.age_inferred() => format!(
+            "age-mismatch   {} has age {} (the SPD's age is inferred: see docs/format.md)",
+            progid(p),
+            e.age
+        ),
         (MatchStatus::AgeMismatch, Some(p), Some(e)) => {
             format!("age-mismatch   {} has age {}", progid(p), e.age)
         }
@@ -677,16 +680,50 @@ fn match_row(r: &MatchResult<'_>, tables: &Tables) -> [String; 5] {
         file,
         kind_name(id.kind).to_owned(),
         format!("{{{}}}", registry_form(&id.guid)),
-        format!("age {}", id.age),
+        age(id),
         verdict,
     ]
 }
 
-/// How text names the kind of an image or PDB.
+/// `age 1`, and for an SPD, whose age is inferred, `age 1 (inferred)`.
+fn age(id: &Identity) -> String {
+    match id.age_inferred() {
+        true => format!("age {} (inferred)", id.age),
+        false => format!("age {}", id.age),
+    }
+}
+
+/// The last cell of an identity's row: the PDB an image names, or what an SPD holds.
+fn identity_more(id: &Identity) -> String {
+    match (&id.spd, &id.pdb_path) {
+        (Some(spd), _) => {
+            let version = match spd.new_version() {
+                true => format!("  (SPD version {:#X}, not seen before)", spd.version),
+                false => String::new(),
+            };
+            format!(
+                "binary {}  {} function{}  {}{version}",
+                clean(&spd.binary),
+                spd.functions,
+                if spd.functions == 1 { "" } else { "s" },
+                if spd.profiled {
+                    "profiled"
+                } else {
+                    "not yet profiled"
+                }
+            )
+        }
+        (None, Some(pdb)) => format!("pdb {}", clean(pdb)),
+        (None, None) => String::new(),
+    }
+}
+
+/// How text names the kind of an image, PDB or SPD.
 fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Pe => "PE",
         Kind::Pdb => "PDB",
+        _ => "SPD",
     }
 }
 

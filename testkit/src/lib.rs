@@ -5,6 +5,7 @@
 //! builder    a writer of SPT v1 files, from the format description alone
 //! samples    the bundled sample trace, testdata/sample.spt, and its records as values
 //! shared     the conformance vectors and SPD files beside the repository, or a loud skip
+//! spd        a writer of SPD files (Sample Profile Databases), from their layout alone
 //! synth      a realistic synthetic trace of any size, for benchmarks
 //! reference  a second, short reading of the spec: the first thing a decoder must report
 //! dumping    dumping a trace in-process, through the library, into memory
@@ -12,7 +13,7 @@
 //! golden     golden files: comparing an output with the pinned one, or rewriting it
 //! ```
 //!
-//! [`builder`], [`samples`], [`synth`] and [`reference`](mod@reference) share no code with
+//! [`builder`], [`samples`], [`spd`], [`synth`] and [`reference`](mod@reference) share no code with
 //! sptdump's decoder: they are an independent reading of the format, so that a misreading
 //! in one cannot hide the same misreading in the other. Only [`dumping`] uses the library.
 
@@ -25,4 +26,5 @@ pub mod golden;
 pub mod reference;
 pub mod samples;
 pub mod shared;
+pub mod spd;
 pub mod synth;

@@ -56,3 +56,8 @@ pub fn folder(test: &str, sub: &str) -> Option<PathBuf> {
 pub fn conformance_vectors(test: &str) -> Option<PathBuf> {
     folder(test, "conformance/vectors")
 }
+
+/// The real SPD files' folder, with `expected.json`, for `test`; see [`folder`].
+pub fn spd_files(test: &str) -> Option<PathBuf> {
+    folder(test, "spd")
+}

@@ -264,7 +264,7 @@ fn image_without_debug_directory() {
 }
 
 #[test]
-fn other_files_are_neither_pe_nor_pdb() {
+fn other_files_are_neither_pe_nor_pdb_nor_spd() {
     let dir = tempfile::tempdir().unwrap();
     let spt = dir.path().join("sample.spt");
     std::fs::copy(
@@ -278,7 +278,8 @@ fn other_files_are_neither_pe_nor_pdb() {
         assert_eq!(
             err.to_string(),
             format!(
-                "{} is neither a PE image (no MZ header) nor a PDB (no MSF 7.00 signature)",
+                "{} is neither a PE image (no MZ header), a PDB (no MSF 7.00 signature) nor an \
+                 SPD (no H_Q_ signature)",
                 path.display()
             )
         );

@@ -19,6 +19,7 @@ mod properties;
 mod readme;
 mod sample;
 mod schema;
+mod spd;
 mod stacks;
 mod strindex;
 mod symbolize;

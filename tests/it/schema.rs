@@ -407,6 +407,16 @@ fn runs() -> &'static [Run] {
             &["/json", "/match:testdata/pe/app.exe", "testdata/sample.spt"],
             &[
                 "/json",
+                "/check",
+                "/match:testdata/pe/app-old.spd,testdata/pe/core.spd",
+                pe,
+            ],
+            &[
+                "/json",
+                "/match:testdata/pe/app.spd,testdata/pe/core.spd,testdata/pe/app.exe",
+            ],
+            &[
+                "/json",
                 "/match:testdata/pe/app.exe,testdata/pe/app.pdb,missing.exe",
             ],
             &["/json", "missing.spt"],
@@ -631,6 +641,11 @@ fn the_runs_show_the_optional_keys() {
         ("match", "trace_guid"),
         ("match", "trace_age"),
         ("match", "message"),
+        ("match", "age_inferred"),
+        ("identity", "binary"),
+        ("identity", "age_inferred"),
+        ("identity", "functions"),
+        ("identity", "profiled"),
     ];
     for (kind, key) in wanted {
         assert!(
