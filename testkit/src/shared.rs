@@ -15,10 +15,16 @@ pub const SHARED: &str = "SPTDUMP_SHARED";
 /// Set to `1`, the variable that makes a missing shared folder a failure, not a skip.
 pub const REQUIRE: &str = "SPTDUMP_REQUIRE_SHARED";
 
-/// The shared folder: `$SPTDUMP_SHARED`, else `shared` beside the repository.
+/// The shared folder: `$SPTDUMP_SHARED` (a relative path is taken from the current folder,
+/// so that tests running commands elsewhere still find it), else `shared` beside the
+/// repository.
 pub fn root() -> PathBuf {
     if let Some(dir) = std::env::var_os(SHARED) {
-        return PathBuf::from(dir);
+        let dir = PathBuf::from(dir);
+        return match std::env::current_dir() {
+            Ok(here) if dir.is_relative() => here.join(dir),
+            _ => dir,
+        };
     }
     // This crate is `testkit/` in the repository.
     let repository = Path::new(env!("CARGO_MANIFEST_DIR"))
