@@ -2,21 +2,12 @@
 //! the real PE/PDB fixtures where the verdict needs a build (`/match`, `/pdb`).
 
 use std::path::Path;
-use std::process::Output;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 use sptdump_testkit::fixtures;
 
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::cargo_bin("sptdump")
-        .unwrap()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::support::run_in;
 
 /// The JSON lines of `/json /check ARGS`, and the exit status.
 fn check(dir: &Path, args: &[&str]) -> (Vec<Value>, i32) {

@@ -2,24 +2,15 @@
 //! fixtures with `/pdb`.
 
 use std::path::Path;
-use std::process::Output;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use sptdump_testkit::builder::{LBR, SptBuilder, UNHALT_CYCLE};
 use sptdump_testkit::fixtures;
 
+use crate::support::run_in;
+
 const APP: &str = "42AC0098-ADB5-E796-8C0E-161D2814780E";
 const CORE: &str = "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0";
-
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::cargo_bin("sptdump")
-        .unwrap()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 /// A trace of `app.exe` (and `core.dll` when `core`) whose UNHALT_CYCLE samples are `rvas`
 /// with their hits, named `name`.

@@ -9,21 +9,13 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use assert_cmd::Command;
 use prost::Message;
 use serde_json::Value;
 use sptdump::output::pprof::Profile;
 use sptdump_testkit::builder::{SptBuilder, UNHALT_CYCLE};
 use sptdump_testkit::fixtures::{self, APP_STACKS, CORE_STACKS};
 
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::cargo_bin("sptdump")
-        .unwrap()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::support::run_in;
 
 /// Writes `/pprof` and `/speedscope` of `trace` (in `testdata/pe`) with `extra` options, and
 /// returns the decoded profile, the speedscope JSON and the run.

@@ -22,5 +22,6 @@ mod schema;
 mod spd;
 mod stacks;
 mod strindex;
+mod support;
 mod symbolize;
 mod usage;

@@ -4,32 +4,12 @@
 use std::path::Path;
 use std::process::Output;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use sptdump_testkit::fixtures;
 
+use crate::support::{run, run_in, stderr, stdout};
+
 const SAMPLE: &str = "testdata/sample.spt";
-
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::cargo_bin("sptdump")
-        .unwrap()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn run(args: &[&str]) -> Output {
-    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn types(o: &Output) -> Vec<String> {
     stdout(o)

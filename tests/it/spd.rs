@@ -5,10 +5,8 @@
 
 use std::collections::BTreeMap;
 use std::io::{Cursor, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::PathBuf;
 
-use assert_cmd::Command;
 use proptest::prelude::*;
 use serde_json::Value;
 use sptdump::image::ident::{self, IdentError, Kind};
@@ -18,27 +16,13 @@ use sptdump_testkit::golden::blessing;
 use sptdump_testkit::shared;
 use sptdump_testkit::spd::{SpdBuilder, field, readme_spds};
 
+use crate::support::{json_lines, run_in};
+
 const APP: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
 const CORE: &str = "5DFC88D6-05FC-4E3C-4C4C-44205044422E";
 
 fn pe_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/pe")
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::cargo_bin("sptdump")
-        .unwrap()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn json(o: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn read_bytes(bytes: &[u8]) -> Result<spd::Spd, SpdError> {
@@ -253,7 +237,7 @@ fn the_real_spds_give_what_they_hold() {
         &["/json", &format!("/match:{}", paths.join(","))],
     );
     assert_eq!(o.status.code(), Some(0));
-    for (line, want) in json(&o).iter().zip(expected.values()) {
+    for (line, want) in json_lines(&o).iter().zip(expected.values()) {
         assert_eq!(line["kind"], "spd");
         assert_eq!(line["binary"], want["name"]);
         assert_eq!(line["guid"], want["guid"]);
@@ -271,7 +255,7 @@ fn match_judges_an_spd_by_the_binary_it_names() {
         &["/json", "/match:app.spd,app-old.spd,core.spd", "trace.spt"],
     );
     assert_eq!(o.status.code(), Some(1), "app-old.spd does not match");
-    let lines: Vec<Value> = json(&o)
+    let lines: Vec<Value> = json_lines(&o)
         .into_iter()
         .filter(|l| l["type"] == "match")
         .collect();
@@ -301,7 +285,10 @@ fn match_judges_an_spd_by_the_binary_it_names() {
     );
     // An image's line has no age_inferred.
     let o = run_in(&pe_dir(), &["/json", "/match:app.exe", "trace.spt"]);
-    let line = json(&o).into_iter().find(|l| l["type"] == "match").unwrap();
+    let line = json_lines(&o)
+        .into_iter()
+        .find(|l| l["type"] == "match")
+        .unwrap();
     assert!(line.get("age_inferred").is_none(), "{line}");
 }
 
@@ -331,7 +318,7 @@ fn check_says_spd_version_incompatible_and_not_yet_profiled() {
         ],
     );
     assert_eq!(o.status.code(), Some(1));
-    let verdicts: Vec<(String, String, Value)> = json(&o)
+    let verdicts: Vec<(String, String, Value)> = json_lines(&o)
         .into_iter()
         .filter(|l| l["type"] == "check")
         .map(|l| {
@@ -435,7 +422,7 @@ fn recognition_is_by_content_not_by_name() {
     )
     .unwrap();
     let o = run_in(dir.path(), &["/json", "/match:profile.dat"]);
-    assert_eq!(json(&o)[0]["kind"], "spd");
+    assert_eq!(json_lines(&o)[0]["kind"], "spd");
 }
 
 proptest! {

@@ -3,46 +3,15 @@
 //! formats, `/binary` over several traces, `/strict`, what JSON consumers get for every file,
 //! `/match` without a trace, and `/progid` columns that `diff` can compare.
 
-use std::path::Path;
 use std::process::Output;
 
 use assert_cmd::Command;
 use serde_json::Value;
 use sptdump_testkit::builder::*;
 
+use crate::support::{crate_root, json_lines, run, status, stderr, stdout};
+
 const SAMPLE: &str = "testdata/sample.spt";
-
-fn crate_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::cargo_bin("sptdump")
-        .unwrap()
-        .current_dir(crate_root())
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn status(o: &Output) -> i32 {
-    o.status.code().expect("exited")
-}
-
-fn json_lines(o: &Output) -> Vec<Value> {
-    stdout(o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
 
 #[test]
 fn a_mistyped_option_is_a_usage_error_that_dumps_nothing() {
