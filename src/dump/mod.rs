@@ -21,7 +21,7 @@ use crate::format::diag::{Diagnostic, Tally};
 use crate::format::error::Error;
 use crate::image::matching::MatchFile;
 use crate::input::{Input, OpenError};
-use crate::output::{Output, Printer};
+use crate::output::{FileInfo, Output, Printer};
 
 mod compare;
 mod many;
@@ -296,7 +296,7 @@ impl<'a, P: Printer> Out<'a, P> {
 
     /// Prints an error of the run about `file` that is not a problem in the trace (a file of
     /// ours that could not be written, a summary that could not be finished).
-    fn fail(&mut self, file: &crate::output::FileInfo<'_>, message: &str) -> Result<(), Error> {
+    fn fail(&mut self, file: &FileInfo<'_>, message: &str) -> Result<(), Error> {
         self.failed += 1;
         self.print(|p| p.error(file, message))
     }
