@@ -32,10 +32,10 @@
 //! ```
 
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pdb2::{FallibleIterator, ImageSectionHeader, SymbolData};
+use pdb2::{FallibleIterator, ImageSectionHeader, PdbInternalSectionOffset, SymbolData};
 
 use crate::image::ident::{self, IdentError};
 
@@ -61,6 +61,23 @@ struct SymbolEntry {
     size: Option<u32>,
     /// The name's bytes in [`Symbols::names`].
     name: Range<usize>,
+    /// Where its procedure symbol is, for its lines and inline sites; `None` for a function
+    /// known only by its public symbol.
+    procedure: Option<Procedure>,
+}
+
+/// Where a procedure symbol is in its PDB: what its source lines and inline sites are read
+/// from (`image::lines`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Procedure {
+    /// The index of its module (object file) in the DBI stream.
+    pub module: usize,
+    /// The symbol's index in that module's symbol stream.
+    pub symbol: u32,
+    /// The procedure's first byte, as the PDB places it: section and offset.
+    pub offset: PdbInternalSectionOffset,
+    /// Its code size.
+    pub len: u32,
 }
 
 /// The functions of a PDB, sorted by RVA, for looking up which function an RVA is in.
@@ -69,6 +86,8 @@ pub struct Symbols {
     entries: Vec<SymbolEntry>,
     /// All names, one after another.
     names: String,
+    /// The PDB they were read from; `None` for functions given by hand.
+    path: Option<PathBuf>,
 }
 
 /// A function as gathered, before the functions are sorted and their extents computed.
@@ -76,6 +95,7 @@ struct Candidate {
     rva: u32,
     size: Option<u32>,
     name: String,
+    procedure: Option<Procedure>,
 }
 
 impl Symbols {
@@ -93,7 +113,10 @@ impl Symbols {
         let mut procedures = Vec::new();
         let dbi = pdb.debug_information().map_err(err)?;
         let mut modules = dbi.modules().map_err(err)?;
+        let mut index = 0;
         while let Some(module) = modules.next().map_err(err)? {
+            let module_index = index;
+            index += 1;
             let Some(info) = pdb.module_info(&module).map_err(err)? else {
                 continue;
             };
@@ -107,6 +130,12 @@ impl Symbols {
                         rva: rva.0,
                         size: Some(procedure.len),
                         name: procedure.name.to_string().into_owned(),
+                        procedure: Some(Procedure {
+                            module: module_index,
+                            symbol: symbol.index().0,
+                            offset: procedure.offset,
+                            len: procedure.len,
+                        }),
                     });
                 }
                 // Skip the procedure's locals, blocks and other nested records: go to its
@@ -132,11 +161,14 @@ impl Symbols {
                     rva: rva.0,
                     size: None,
                     name: public.name.to_string().into_owned(),
+                    procedure: None,
                 });
             }
         }
 
-        Ok(Symbols::build(procedures, publics, &sections))
+        let mut symbols = Symbols::build(procedures, publics, &sections);
+        symbols.path = Some(path.to_owned());
+        Ok(symbols)
     }
 
     /// Functions given by hand as (RVA, size, name), for tests of what uses symbols.
@@ -148,6 +180,7 @@ impl Symbols {
                 rva,
                 size: Some(size),
                 name: name.to_owned(),
+                procedure: None,
             })
             .collect();
         Symbols::build(procedures, Vec::new(), &[])
@@ -216,9 +249,14 @@ impl Symbols {
                 end,
                 size: c.size,
                 name: name_start..names.len(),
+                procedure: c.procedure,
             });
         }
-        Symbols { entries, names }
+        Symbols {
+            entries,
+            names,
+            path: None,
+        }
     }
 
     /// The function containing `rva` and the offset into it; None between functions.
@@ -226,9 +264,29 @@ impl Symbols {
     /// A function with a size covers `[rva, rva + size)`; one without covers up to the next
     /// function or the end of its section.
     pub fn lookup(&self, rva: u32) -> Option<(Symbol<'_>, u32)> {
+        self.locate(rva)
+            .map(|(entry, offset)| (self.function(entry), offset))
+    }
+
+    /// The function containing `rva` and the offset into it, with where its procedure
+    /// symbol is.
+    pub(crate) fn lookup_procedure(
+        &self,
+        rva: u32,
+    ) -> Option<(Symbol<'_>, u32, Option<Procedure>)> {
+        self.locate(rva)
+            .map(|(entry, offset)| (self.function(entry), offset, entry.procedure))
+    }
+
+    fn locate(&self, rva: u32) -> Option<(&SymbolEntry, u32)> {
         let after = self.entries.partition_point(|e| e.rva <= rva);
         let entry = &self.entries[after.checked_sub(1)?];
-        (u64::from(rva) < entry.end).then(|| (self.function(entry), rva - entry.rva))
+        (u64::from(rva) < entry.end).then(|| (entry, rva - entry.rva))
+    }
+
+    /// The PDB the functions were read from.
+    pub(crate) fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
     }
 
     /// The number of functions.
@@ -309,6 +367,7 @@ mod tests {
             rva,
             size,
             name: name.to_owned(),
+            procedure: None,
         }
     }
 

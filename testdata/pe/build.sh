@@ -29,6 +29,10 @@
 #   nodebugdir.exe        app.c linked without /DEBUG and without /Brepro (/timestamp:0
 #                         instead, to stay reproducible): a PE image with no debug
 #                         directory at all
+#   inline.exe, inline.pdb
+#                         a console program built with -O2 whose helpers are inlined two
+#                         deep, and one of them calls out of line (inline.c): the fixture
+#                         of source lines and inline frames
 #
 # Builds are reproducible: /Brepro replaces the PE timestamp with a hash of the image,
 # the PDB GUID is a hash of the PDB, and no path of the build machine is recorded
@@ -41,6 +45,7 @@ CC=clang-16
 LINK=lld-link-16
 READOBJ=llvm-readobj-16
 PDBUTIL=llvm-pdbutil-16
+SYMBOLIZER=llvm-symbolizer-16
 
 CFLAGS=(
     --target=x86_64-pc-windows-msvc
@@ -62,6 +67,8 @@ trap 'rm -rf "$work"' EXIT
 $CC "${CFLAGS[@]}" -c app.c -o "$work/app.obj"
 $CC "${CFLAGS[@]}" -c core.c -o "$work/core.obj"
 $CC "${CFLAGS[@]}" -DCORE_V2 -c core.c -o "$work/core-v2.obj"
+# The same flags but -O2 (the last -O wins).
+$CC "${CFLAGS[@]}" -O2 -c inline.c -o "$work/inline.obj"
 
 $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
     /pdb:app.pdb /pdbaltpath:%_PDB% /out:app.exe "$work/app.obj"
@@ -75,6 +82,8 @@ $LINK "${LDFLAGS[@]}" /dll /noentry /debug \
 $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /out:nodebug.exe "$work/app.obj"
 $LINK /nologo /nodefaultlib /machine:x64 /timestamp:0 /subsystem:console /entry:main_entry \
     /out:nodebugdir.exe "$work/app.obj"
+$LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
+    /pdb:inline.pdb /pdbaltpath:%_PDB% /out:inline.exe "$work/inline.obj"
 
 # age2/core.dll: find the one RSDS record of core.dll and set its age (the u32 after the
 # "RSDS" signature and the 16-byte GUID) to 2.
@@ -116,12 +125,19 @@ PY
 # raw bytes, age, PDB path). For a PDB: both of its ages (the PDB stream's and the DBI
 # stream's) and GUID, then its procedure and public symbols and its section headers.
 run() { echo "# $*"; "$@"; }
-for image in app.exe core.dll v2/core.dll age2/core.dll nodebug.exe nodebugdir.exe; do
+for image in app.exe core.dll v2/core.dll age2/core.dll nodebug.exe nodebugdir.exe inline.exe; do
     run $READOBJ --coff-debug-directory "$image" > "${image%.*}.readobj.txt"
 done
-for pdb in app.pdb core.pdb v2/core.pdb infoage2/core.pdb; do
+for pdb in app.pdb core.pdb v2/core.pdb infoage2/core.pdb inline.pdb; do
     {
         run $PDBUTIL pdb2yaml --pdb-stream --dbi-stream "$pdb"
         run $PDBUTIL dump --summary --symbols --publics --section-headers "$pdb"
     } > "${pdb%.pdb}.pdbutil.txt"
 done
+
+# What llvm-symbolizer reads at every byte of inline.exe's .text: each address's inline
+# chain, innermost first, with file and line, one JSON array per address.
+text() { $READOBJ --sections inline.exe | awk -v key="$1:" '/Name: .text/ {t = 1} t && $1 == key {print $2; exit}'; }
+python3 -c "print('\n'.join(hex(a) for a in range($(text VirtualAddress), $(text VirtualAddress) + $(text VirtualSize))))" |
+    $SYMBOLIZER --obj=inline.exe --inlines --relative-address --output-style=JSON \
+    > inline.symbolizer.txt

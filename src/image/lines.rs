@@ -1,0 +1,572 @@
+//! Source lines and inline frames: which line of which function an address is, including
+//! the functions the compiler inlined there, from a PDB's line and inlinee records, as
+//! debuggers and `llvm-symbolizer --inlines` read them.
+//!
+//! ```text
+//! address 0x1040 in digest (a procedure):          innermost first
+//!   S_GPROC32 digest        line program:  inline.c:34    rotate   inline.c:20  (inlined)
+//!     S_INLINESITE mix      annotations:   inline.c:27    mix      inline.c:27  (inlined)
+//!       S_INLINESITE rotate annotations:   inline.c:20    digest   inline.c:34
+//! ```
+//!
+//! Each inline site's binary annotations give the code ranges it covers, each with a line of
+//! the inlined function; a site nested in another is inlined into it. The chain at an address
+//! is the deepest site whose ranges hold it and the sites around it, then the procedure; each
+//! frame's line is that of its range at the address (for a caller, the line of the call it
+//! inlined), and the procedure's comes from the module's line program.
+//!
+//! [`SourceLines::read`] looks up a set of addresses at once and reads only what they need:
+//! the modules (object files) their functions are in, and the names of the functions inlined
+//! there. Nothing in the PDB is trusted: a module whose line or inlinee records cannot be read
+//! leaves its functions without lines (the first problem is kept for a note), and a range
+//! outside its procedure is ignored.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::Path;
+
+use pdb2::{
+    FallibleIterator, FileIndex, IdData, IdIndex, Inlinee, ItemFinder, LineProgram, ModuleInfo,
+    PdbInternalSectionOffset, Rva, StringTable, SymbolData, SymbolIndex, TypeData, TypeIndex,
+};
+use rustc_hash::FxHashMap;
+
+use crate::image::ident::{self, IdentError};
+use crate::image::symbols::{Procedure, Symbols};
+
+/// One frame of the chain at an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceFrame<'a> {
+    /// The function: an inlined one, or the procedure that holds the address.
+    pub function: &'a str,
+    /// The source file, as the PDB records it.
+    pub file: Option<&'a str>,
+    /// The line in `file`.
+    pub line: Option<u32>,
+    /// Whether the compiler inlined this function into the next frame out.
+    pub inlined: bool,
+}
+
+/// A frame as kept: strings by index.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    function: u32,
+    file: Option<u32>,
+    line: Option<u32>,
+    inlined: bool,
+}
+
+/// The source lines and inline chains at a set of addresses of one binary.
+#[derive(Debug, Default)]
+pub struct SourceLines {
+    strings: Vec<String>,
+    interned: FxHashMap<String, u32>,
+    frames: Vec<Frame>,
+    /// Each address looked up to its frames, innermost first.
+    chains: FxHashMap<u32, Range<u32>>,
+    problem: Option<String>,
+}
+
+/// A range of code an inline site covers, with the line of the inlined function there.
+#[derive(Clone, Copy, Debug)]
+struct InlineRange {
+    start: u32,
+    end: u32,
+    file: FileIndex,
+    line: u32,
+}
+
+/// An inline site of a procedure.
+#[derive(Debug)]
+struct Site {
+    /// The site it is nested in.
+    parent: Option<usize>,
+    depth: usize,
+    inlinee: IdIndex,
+    ranges: Vec<InlineRange>,
+}
+
+/// The addresses of one procedure to look up.
+struct Wanted<'s> {
+    procedure: Procedure,
+    name: &'s str,
+    rvas: Vec<u32>,
+}
+
+impl SourceLines {
+    /// Looks up the addresses `rvas` in the PDB `symbols` were read from. Addresses in no
+    /// procedure, and the functions of modules whose line records cannot be read, get no
+    /// chain; the PDB is not opened when no address is in a procedure.
+    pub fn read(symbols: &Symbols, rvas: impl IntoIterator<Item = u32>) -> SourceLines {
+        let mut wanted: BTreeMap<(usize, u32), Wanted<'_>> = BTreeMap::new();
+        for rva in rvas {
+            if let Some((function, _, Some(procedure))) = symbols.lookup_procedure(rva) {
+                wanted
+                    .entry((procedure.module, procedure.symbol))
+                    .or_insert_with(|| Wanted {
+                        procedure,
+                        name: function.name,
+                        rvas: Vec::new(),
+                    })
+                    .rvas
+                    .push(rva);
+            }
+        }
+        let mut out = SourceLines::default();
+        if let (Some(path), false) = (symbols.path(), wanted.is_empty())
+            && let Err(e) = out.read_pdb(path, &wanted)
+        {
+            out.problem.get_or_insert_with(|| e.to_string());
+        }
+        out
+    }
+
+    /// The chain at `rva`, innermost first, when the address was looked up and its
+    /// procedure's lines could be read.
+    pub fn chain(&self, rva: u32) -> Option<impl DoubleEndedIterator<Item = SourceFrame<'_>>> {
+        let range = self.chains.get(&rva)?;
+        let frames = &self.frames[range.start as usize..range.end as usize];
+        Some(frames.iter().map(|f| SourceFrame {
+            function: &self.strings[f.function as usize],
+            file: f.file.map(|i| self.strings[i as usize].as_str()),
+            line: f.line,
+            inlined: f.inlined,
+        }))
+    }
+
+    /// What could not be read, if anything: the first problem met.
+    pub fn problem(&self) -> Option<&str> {
+        self.problem.as_deref()
+    }
+
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.interned.get(s) {
+            return i;
+        }
+        let i = self.strings.len() as u32;
+        self.strings.push(s.to_owned());
+        self.interned.insert(s.to_owned(), i);
+        i
+    }
+
+    fn read_pdb(
+        &mut self,
+        path: &Path,
+        wanted: &BTreeMap<(usize, u32), Wanted<'_>>,
+    ) -> Result<(), IdentError> {
+        let err = |e| IdentError::pdb(path, e);
+        let mut pdb = ident::open_pdb(path)?;
+        let address_map = pdb.address_map().map_err(err)?;
+        let strings = pdb.string_table().ok();
+        let dbi = pdb.debug_information().map_err(err)?;
+        let modules: Vec<_> = dbi.modules().and_then(|m| m.collect()).map_err(err)?;
+
+        // Inlined functions by ID, named once the modules have been read.
+        let mut pending: Vec<(usize, IdIndex)> = Vec::new();
+        let mut wanted_modules: Vec<usize> = wanted.keys().map(|&(m, _)| m).collect();
+        wanted_modules.dedup();
+        for m in wanted_modules {
+            let procedures = wanted.range((m, 0)..=(m, u32::MAX)).map(|(_, w)| w);
+            let Some(module) = modules.get(m) else {
+                continue;
+            };
+            let info = match pdb.module_info(module) {
+                Ok(Some(info)) => info,
+                Ok(None) => continue,
+                Err(e) => {
+                    self.note(err(e));
+                    continue;
+                }
+            };
+            let resolve = |lines: &mut SourceLines, w: &Wanted<'_>, pending: &mut Vec<_>| {
+                lines.procedure(&info, strings.as_ref(), &address_map, w, pending)
+            };
+            for w in procedures {
+                if let Err(e) = resolve(self, w, &mut pending) {
+                    self.note(err(e));
+                }
+            }
+        }
+        if !pending.is_empty()
+            && let Err(e) = self.name_inlinees(&mut pdb, &pending)
+        {
+            self.note(err(e));
+            for &(frame, id) in &pending {
+                self.frames[frame].function = self.intern(&unnamed(id));
+            }
+        }
+        Ok(())
+    }
+
+    fn note(&mut self, e: IdentError) {
+        self.problem.get_or_insert_with(|| e.to_string());
+    }
+
+    /// Looks up the addresses of one procedure. Inlined functions get a placeholder name,
+    /// their ID, replaced by [`SourceLines::name_inlinees`]; `pending` gathers the frames
+    /// that have one.
+    fn procedure(
+        &mut self,
+        info: &ModuleInfo<'_>,
+        strings: Option<&StringTable<'_>>,
+        address_map: &pdb2::AddressMap<'_>,
+        w: &Wanted<'_>,
+        pending: &mut Vec<(usize, IdIndex)>,
+    ) -> pdb2::Result<()> {
+        let program = info.line_program()?;
+        let p = w.procedure;
+        let within = |offset: PdbInternalSectionOffset, len: u32| {
+            offset.section == p.offset.section
+                && offset.offset >= p.offset.offset
+                && u64::from(offset.offset) + u64::from(len)
+                    <= u64::from(p.offset.offset) + u64::from(p.len)
+        };
+        let mut lines: Vec<(u32, FileIndex, u32)> = Vec::new();
+        let mut iter = program.lines_for_symbol(p.offset);
+        while let Some(l) = iter.next()? {
+            if within(l.offset, 0) {
+                lines.push((l.offset.offset, l.file_index, l.line_start));
+            }
+        }
+        lines.sort_by_key(|&(offset, _, _)| offset);
+        let sites = sites(info, p, &within)?;
+
+        let name = self.intern(w.name);
+        let mut files: FxHashMap<FileIndex, Option<u32>> = FxHashMap::default();
+        let mut file = |this: &mut SourceLines, index: FileIndex| {
+            *files
+                .entry(index)
+                .or_insert_with(|| file_name(&program, strings, index).map(|f| this.intern(&f)))
+        };
+        for &rva in &w.rvas {
+            let Some(at) = Rva(rva).to_internal_offset(address_map) else {
+                continue;
+            };
+            if !within(at, 1) {
+                continue;
+            }
+            let start = self.frames.len() as u32;
+            // The innermost site holding the address, then the sites around it.
+            let deepest = sites
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| range_at(s, at.offset).is_some())
+                .max_by_key(|(i, s)| (s.depth, std::cmp::Reverse(*i)))
+                .map(|(i, _)| i);
+            let mut next = deepest;
+            while let Some(i) = next {
+                let site = &sites[i];
+                let range = range_at(site, at.offset);
+                let file = match range {
+                    Some(r) => file(self, r.file),
+                    None => None,
+                };
+                pending.push((self.frames.len(), site.inlinee));
+                self.frames.push(Frame {
+                    function: u32::MAX,
+                    file,
+                    line: range.map(|r| r.line).filter(|&l| l > 0),
+                    inlined: true,
+                });
+                next = site.parent;
+            }
+            // The line record at the address, the first of several there (the procedure's
+            // opening line, then its first statement's); else the last one before it. As
+            // llvm-symbolizer reads them.
+            let line = match lines.partition_point(|&(offset, _, _)| offset <= at.offset) {
+                0 => None,
+                n if lines[n - 1].0 == at.offset => {
+                    Some(lines[lines.partition_point(|&(o, _, _)| o < at.offset)])
+                }
+                n => Some(lines[n - 1]),
+            };
+            let file = match line {
+                Some((_, index, _)) => file(self, index),
+                None => None,
+            };
+            self.frames.push(Frame {
+                function: name,
+                file,
+                line: line.map(|(_, _, l)| l).filter(|&l| l > 0),
+                inlined: false,
+            });
+            self.chains.insert(rva, start..self.frames.len() as u32);
+        }
+        Ok(())
+    }
+
+    /// Names the inlined functions of the frames in `pending` from the PDB's ID stream (and
+    /// its type stream, for member functions' classes).
+    fn name_inlinees(
+        &mut self,
+        pdb: &mut pdb2::PDB<'static, std::fs::File>,
+        pending: &[(usize, IdIndex)],
+    ) -> pdb2::Result<()> {
+        let ids = pdb.id_information()?;
+        let mut id_finder = ids.finder();
+        let mut iter = ids.iter();
+        while iter.next()?.is_some() {
+            id_finder.update(&iter);
+        }
+        let types = pdb.type_information()?;
+        let mut type_finder: Option<ItemFinder<'_, TypeIndex>> = None;
+        let mut named: FxHashMap<IdIndex, u32> = FxHashMap::default();
+        for &(frame, id) in pending {
+            let name = match named.get(&id) {
+                Some(&n) => n,
+                None => {
+                    let text = inlinee_name(&id_finder, &types, &mut type_finder, id)
+                        .unwrap_or_else(|| unnamed(id));
+                    let n = self.intern(&text);
+                    named.insert(id, n);
+                    n
+                }
+            };
+            self.frames[frame].function = name;
+        }
+        Ok(())
+    }
+}
+
+/// The name of an inlined function whose ID names nothing.
+fn unnamed(id: IdIndex) -> String {
+    format!("inlinee {:#X}", id.0)
+}
+
+/// The range of `site` that holds `offset`.
+fn range_at(site: &Site, offset: u32) -> Option<&InlineRange> {
+    site.ranges
+        .iter()
+        .find(|r| r.start <= offset && offset < r.end)
+}
+
+/// The inline sites of procedure `p`, with the ranges their annotations give that lie
+/// within it.
+fn sites(
+    info: &ModuleInfo<'_>,
+    p: Procedure,
+    within: &dyn Fn(PdbInternalSectionOffset, u32) -> bool,
+) -> pdb2::Result<Vec<Site>> {
+    let inlinees: BTreeMap<IdIndex, Inlinee<'_>> =
+        info.inlinees()?.map(|i| Ok((i.index(), i))).collect()?;
+    let mut symbols = info.symbols_at(SymbolIndex(p.symbol))?;
+    let end = match symbols.next()?.map(|s| s.parse()) {
+        Some(Ok(SymbolData::Procedure(proc))) => proc.end,
+        _ => return Ok(Vec::new()),
+    };
+    let mut sites: Vec<Site> = Vec::new();
+    // The sites open around the current symbol, with where each ends.
+    let mut open: Vec<(usize, SymbolIndex)> = Vec::new();
+    while let Some(symbol) = symbols.next()? {
+        let index = symbol.index();
+        if index >= end {
+            break;
+        }
+        while open.last().is_some_and(|&(_, until)| index >= until) {
+            open.pop();
+        }
+        match symbol.parse() {
+            Ok(SymbolData::Procedure(nested)) if nested.end > index => {
+                symbols.seek(nested.end);
+            }
+            Ok(SymbolData::InlineSite(site)) => {
+                let mut ranges = Vec::new();
+                if let Some(inlinee) = inlinees.get(&site.inlinee) {
+                    let mut lines = inlinee.lines(p.offset, &site);
+                    while let Some(l) = lines.next()? {
+                        let len = l.length.unwrap_or(0);
+                        if len > 0 && within(l.offset, len) {
+                            ranges.push(InlineRange {
+                                start: l.offset.offset,
+                                end: l.offset.offset + len,
+                                file: l.file_index,
+                                line: l.line_start,
+                            });
+                        }
+                    }
+                }
+                let parent = open.last().map(|&(i, _)| i);
+                sites.push(Site {
+                    parent,
+                    depth: open.len(),
+                    inlinee: site.inlinee,
+                    ranges,
+                });
+                if site.end > index {
+                    open.push((sites.len() - 1, site.end));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(sites)
+}
+
+/// The name of source file `index` of a module.
+fn file_name(
+    program: &LineProgram<'_>,
+    strings: Option<&StringTable<'_>>,
+    index: FileIndex,
+) -> Option<String> {
+    let info = program.get_file_info(index).ok()?;
+    let name = info.name.to_string_lossy(strings?).ok()?;
+    Some(name.into_owned())
+}
+
+/// The name of an inlined function: `scope::name` for a global function with a scope (a C++
+/// namespace), `Class::name` for a member function.
+fn inlinee_name<'t>(
+    ids: &ItemFinder<'_, IdIndex>,
+    types: &'t pdb2::TypeInformation<'_>,
+    type_finder: &mut Option<ItemFinder<'t, TypeIndex>>,
+    id: IdIndex,
+) -> Option<String> {
+    let string = |id: IdIndex| match ids.find(id).ok()?.parse().ok()? {
+        IdData::String(s) => Some(s.name.to_string().into_owned()),
+        _ => None,
+    };
+    match ids.find(id).ok()?.parse().ok()? {
+        IdData::Function(f) => {
+            let name = f.name.to_string();
+            Some(match f.scope.and_then(string) {
+                Some(scope) if !scope.is_empty() => format!("{scope}::{name}"),
+                _ => name.into_owned(),
+            })
+        }
+        IdData::MemberFunction(m) => {
+            let finder = match type_finder {
+                Some(f) => f,
+                None => {
+                    let mut f = types.finder();
+                    let mut iter = types.iter();
+                    while iter.next().ok()?.is_some() {
+                        f.update(&iter);
+                    }
+                    type_finder.insert(f)
+                }
+            };
+            let class = match finder.find(m.parent).ok()?.parse().ok()? {
+                TypeData::Class(c) => Some(c.name.to_string().into_owned()),
+                TypeData::Union(u) => Some(u.name.to_string().into_owned()),
+                _ => None,
+            };
+            let name = m.name.to_string();
+            Some(match class {
+                Some(class) => format!("{class}::{name}"),
+                None => name.into_owned(),
+            })
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/pe")
+            .join(name)
+    }
+
+    /// One frame as `llvm-symbolizer --inlines --output-style=JSON` printed it: function,
+    /// file (`None` for ""), line (`None` for 0).
+    type Told = (String, Option<String>, Option<u32>);
+
+    /// What llvm-symbolizer said of every byte of inline.exe's .text
+    /// (`testdata/pe/inline.symbolizer.txt`), by RVA, innermost frame first.
+    fn symbolizer() -> Vec<(u32, Vec<Told>)> {
+        let text = std::fs::read_to_string(fixture("inline.symbolizer.txt")).unwrap();
+        text.lines()
+            .map(|line| {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                let address = v["Address"].as_str().unwrap().trim_start_matches("0x");
+                let rva = u32::from_str_radix(address, 16).unwrap();
+                let frames = v["Symbol"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|f| {
+                        let file = f["FileName"].as_str().unwrap();
+                        let line = f["Line"].as_u64().unwrap() as u32;
+                        (
+                            f["FunctionName"].as_str().unwrap().to_owned(),
+                            (!file.is_empty()).then(|| file.to_owned()),
+                            (line > 0).then_some(line),
+                        )
+                    })
+                    .collect();
+                (rva, frames)
+            })
+            .collect()
+    }
+
+    fn ours(lines: &SourceLines, rva: u32) -> Option<Vec<(Told, bool)>> {
+        let chain = lines.chain(rva)?;
+        Some(
+            chain
+                .map(|f| {
+                    let told = (f.function.to_owned(), f.file.map(str::to_owned), f.line);
+                    (told, f.inlined)
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn every_address_of_the_fixture_as_llvm_symbolizer_reads_it() {
+        let symbols = Symbols::from_pdb(&fixture("inline.pdb")).unwrap();
+        let told = symbolizer();
+        assert!(told.len() > 200, "one line per byte of .text");
+        let lines = SourceLines::read(&symbols, told.iter().map(|&(rva, _)| rva));
+        assert_eq!(lines.problem(), None);
+        let (mut inlined, mut deepest, mut compared) = (0, 0, 0);
+        for (rva, frames) in &told {
+            let Some(chain) = ours(&lines, *rva) else {
+                // Padding between procedures belongs to no function here; llvm-symbolizer
+                // gives it to the function before it, without a line.
+                assert!(symbols.lookup(*rva).is_none(), "{rva:#X}");
+                assert!(frames.iter().all(|f| f.2.is_none()), "{rva:#X}");
+                continue;
+            };
+            let names: Vec<Told> = chain.iter().map(|(t, _)| t.clone()).collect();
+            assert_eq!(&names, frames, "at {rva:#X}");
+            // Every frame but the outermost is inlined.
+            let flags: Vec<bool> = chain.iter().map(|&(_, i)| i).collect();
+            let mut expected = vec![true; flags.len()];
+            *expected.last_mut().unwrap() = false;
+            assert_eq!(flags, expected, "at {rva:#X}");
+            compared += 1;
+            inlined += usize::from(chain.len() > 1);
+            deepest = deepest.max(chain.len());
+        }
+        assert!(compared > 200 && inlined > 50, "{compared} {inlined}");
+        assert_eq!(deepest, 3, "rotate in mix in digest");
+    }
+
+    #[test]
+    fn a_call_in_inlined_code_is_in_the_inlined_function() {
+        let symbols = Symbols::from_pdb(&fixture("inline.pdb")).unwrap();
+        let told = symbolizer();
+        // checksum's call to digest is inside step, inlined into checksum: the return
+        // address, looked up one byte back, is in step.
+        let (rva, _) = told
+            .iter()
+            .find(|(_, f)| f.len() == 2 && f[0].0 == "step" && f[1].0 == "checksum")
+            .unwrap();
+        let lines = SourceLines::read(&symbols, [*rva]);
+        let chain = ours(&lines, *rva).unwrap();
+        assert_eq!(chain[0].0.0, "step");
+        assert_eq!(chain[0].0.1.as_deref(), Some("C:\\src\\inline.c"));
+    }
+
+    #[test]
+    fn addresses_in_no_procedure_open_nothing() {
+        // Functions given by hand have no PDB: nothing is read, nothing fails.
+        let symbols = Symbols::from_functions(&[(0x1000, 0x10, "f")]);
+        let lines = SourceLines::read(&symbols, [0x1000, 0x2000]);
+        assert!(lines.chain(0x1000).is_none());
+        assert_eq!(lines.problem(), None);
+    }
+}
