@@ -39,6 +39,9 @@ pub struct FunctionRow {
     pub(crate) rva: u32,
     pub(crate) inclusive: u128,
     pub(crate) exclusive: u128,
+    /// Whether the key is a function the compiler inlined (with `/pdb`, unless
+    /// `/noinline`): its hits are those of its code wherever it was inlined.
+    pub(crate) inlined: bool,
 }
 
 impl FunctionRow {
@@ -55,6 +58,11 @@ impl FunctionRow {
     /// Hits of the stacks the key is the leaf of.
     pub fn exclusive(&self) -> u128 {
         self.exclusive
+    }
+
+    /// Whether the key is an inlined function.
+    pub fn inlined(&self) -> bool {
+        self.inlined
     }
 }
 
@@ -97,6 +105,7 @@ fn binary(b: &BinaryStacks, top: usize) -> FunctionsLine {
             rva: b.keys[k].rva,
             inclusive: inclusive[k],
             exclusive: exclusive[k],
+            inlined: b.keys[k].inlined,
         })
         .collect();
     rows.sort_by(|a, b| {
@@ -149,6 +158,7 @@ mod tests {
             StackOrder::LeafFirst,
             &Tables::default(),
             &SymbolMap::default(),
+            true,
         );
         functions(&p, 100)[0]
             .top
@@ -183,6 +193,7 @@ mod tests {
             StackOrder::LeafFirst,
             &Tables::default(),
             &SymbolMap::default(),
+            true,
         );
         let line = &functions(&p, 100)[0];
         assert_eq!(line.stacks, 5);
@@ -210,6 +221,7 @@ mod tests {
             StackOrder::LeafFirst,
             &Tables::default(),
             &SymbolMap::default(),
+            true,
         );
         let line = &functions(&p, 2)[0];
         assert_eq!(line.unique, 3);
@@ -224,6 +236,7 @@ mod tests {
             StackOrder::RootFirst,
             &Tables::default(),
             &SymbolMap::default(),
+            true,
         );
         let line = &functions(&p, 10)[0];
         let leaf = line.top.iter().find(|r| r.exclusive > 0).unwrap();
@@ -252,7 +265,7 @@ mod tests {
             // A leaf no function holds.
             (1, &[0x150, 0x120]),
         ]);
-        let p = c.profile(StackOrder::LeafFirst, &Tables::default(), &map);
+        let p = c.profile(StackOrder::LeafFirst, &Tables::default(), &map, true);
         let line = &functions(&p, 10)[0];
         let got: Vec<(&str, u32, u128, u128)> = line
             .top

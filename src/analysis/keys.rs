@@ -8,18 +8,38 @@
 //! return address       RVA - 1        (the call instruction's function; an address no
 //! (a caller's frame)                   function holds stays its own key, shown as stored)
 //! ```
+//!
+//! With inline frames (`/pdb`, unless `/noinline`), an address in code the compiler inlined
+//! is several keys: the procedure that holds it, then each function inlined there, outermost
+//! first ([`Namer::keys`]). An inlined function is one key per name, whatever it was inlined
+//! into.
 
 use std::collections::BTreeMap;
 
+use crate::image::lines::SourceLines;
 use crate::image::symbols::Symbols;
 
 /// What a frame or sample is attributed to: a function, or an address no function holds.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FrameKey {
-    /// The function's first byte, or the address as stored.
+    /// The function's first byte, or the address as stored; for an inlined function, the
+    /// first byte of the lowest function it was seen inlined into.
     pub rva: u32,
     /// The function's name, when the binary's symbols have one there.
     pub function: Option<String>,
+    /// Whether the function is one the compiler inlined (a frame of an inline chain).
+    pub inlined: bool,
+}
+
+/// What identifies a key within its binary.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum KeyId {
+    /// An address no function holds.
+    Address(u32),
+    /// A function, by its first byte.
+    Function(u32),
+    /// An inlined function, by name.
+    Inlined(String),
 }
 
 impl FrameKey {
@@ -27,19 +47,19 @@ impl FrameKey {
     /// end), or, when `returns`, a return address, which is looked up at `rva - 1`, the call
     /// instruction, yet stays `rva` when no function holds that.
     pub fn of(symbols: Option<&Symbols>, rva: u32, returns: bool) -> FrameKey {
-        let at = if returns {
-            rva.checked_sub(1)
-        } else {
-            Some(rva)
-        };
-        match symbols.zip(at).and_then(|(s, at)| s.lookup(at)) {
+        match symbols
+            .zip(looked_up_at(rva, returns))
+            .and_then(|(s, at)| s.lookup(at))
+        {
             Some((f, _)) => FrameKey {
                 rva: f.rva,
                 function: Some(f.name.to_owned()),
+                inlined: false,
             },
             None => FrameKey {
                 rva,
                 function: None,
+                inlined: false,
             },
         }
     }
@@ -50,9 +70,92 @@ impl FrameKey {
         key_name(binary, self.function.as_deref(), self.rva)
     }
 
-    /// What identifies the key within its binary: its RVA, and whether that is a function's.
-    pub(crate) fn id(&self) -> (u32, bool) {
-        (self.rva, self.function.is_some())
+    /// The key's name in folded stacks and flame graphs: [`FrameKey::name`], with
+    /// FlameGraph's `_[i]` suffix on an inlined function, which flame-graph tools colour
+    /// apart.
+    pub fn frame_name(&self, binary: &str) -> String {
+        let mut name = self.name(binary);
+        if self.inlined {
+            name.push_str("_[i]");
+        }
+        name
+    }
+
+    /// What identifies the key within its binary.
+    pub(crate) fn id(&self) -> KeyId {
+        match (&self.function, self.inlined) {
+            (Some(name), true) => KeyId::Inlined(name.clone()),
+            (Some(_), false) => KeyId::Function(self.rva),
+            (None, _) => KeyId::Address(self.rva),
+        }
+    }
+}
+
+/// How the addresses of one binary become keys: by its symbols, and with inline frames, by
+/// the inline chains of the addresses it was made for, read from its PDB once.
+pub(crate) struct Namer<'a> {
+    symbols: Option<&'a Symbols>,
+    lines: Option<SourceLines>,
+}
+
+impl<'a> Namer<'a> {
+    /// The namer of a binary with `symbols`, for `addresses` (each an RVA as stored, and
+    /// whether it is a return address); with `inline`, their inline chains are read.
+    pub fn new(
+        symbols: Option<&'a Symbols>,
+        inline: bool,
+        addresses: impl IntoIterator<Item = (u32, bool)>,
+    ) -> Namer<'a> {
+        let lines = match symbols {
+            Some(s) if inline => Some(SourceLines::read(
+                s,
+                addresses
+                    .into_iter()
+                    .filter_map(|(rva, returns)| looked_up_at(rva, returns)),
+            )),
+            _ => None,
+        };
+        Namer { symbols, lines }
+    }
+
+    /// What could not be read of the binary's line and inlinee records, if anything.
+    pub fn problem(&self) -> Option<&str> {
+        self.lines.as_ref()?.problem()
+    }
+
+    /// Pushes the keys of the address `rva` (a return address when `returns`) onto `out`,
+    /// outermost first: its function, then the functions inlined there, when its chain was
+    /// read; else its one key, as [`FrameKey::of`] gives it.
+    pub fn keys(&self, rva: u32, returns: bool, out: &mut Vec<FrameKey>) {
+        let chain = looked_up_at(rva, returns)
+            .zip(self.lines.as_ref())
+            .and_then(|(at, lines)| lines.chain(at));
+        let Some(chain) = chain else {
+            out.push(FrameKey::of(self.symbols, rva, returns));
+            return;
+        };
+        let first = out.len();
+        for frame in chain.rev() {
+            out.push(FrameKey {
+                rva: 0,
+                function: Some(frame.function.to_owned()),
+                inlined: frame.inlined,
+            });
+        }
+        // The procedure's start, from the symbols the chain was read with.
+        let start = FrameKey::of(self.symbols, rva, returns).rva;
+        for key in &mut out[first..] {
+            key.rva = start;
+        }
+    }
+}
+
+/// The address a frame is looked up at: a return address one byte back, at its call.
+fn looked_up_at(rva: u32, returns: bool) -> Option<u32> {
+    if returns {
+        rva.checked_sub(1)
+    } else {
+        Some(rva)
     }
 }
 
@@ -90,10 +193,12 @@ mod tests {
         let main = |rva| FrameKey {
             rva,
             function: Some("main".to_owned()),
+            inlined: false,
         };
         let address = |rva| FrameKey {
             rva,
             function: None,
+            inlined: false,
         };
         assert_eq!(FrameKey::of(s, 0x13F, false), main(0x100));
         // Sampled at 0x140, past main's end: its own key.
@@ -111,13 +216,19 @@ mod tests {
         let k = FrameKey {
             rva: 0x1A2B,
             function: None,
+            inlined: false,
         };
         assert_eq!(k.name("app.exe"), "app.exe+0x1A2B");
-        let k = FrameKey {
+        let mut k = FrameKey {
             rva: 0x10,
             function: Some("main".to_owned()),
+            inlined: false,
         };
         assert_eq!(k.name("app.exe"), "app.exe!main");
+        assert_eq!(k.frame_name("app.exe"), "app.exe!main");
+        k.inlined = true;
+        assert_eq!(k.name("app.exe"), "app.exe!main");
+        assert_eq!(k.frame_name("app.exe"), "app.exe!main_[i]");
     }
 
     #[test]
@@ -131,7 +242,8 @@ mod tests {
         assert_eq!(
             keys[&FrameKey {
                 rva: 0x100,
-                function: Some("main".to_owned())
+                function: Some("main".to_owned()),
+                inlined: false,
             }],
             3
         );

@@ -15,17 +15,18 @@
 //! Records before any BINARY_ID and stacks with no frames are left out.
 
 use std::collections::BTreeMap;
+use std::collections::hash_map::Entry;
 use std::fmt;
 use std::str::FromStr;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::analysis::keys::FrameKey;
+use crate::analysis::keys::{FrameKey, KeyId, Namer};
 use crate::format::error::UnknownName;
 use crate::format::record::{SampleKind, Samples};
 use crate::format::tables::Tables;
-use crate::image::symbols::{SymbolMap, Symbols};
+use crate::image::symbols::SymbolMap;
 
 /// In which order the frames of a call stack are stored (`/stackorder`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -162,18 +163,27 @@ impl StackCounts {
         self.stacks.len()
     }
 
-    /// The stacks by key, per binary: each unique address is looked up once.
-    pub fn profile(&self, order: StackOrder, tables: &Tables, symbols: &SymbolMap) -> StackProfile {
+    /// The stacks by key, per binary: each unique address is looked up once. With `inline`,
+    /// an address in inlined code is the chain of keys `Namer::keys` gives.
+    pub fn profile(
+        &self,
+        order: StackOrder,
+        tables: &Tables,
+        symbols: &SymbolMap,
+        inline: bool,
+    ) -> StackProfile {
+        let mut addresses = if inline {
+            self.addresses(order, symbols)
+        } else {
+            BTreeMap::new()
+        };
         let mut binaries: BTreeMap<u16, Folding<'_>> = BTreeMap::new();
         let mut frames: Vec<u32> = Vec::new();
         for (stack, &hits) in &self.stacks {
             let progid = LE::read_u16(&stack[..2]);
-            let folding = binaries.entry(progid).or_insert_with(|| Folding {
-                symbols: symbols.get(Some(progid)),
-                keys: Vec::new(),
-                index: FxHashMap::default(),
-                known: FxHashMap::default(),
-                stacks: FxHashMap::default(),
+            let folding = binaries.entry(progid).or_insert_with(|| {
+                let addresses = addresses.remove(&progid).unwrap_or_default();
+                Folding::new(Namer::new(symbols.get(Some(progid)), inline, addresses))
             });
             frames.clear();
             frames.extend(stack[2..].chunks_exact(4).map(LE::read_u32));
@@ -181,8 +191,8 @@ impl StackCounts {
             let mut path: Vec<u32> = Vec::with_capacity(frames.len());
             let leaf_at = order.leaf(frames.len());
             let mut visit = |i: usize| {
-                let key = folding.key(frames[i], i != leaf_at);
-                path.push(key);
+                let chain = folding.chain(frames[i], i != leaf_at);
+                path.extend_from_slice(chain);
             };
             match order {
                 StackOrder::LeafFirst => (0..frames.len()).rev().for_each(&mut visit),
@@ -190,54 +200,117 @@ impl StackCounts {
             }
             *folding.stacks.entry(path).or_default() += hits;
         }
-        StackProfile {
-            binaries: binaries
-                .into_iter()
-                .map(|(progid, folding)| {
-                    let (records, hits) = self.totals.get(&progid).copied().unwrap_or_default();
-                    let mut stacks: Vec<(Vec<u32>, u128)> = folding.stacks.into_iter().collect();
-                    stacks.sort_unstable();
-                    BinaryStacks {
-                        progid,
-                        name: tables.binary_name(progid),
-                        records,
-                        hits,
-                        keys: folding.keys,
-                        stacks,
-                    }
-                })
-                .collect(),
+        let mut problems = Vec::new();
+        let binaries = binaries
+            .into_iter()
+            .map(|(progid, folding)| {
+                let name = tables.binary_name(progid);
+                if let Some(problem) = folding.namer.problem() {
+                    problems.push((name.clone(), problem.to_owned()));
+                }
+                let (records, hits) = self.totals.get(&progid).copied().unwrap_or_default();
+                let mut stacks: Vec<(Vec<u32>, u128)> = folding.stacks.into_iter().collect();
+                stacks.sort_unstable();
+                BinaryStacks {
+                    progid,
+                    name,
+                    records,
+                    hits,
+                    keys: folding.keys,
+                    stacks,
+                }
+            })
+            .collect();
+        StackProfile { binaries, problems }
+    }
+
+    /// The distinct addresses of the stacks of each binary with symbols, each with whether
+    /// it is a return address.
+    fn addresses(
+        &self,
+        order: StackOrder,
+        symbols: &SymbolMap,
+    ) -> BTreeMap<u16, FxHashSet<(u32, bool)>> {
+        let mut addresses: BTreeMap<u16, FxHashSet<(u32, bool)>> = BTreeMap::new();
+        for stack in self.stacks.keys() {
+            let progid = LE::read_u16(&stack[..2]);
+            if symbols.get(Some(progid)).is_none() {
+                continue;
+            }
+            let set = addresses.entry(progid).or_default();
+            let frames = stack[2..].chunks_exact(4).map(LE::read_u32);
+            let leaf_at = order.leaf(frames.len());
+            set.extend(frames.enumerate().map(|(i, rva)| (rva, i != leaf_at)));
         }
+        addresses
     }
 }
 
 /// One binary's keys and stacks while they are folded.
 struct Folding<'a> {
-    symbols: Option<&'a Symbols>,
+    namer: Namer<'a>,
     keys: Vec<FrameKey>,
-    /// (address as stored, whether it is a return address) to its key's index.
-    index: FxHashMap<(u32, bool), u32>,
-    /// (the key's RVA, whether it is a function) to its index: the keys, once each.
-    known: FxHashMap<(u32, bool), u32>,
+    /// (address as stored, whether it is a return address) to its chain of keys in `chains`.
+    index: FxHashMap<(u32, bool), (u32, u32)>,
+    /// The chains of keys, outermost first, one after another.
+    chains: Vec<u32>,
+    /// What identifies each key to its index: the keys, once each.
+    known: FxHashMap<KeyId, u32>,
     stacks: FxHashMap<Vec<u32>, u128>,
+    /// The keys of the address being looked up, kept to reuse the allocation.
+    scratch: Vec<FrameKey>,
 }
 
-impl Folding<'_> {
-    /// The index of the key of `rva`, a return address when `returns`.
-    fn key(&mut self, rva: u32, returns: bool) -> u32 {
-        if let Some(&k) = self.index.get(&(rva, returns)) {
-            return k;
+impl<'a> Folding<'a> {
+    fn new(namer: Namer<'a>) -> Folding<'a> {
+        Folding {
+            namer,
+            keys: Vec::new(),
+            index: FxHashMap::default(),
+            chains: Vec::new(),
+            known: FxHashMap::default(),
+            stacks: FxHashMap::default(),
+            scratch: Vec::new(),
         }
-        let key = FrameKey::of(self.symbols, rva, returns);
-        // Two addresses in one function share its key; an address, as leaf and as return
-        // address, is one key.
-        let next = self.keys.len() as u32;
-        let k = *self.known.entry(key.id()).or_insert(next);
-        if k == next {
-            self.keys.push(key);
-        }
-        self.index.insert((rva, returns), k);
-        k
+    }
+
+    /// The indices of the keys of `rva` (a return address when `returns`), outermost
+    /// first: one key, or with inline frames, the function and what was inlined there.
+    fn chain(&mut self, rva: u32, returns: bool) -> &[u32] {
+        let (start, end) = match self.index.get(&(rva, returns)) {
+            Some(&range) => range,
+            None => {
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.clear();
+                self.namer.keys(rva, returns, &mut scratch);
+                let start = self.chains.len() as u32;
+                for key in scratch.drain(..) {
+                    // Two addresses in one function share its key; an address, as leaf and as
+                    // return address, is one key; an inlined function is one key, whatever
+                    // it was inlined into (named at the lowest of those).
+                    let k = match self.known.entry(key.id()) {
+                        Entry::Occupied(e) => {
+                            let k = *e.get();
+                            let known = &mut self.keys[k as usize];
+                            known.rva = known.rva.min(key.rva);
+                            k
+                        }
+                        Entry::Vacant(e) => {
+                            let k = self.keys.len() as u32;
+                            e.insert(k);
+                            self.keys.push(key);
+                            k
+                        }
+                    };
+                    self.chains.push(k);
+                }
+                self.scratch = scratch;
+                let range = (start, self.chains.len() as u32);
+                self.index.insert((rva, returns), range);
+                range
+            }
+        };
+        &self.chains[start as usize..end as usize]
     }
 }
 
@@ -246,6 +319,9 @@ impl Folding<'_> {
 pub(crate) struct StackProfile {
     /// The binaries with call stacks.
     pub binaries: Vec<BinaryStacks>,
+    /// The binaries whose line or inlinee records could not be read, and why: their
+    /// functions have no inline frames.
+    pub problems: Vec<(String, String)>,
 }
 
 /// One binary's call stacks.
@@ -283,7 +359,7 @@ impl StackProfile {
     pub fn folded(&self) -> Vec<(String, u128)> {
         let mut lines: BTreeMap<String, u128> = BTreeMap::new();
         for b in &self.binaries {
-            let names: Vec<String> = (0..b.keys.len() as u32).map(|k| b.key_name(k)).collect();
+            let names: Vec<String> = b.keys.iter().map(|k| k.frame_name(&b.name)).collect();
             for (stack, hits) in &b.stacks {
                 let line = stack
                     .iter()
@@ -319,7 +395,7 @@ mod tests {
 
     fn folded(counts: &StackCounts, order: StackOrder) -> Vec<(String, u128)> {
         counts
-            .profile(order, &Tables::default(), &SymbolMap::default())
+            .profile(order, &Tables::default(), &SymbolMap::default(), true)
             .folded()
     }
 
@@ -355,7 +431,8 @@ mod tests {
             c.profile(
                 StackOrder::LeafFirst,
                 &Tables::default(),
-                &SymbolMap::default()
+                &SymbolMap::default(),
+                true
             )
             .is_empty()
         );
@@ -372,6 +449,7 @@ mod tests {
             StackOrder::LeafFirst,
             &Tables::default(),
             &SymbolMap::default(),
+            true,
         );
         assert_eq!(p.binaries[0].hits, 2 * max + 1);
         assert_eq!(p.binaries[0].records, 3);

@@ -241,6 +241,11 @@ fn combinable(given: &Given) -> Result<(), UsageError> {
     if given.min_overlap.is_some() && !given.compare {
         return Err(usage("/min-overlap goes with /compare BASE NEW"));
     }
+    if given.noinline && given.pdbs.is_empty() {
+        return Err(usage(
+            "/noinline changes how /pdb names frames: it goes with /pdb",
+        ));
+    }
     if given.quiet && given.progress.is_some_and(|p| p != Progress::Never) {
         return Err(usage(
             "/quiet shows no progress bar: it does not go with /progress other than never",
@@ -284,6 +289,7 @@ fn plan(given: Given, format: Format) -> Plan {
     plan.top = given.top.unwrap_or(DEFAULT_TOP);
     plan.stack_order = given.stack_order.unwrap_or_default();
     plan.strindex = given.strindex.unwrap_or_default();
+    plan.inline = !given.noinline;
     plan.binaries = (!given.binaries.is_empty()).then_some(given.binaries);
     plan
 }
@@ -345,6 +351,7 @@ mod tests {
             let args: Vec<&str> = match o.name {
                 "compare" | "min-overlap" => vec!["/compare", &example, "a.spt", "b.spt"],
                 "merge" => vec![&example, "/summary", "a.spt"],
+                "noinline" => vec![&example, "/pdb:a.pdb", "a.spt"],
                 _ => vec![&example, "a.spt"],
             };
             assert!(parse_strs(&args).is_ok(), "{spelled}");
@@ -524,6 +531,7 @@ mod tests {
                 "/min-overlap goes with /compare",
             ),
             (&["/quiet", "/progress:always", "a"], "/quiet"),
+            (&["/noinline", "/functions", "a"], "/noinline"),
         ] {
             let e = error_of(args);
             assert!(e.starts_with(says), "{args:?}: {e}");

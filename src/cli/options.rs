@@ -58,6 +58,7 @@ pub struct Given {
     pub strindex: Option<StringIndex>,
     pub matches: Vec<OsString>,
     pub pdbs: Vec<OsString>,
+    pub noinline: bool,
     pub validate: bool,
     pub check: bool,
     pub compare: bool,
@@ -314,6 +315,13 @@ pub const OPTIONS: &[Opt] = &[
             },
         )
     },
+    flag(
+        "noinline",
+        Group::Output,
+        "with /pdb, no inline frames: code the compiler inlined counts for the\n\
+         function it was inlined into",
+        |g| g.noinline = true,
+    ),
     flag(
         "validate",
         Group::Output,

@@ -59,6 +59,9 @@ pub struct Plan {
     pub matches: Vec<MatchFile>,
     /// PDBs whose symbols name the addresses of the binary they match (`/pdb`).
     pub pdbs: Vec<PdbFile>,
+    /// Whether, with `/pdb`, code the compiler inlined is shown as frames of the functions
+    /// inlined (unless `/noinline`).
+    pub inline: bool,
 }
 
 impl Default for Plan {
@@ -78,6 +81,7 @@ impl Default for Plan {
             binaries: None,
             matches: Vec::new(),
             pdbs: Vec::new(),
+            inline: true,
         }
     }
 }

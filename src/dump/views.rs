@@ -30,7 +30,12 @@ pub(super) fn show<P: Printer>(
     let Some(stacks) = &kept.stacks else {
         return Ok(());
     };
-    let profile = stacks.profile(plan.stack_order, &kept.tables, &kept.symbols);
+    let profile = stacks.profile(plan.stack_order, &kept.tables, &kept.symbols, plan.inline);
+    for (binary, problem) in &profile.problems {
+        let message =
+            format!("{binary}: {problem}: its functions are shown without inline frames or lines");
+        out.print(|p| p.note(file, &message))?;
+    }
     if views.functions {
         out.print(|p| p.functions(&functions::functions(&profile, plan.top)))?;
     }

@@ -246,40 +246,8 @@ impl SourceLines {
                 continue;
             }
             let start = self.frames.len() as u32;
-            // The innermost site holding the address, then the sites around it.
-            let deepest = sites
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| range_at(s, at.offset).is_some())
-                .max_by_key(|(i, s)| (s.depth, std::cmp::Reverse(*i)))
-                .map(|(i, _)| i);
-            let mut next = deepest;
-            while let Some(i) = next {
-                let site = &sites[i];
-                let range = range_at(site, at.offset);
-                let file = match range {
-                    Some(r) => file(self, r.file),
-                    None => None,
-                };
-                pending.push((self.frames.len(), site.inlinee));
-                self.frames.push(Frame {
-                    function: u32::MAX,
-                    file,
-                    line: range.map(|r| r.line).filter(|&l| l > 0),
-                    inlined: true,
-                });
-                next = site.parent;
-            }
-            // The line record at the address, the first of several there (the procedure's
-            // opening line, then its first statement's); else the last one before it. As
-            // llvm-symbolizer reads them.
-            let line = match lines.partition_point(|&(offset, _, _)| offset <= at.offset) {
-                0 => None,
-                n if lines[n - 1].0 == at.offset => {
-                    Some(lines[lines.partition_point(|&(o, _, _)| o < at.offset)])
-                }
-                n => Some(lines[n - 1]),
-            };
+            self.inline_frames(&sites, at.offset, &mut file, pending);
+            let line = line_at(&lines, at.offset);
             let file = match line {
                 Some((_, index, _)) => file(self, index),
                 None => None,
@@ -293,6 +261,40 @@ impl SourceLines {
             self.chains.insert(rva, start..self.frames.len() as u32);
         }
         Ok(())
+    }
+
+    /// Pushes the frames of the functions inlined at `offset`, innermost first: the deepest
+    /// site holding it, then the sites around it.
+    fn inline_frames(
+        &mut self,
+        sites: &[Site],
+        offset: u32,
+        file: &mut dyn FnMut(&mut SourceLines, FileIndex) -> Option<u32>,
+        pending: &mut Vec<(usize, IdIndex)>,
+    ) {
+        let deepest = sites
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| range_at(s, offset).is_some())
+            .max_by_key(|(i, s)| (s.depth, std::cmp::Reverse(*i)))
+            .map(|(i, _)| i);
+        let mut next = deepest;
+        while let Some(i) = next {
+            let site = &sites[i];
+            let range = range_at(site, offset);
+            let file = match range {
+                Some(r) => file(self, r.file),
+                None => None,
+            };
+            pending.push((self.frames.len(), site.inlinee));
+            self.frames.push(Frame {
+                function: u32::MAX,
+                file,
+                line: range.map(|r| r.line).filter(|&l| l > 0),
+                inlined: true,
+            });
+            next = site.parent;
+        }
     }
 
     /// Names the inlined functions of the frames in `pending` from the PDB's ID stream (and
@@ -325,6 +327,19 @@ impl SourceLines {
             self.frames[frame].function = name;
         }
         Ok(())
+    }
+}
+
+/// The line record of a procedure at `offset` (`lines` sorted by offset): the first of
+/// several there (the procedure's opening line, then its first statement's); else the last
+/// one before it. As llvm-symbolizer reads them.
+fn line_at(lines: &[(u32, FileIndex, u32)], offset: u32) -> Option<(u32, FileIndex, u32)> {
+    match lines.partition_point(|&(o, _, _)| o <= offset) {
+        0 => None,
+        n if lines[n - 1].0 == offset => {
+            Some(lines[lines.partition_point(|&(o, _, _)| o < offset)])
+        }
+        n => Some(lines[n - 1]),
     }
 }
 
@@ -470,37 +485,7 @@ mod tests {
             .join(name)
     }
 
-    /// One frame as `llvm-symbolizer --inlines --output-style=JSON` printed it: function,
-    /// file (`None` for ""), line (`None` for 0).
-    type Told = (String, Option<String>, Option<u32>);
-
-    /// What llvm-symbolizer said of every byte of inline.exe's .text
-    /// (`testdata/pe/inline.symbolizer.txt`), by RVA, innermost frame first.
-    fn symbolizer() -> Vec<(u32, Vec<Told>)> {
-        let text = std::fs::read_to_string(fixture("inline.symbolizer.txt")).unwrap();
-        text.lines()
-            .map(|line| {
-                let v: serde_json::Value = serde_json::from_str(line).unwrap();
-                let address = v["Address"].as_str().unwrap().trim_start_matches("0x");
-                let rva = u32::from_str_radix(address, 16).unwrap();
-                let frames = v["Symbol"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|f| {
-                        let file = f["FileName"].as_str().unwrap();
-                        let line = f["Line"].as_u64().unwrap() as u32;
-                        (
-                            f["FunctionName"].as_str().unwrap().to_owned(),
-                            (!file.is_empty()).then(|| file.to_owned()),
-                            (line > 0).then_some(line),
-                        )
-                    })
-                    .collect();
-                (rva, frames)
-            })
-            .collect()
-    }
+    use sptdump_testkit::fixtures::{Symbolized as Told, symbolizer};
 
     fn ours(lines: &SourceLines, rva: u32) -> Option<Vec<(Told, bool)>> {
         let chain = lines.chain(rva)?;
@@ -517,7 +502,7 @@ mod tests {
     #[test]
     fn every_address_of_the_fixture_as_llvm_symbolizer_reads_it() {
         let symbols = Symbols::from_pdb(&fixture("inline.pdb")).unwrap();
-        let told = symbolizer();
+        let told = symbolizer("inline");
         assert!(told.len() > 200, "one line per byte of .text");
         let lines = SourceLines::read(&symbols, told.iter().map(|&(rva, _)| rva));
         assert_eq!(lines.problem(), None);
@@ -548,7 +533,7 @@ mod tests {
     #[test]
     fn a_call_in_inlined_code_is_in_the_inlined_function() {
         let symbols = Symbols::from_pdb(&fixture("inline.pdb")).unwrap();
-        let told = symbolizer();
+        let told = symbolizer("inline");
         // checksum's call to digest is inside step, inlined into checksum: the return
         // address, looked up one byte back, is in step.
         let (rva, _) = told

@@ -4,9 +4,15 @@
 //! Widths are proportional to hits. inferno counts in machine words, so when the stacks'
 //! total does not fit, every count is divided by one common factor, rounded up so that no
 //! stack disappears, and the subtitle says so; the folded lines themselves stay exact.
+//!
+//! A frame the compiler inlined carries FlameGraph's `_[i]` suffix, which only FlameGraph's
+//! `java` palette colours apart (aqua); with the `hot` palette drawn here, every such frame
+//! is given an aqua of its own through inferno's palette map, so that inlined code stands
+//! out from the red-to-yellow of the rest.
 
 use std::io::{self, Write};
 
+use inferno::flamegraph::color::{Color, PaletteMap};
 use inferno::flamegraph::{self, Options};
 
 /// The largest total drawn unscaled: half the word, leaving inferno room to add.
@@ -36,9 +42,36 @@ pub fn write(out: impl Write, title: &str, folded: &[(String, u128)]) -> io::Res
             "hits divided by {factor} (rounded up) to fit the drawing; the folded stacks are exact"
         ));
     }
+    let mut inlined = inlined_colours(folded);
+    options.palette_map = Some(&mut inlined);
     flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), out)
         .map_err(io::Error::other)?;
     Ok(Drawn { factor })
+}
+
+/// An aqua for every inlined frame (`name_[i]`) of `folded`, varied by a hash of its name
+/// as inferno varies its palettes' colours, the same for the same name.
+fn inlined_colours(folded: &[(String, u128)]) -> PaletteMap {
+    let mut map = PaletteMap::default();
+    for (stack, _) in folded {
+        for frame in stack.split(';').filter(|f| f.ends_with("_[i]")) {
+            if map.get(frame).is_none() {
+                // FNV-1a, scaled to [0, 1).
+                let hash = frame.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                });
+                let v = (hash >> 56) as u8;
+                // inferno's aqua: r 50..110, g and b 165..220.
+                let color = Color {
+                    r: 50 + (u16::from(v) * 60 / 255) as u8,
+                    g: 165 + (u16::from(v) * 55 / 255) as u8,
+                    b: 165 + (u16::from(v) * 55 / 255) as u8,
+                };
+                map.insert(frame, color);
+            }
+        }
+    }
+    map
 }
 
 /// The lines inferno reads, `stack count`, their counts divided by a common factor when

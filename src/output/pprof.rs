@@ -27,7 +27,7 @@ use prost::Message;
 use rustc_hash::FxHashMap;
 
 use crate::analysis::Counted;
-use crate::analysis::keys::FrameKey;
+use crate::analysis::keys::{FrameKey, KeyId};
 use crate::analysis::stacks::StackOrder;
 use crate::format::record::SampleKind;
 
@@ -450,7 +450,7 @@ impl Builder {
         mapping_of: &BTreeMap<u16, u64>,
     ) -> FxHashMap<(u16, u32), u64> {
         let mut location_of: FxHashMap<(u16, u32), u64> = FxHashMap::default();
-        let mut function_of: FxHashMap<(u16, (u32, bool)), u64> = FxHashMap::default();
+        let mut function_of: FxHashMap<(u16, KeyId), u64> = FxHashMap::default();
         for (&(progid, rva), &exact) in addresses {
             let binary = counted.tables.binary_name(progid);
             let key = FrameKey::of(counted.symbols.get(Some(progid)), rva, !exact);

@@ -105,6 +105,47 @@ pub fn codeview(image: &str) -> ([u8; 16], u32) {
     (bytes.try_into().unwrap(), age.parse().unwrap())
 }
 
+/// One frame of an address as `llvm-symbolizer --inlines --output-style=JSON` printed it:
+/// the function, the file (`None` where it printed ""), the line (`None` where it printed 0).
+pub type Symbolized = (String, Option<String>, Option<u32>);
+
+/// What llvm-symbolizer said of every byte of an image's code (`inline` for
+/// `inline.symbolizer.txt`), by RVA: each address's frames, innermost first.
+pub fn symbolizer(image: &str) -> Vec<(u32, Vec<Symbolized>)> {
+    let text = dump(&format!("{image}.symbolizer.txt"));
+    text.lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let address = v["Address"].as_str().unwrap().trim_start_matches("0x");
+            let rva = u32::from_str_radix(address, 16).unwrap();
+            let frames = v["Symbol"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    let file = f["FileName"].as_str().unwrap();
+                    let line = f["Line"].as_u64().unwrap() as u32;
+                    (
+                        f["FunctionName"].as_str().unwrap().to_owned(),
+                        (!file.is_empty()).then(|| file.to_owned()),
+                        (line > 0).then_some(line),
+                    )
+                })
+                .collect();
+            (rva, frames)
+        })
+        .collect()
+}
+
+/// The frames llvm-symbolizer gave the address `rva` of an image, innermost first.
+pub fn symbolized(image: &str, rva: u32) -> Vec<Symbolized> {
+    symbolizer(image)
+        .into_iter()
+        .find(|&(at, _)| at == rva)
+        .unwrap_or_else(|| panic!("{image}.symbolizer.txt has no {rva:#X}"))
+        .1
+}
+
 /// One call stack of [`profile_trace`]: the frames leaf first, as (function, offset into
 /// it), and the hits of each of its records.
 pub type Stack = (&'static [(&'static str, u32)], &'static [u64]);
@@ -199,6 +240,51 @@ pub fn profile_trace() -> Vec<u8> {
         b.ip(RETIRE_INSTR, &[first, second])
             .lbr(&[(second + 4, first), (first + 2, second + 8)]);
     }
+    b.build()
+}
+
+/// The call stacks of `inline.exe` in [`inline_trace`], leaf first. Every leaf but the last
+/// sits in code the compiler inlined: `rotate` in `mix` in `digest` (+0x3F), `mix` in
+/// `digest` (+0x35), and `checksum` returns (+0x30) right after its call to `digest`, which
+/// lies in `step`, inlined into it. `main_entry` returns at +0x15, after its call.
+pub const INLINE_STACKS: &[Stack] = &[
+    (
+        &[("digest", 0x3F), ("checksum", 0x30), ("main_entry", 0x15)],
+        &[300],
+    ),
+    (
+        &[("digest", 0x35), ("checksum", 0x30), ("main_entry", 0x15)],
+        &[200],
+    ),
+    (
+        &[("digest", 0x01), ("checksum", 0x30), ("main_entry", 0x15)],
+        &[50],
+    ),
+    (&[("checksum", 0x30), ("main_entry", 0x15)], &[100]),
+    (&[("checksum", 0x45), ("main_entry", 0x15)], &[40]),
+];
+
+/// `testdata/pe/inline.spt`: `inline.exe` as built in `testdata/pe/` (progid 0), with the
+/// call stacks of [`INLINE_STACKS`], the leaf of each as an IP sample, and an LBR record
+/// whose branches end in inlined code.
+pub fn inline_trace() -> Vec<u8> {
+    let mut b = SptBuilder::new();
+    let (guid, age) = codeview("inline");
+    let name = b.string("inline.exe");
+    b.program_id(Guid(guid), age, name);
+    b.binary_id(0);
+    let rva = |name: &str, offset: u32| function("inline", name).rva + offset;
+    for (frames, records) in INLINE_STACKS {
+        let rvas: Vec<u32> = frames.iter().map(|&(f, o)| rva(f, o)).collect();
+        for &hits in records.iter() {
+            b.repeat(hits - 1).callstack(&rvas);
+            b.repeat(hits - 1).ip(UNHALT_CYCLE, &rvas[..1]);
+        }
+    }
+    b.lbr(&[
+        (rva("checksum", 0x2B), rva("digest", 0)),
+        (rva("digest", 0x52), rva("digest", 0x30)),
+    ]);
     b.build()
 }
 

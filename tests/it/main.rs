@@ -11,6 +11,7 @@ mod exports;
 mod faults;
 mod golden;
 mod ident;
+mod inline;
 mod layers;
 mod matching;
 mod merge;

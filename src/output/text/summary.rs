@@ -179,12 +179,13 @@ fn functions_of(o: &mut impl Write, line: &FunctionsLine) -> io::Result<()> {
     for r in rows {
         writeln!(
             o,
-            "    {:>iw$}  {:>sw$}  {:>ew$}  {:>sw$}  {}",
+            "    {:>iw$}  {:>sw$}  {:>ew$}  {:>sw$}  {}{}",
             r.inclusive(),
             percent(r.inclusive(), line.hits()),
             r.exclusive(),
             percent(r.exclusive(), line.hits()),
-            clean(r.key())
+            clean(r.key()),
+            if r.inlined() { " (inlined)" } else { "" }
         )?;
     }
     Ok(())

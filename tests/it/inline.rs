@@ -1,0 +1,165 @@
+//! Inline frames end to end: `/functions`, `/folded` and `/flamegraph` on `inline.spt`, a
+//! trace of the -O2 fixture `inline.exe`, checked against what llvm-symbolizer said of every
+//! address (`testdata/pe/inline.symbolizer.txt`), never against sptdump's own reading.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use sptdump_testkit::fixtures::{self, INLINE_STACKS};
+
+use crate::support::{json_lines, run_in, stdout};
+
+fn run(args: &[&str]) -> std::process::Output {
+    let o = run_in(&fixtures::dir(), args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// The folded stacks `inline.spt` must give: each frame's address looked up (return
+/// addresses one byte back) in llvm-symbolizer's output, its chain outermost first, every
+/// inlined frame with FlameGraph's `_[i]`; without inline frames, the outermost function of
+/// each chain alone.
+fn expected_folded(inline: bool) -> BTreeMap<String, u128> {
+    let mut out = BTreeMap::new();
+    for (frames, records) in INLINE_STACKS {
+        let mut names: Vec<String> = Vec::new();
+        for (i, &(name, offset)) in frames.iter().enumerate().rev() {
+            let rva = fixtures::function("inline", name).rva + offset;
+            let at = if i == 0 { rva } else { rva - 1 };
+            let chain = fixtures::symbolized("inline", at);
+            let outermost = chain.len() - 1;
+            for (depth, (function, _, _)) in chain.iter().enumerate().rev() {
+                if depth == outermost {
+                    names.push(format!("inline.exe!{function}"));
+                } else if inline {
+                    names.push(format!("inline.exe!{function}_[i]"));
+                }
+            }
+        }
+        *out.entry(names.join(";")).or_default() +=
+            records.iter().map(|&h| u128::from(h)).sum::<u128>();
+    }
+    out
+}
+
+fn folded_of(text: &str) -> BTreeMap<String, u128> {
+    text.lines()
+        .map(|l| {
+            let (stack, hits) = l.rsplit_once(' ').unwrap();
+            (stack.to_owned(), hits.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn folded_stacks_carry_the_inline_chains_llvm_symbolizer_reads() {
+    let o = run(&["/folded", "/pdb:inline.pdb", "inline.spt"]);
+    let expected = expected_folded(true);
+    assert!(
+        expected
+            .keys()
+            .any(|s| s.contains("_[i];inline.exe!digest;")),
+        "a call in inlined code: {expected:?}"
+    );
+    assert!(expected.keys().any(|s| s.matches("_[i]").count() == 3));
+    assert_eq!(folded_of(&stdout(&o)), expected);
+
+    let o = run(&["/folded", "/noinline", "/pdb:inline.pdb", "inline.spt"]);
+    assert_eq!(folded_of(&stdout(&o)), expected_folded(false));
+}
+
+#[test]
+fn an_inlined_function_has_its_own_inclusive_and_exclusive_hits() {
+    let o = run(&["/functions", "/json", "/pdb:inline.pdb", "inline.spt"]);
+    let line: Value = json_lines(&o)
+        .into_iter()
+        .find(|v| v["type"] == "functions")
+        .unwrap();
+    // Inclusive and exclusive from the expected folded stacks, by function.
+    let mut inclusive: BTreeMap<String, u128> = BTreeMap::new();
+    let mut exclusive: BTreeMap<String, u128> = BTreeMap::new();
+    for (stack, hits) in expected_folded(true) {
+        let frames: Vec<&str> = stack
+            .split(';')
+            .map(|f| f.trim_end_matches("_[i]"))
+            .collect();
+        *exclusive
+            .entry(frames.last().unwrap().to_string())
+            .or_default() += hits;
+        let mut seen: Vec<&str> = frames.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        for f in seen {
+            *inclusive.entry(f.to_owned()).or_default() += hits;
+        }
+    }
+    let rows = line["top"].as_array().unwrap();
+    assert_eq!(rows.len(), inclusive.len());
+    for row in rows {
+        let key = row["key"].as_str().unwrap();
+        assert_eq!(
+            row["inclusive"].as_u64().map(u128::from),
+            Some(inclusive[key]),
+            "{key}"
+        );
+        assert_eq!(
+            row["exclusive"].as_u64().map(u128::from),
+            Some(exclusive.get(key).copied().unwrap_or(0)),
+            "{key}"
+        );
+        let inlined = ["inline.exe!rotate", "inline.exe!mix", "inline.exe!step"].contains(&key);
+        assert_eq!(row["inlined"], inlined, "{key}");
+    }
+    // rotate is where the time goes, inlined two deep.
+    assert_eq!(
+        rows.iter()
+            .find(|r| r["key"] == "inline.exe!rotate")
+            .unwrap()["exclusive"],
+        300
+    );
+
+    let o = run(&["/functions", "/noinline", "/pdb:inline.pdb", "inline.spt"]);
+    let text = stdout(&o);
+    assert!(
+        !text.contains("rotate") && !text.contains("(inlined)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_flame_graph_colours_inlined_frames_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("inline.svg");
+    let arg = format!("/flamegraph:{}", svg.display());
+    run(&[&arg, "/pdb:inline.pdb", "inline.spt"]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // FlameGraph's convention, which inferno keeps: an `_[i]` frame is drawn in the inline
+    // palette (aqua), the others in the hot palette (red to yellow).
+    let fill = |frame: &str| {
+        let at = text
+            .find(&format!("<title>{frame} ("))
+            .unwrap_or_else(|| panic!("{frame}"));
+        let rect = &text[at..];
+        let fill = rect.split("fill=\"").nth(1).unwrap();
+        fill[..fill.find('"').unwrap()].to_owned()
+    };
+    // (Titles show the names without the suffix.)
+    assert!(!text.contains("_[i]"));
+    let (inlined, outer) = (fill("inline.exe!rotate"), fill("inline.exe!digest"));
+    assert_ne!(inlined, outer);
+    let rgb = |c: &str| -> Vec<u32> {
+        c.trim_start_matches("rgb(")
+            .trim_end_matches(')')
+            .split(',')
+            .map(|v| v.trim().parse().unwrap())
+            .collect()
+    };
+    let (i, o) = (rgb(&inlined), rgb(&outer));
+    assert!(i[2] > i[0], "inlined frames bluish: {inlined}");
+    assert!(o[0] > o[2], "other frames reddish: {outer}");
+}
