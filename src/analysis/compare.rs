@@ -13,6 +13,7 @@
 //! Keys are RVAs for IP events (with a `/pdb` for the trace, functions, matched by name) and
 //! the stored `(from, to)` pairs for LBR and call-stack arcs, as `/summary` counts them.
 
+use crate::analysis::share;
 use std::collections::BTreeMap;
 
 use crate::analysis::keys::{self, key_name};
@@ -202,13 +203,6 @@ fn comparison(
     (q, q_total): (&BTreeMap<PairedKey, u128>, u128),
     top: usize,
 ) -> Comparison {
-    let share = |hits: u128, total: u128| {
-        if total == 0 {
-            0.0
-        } else {
-            hits as f64 / total as f64
-        }
-    };
     let mut overlap = 0.0;
     let mut coverage = 0.0;
     let mut missing = Vec::new();

@@ -5,8 +5,9 @@
 //! source, with `counts` as its hash tables and `collect` spreading the work over two
 //! threads; [`stacks`] keeps the unique call stacks and folds them by key, which
 //! `functions` turns into inclusive and exclusive hits; [`check`] judges whether a trace is
-//! fit for SPDConvert, and `compare` how two traces differ. `keys` is the one rule for
-//! what an address is attributed to and how that is named.
+//! fit for SPDConvert, and `compare` how two traces differ; `lines` finds the hottest source
+//! lines. `keys` is the one rule for what an address is attributed to and how that is
+//! named.
 //!
 //! An analysis produces a report of plain values; printing it is the output layer's work.
 
@@ -16,11 +17,21 @@ pub(crate) mod compare;
 pub(crate) mod counts;
 pub(crate) mod functions;
 pub(crate) mod keys;
+pub(crate) mod lines;
 pub mod stacks;
 pub mod summary;
 
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
+
+/// The share of `part` in `total`, in [0, 1]; 0 of nothing.
+pub(crate) fn share(part: u128, total: u128) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        part as f64 / total as f64
+    }
+}
 
 /// Everything a profile's counters counted, as the exporters read it: of one trace, or of
 /// several merged.

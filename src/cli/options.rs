@@ -180,6 +180,12 @@ pub const OPTIONS: &[Opt] = &[
         |g| g.views.functions = true,
     ),
     flag(
+        "lines",
+        Group::Sections,
+        "per binary and source: the hottest source lines (with /pdb)",
+        |g| g.views.lines = true,
+    ),
+    flag(
         "folded",
         Group::Sections,
         "the call stacks as folded lines (outer;...;leaf hits), for flame-graph tools",

@@ -131,6 +131,8 @@ pub struct Views {
     pub summary: bool,
     /// Inclusive and exclusive call-stack hits per function (`/functions`).
     pub functions: bool,
+    /// The hottest source lines per binary and source (`/lines`).
+    pub lines: bool,
     /// The call stacks, folded (`/folded`).
     pub folded: bool,
     /// An SVG flame graph of the call stacks, written to this file (`/flamegraph:FILE`).
@@ -159,14 +161,14 @@ impl Views {
     }
 
     /// Whether a view prints tables of the top entries (`/top`) on standard output:
-    /// `/summary`, `/functions`. Text shows them under the trace's `File:` line.
+    /// `/summary`, `/functions`, `/lines`. Text shows them under the trace's `File:` line.
     pub fn tables(&self) -> bool {
-        self.summary || self.functions
+        self.summary || self.functions || self.lines
     }
 
     /// Whether the views read the call stacks, folded by key.
     fn stacks(&self) -> bool {
-        self.functions || self.folded || self.flamegraph.is_some() || self.exports()
+        self.functions || self.lines || self.folded || self.flamegraph.is_some() || self.exports()
     }
 
     /// Whether a profile for another viewer is written.
@@ -227,7 +229,7 @@ impl Plan {
         // The summary's tables hold every address and arc: the exports, /check and
         // /compare are made of them too.
         let stack_arcs = views.summary || self.check || compared;
-        let counts = stack_arcs || views.exports();
+        let counts = stack_arcs || views.exports() || views.lines;
         let stacks = views.stacks();
         let events = self.sections.event;
         Needs {

@@ -9,8 +9,8 @@ use std::path::Path;
 use super::trace::Kept;
 use super::{Out, Plan};
 use crate::analysis::Counted;
-use crate::analysis::functions;
 use crate::analysis::stacks::StackProfile;
+use crate::analysis::{functions, lines};
 use crate::format::error::Error;
 use crate::output::{FileInfo, Printer, flamegraph, pprof, speedscope};
 
@@ -50,7 +50,33 @@ pub(super) fn show<P: Printer>(
             tables: &kept.tables,
             symbols: &kept.symbols,
         };
+        if views.lines {
+            source_lines(out, file, plan, &counted)?;
+        }
         exports(out, file, plan, &counted, &profile)?;
+    }
+    Ok(())
+}
+
+/// `/lines`: the hottest source lines, and what kept a binary from having any.
+fn source_lines<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    plan: &Plan,
+    counted: &Counted<'_>,
+) -> Result<(), Error> {
+    let report = lines::lines(counted, plan.top);
+    out.print(|p| p.source_lines(&report))?;
+    if !report.without_pdb.is_empty() {
+        let message = format!(
+            "source lines come from a binary's PDB: give /pdb for {}",
+            report.without_pdb.join(", ")
+        );
+        out.print(|p| p.note(file, &message))?;
+    }
+    for (binary, problem) in &report.problems {
+        let message = format!("{binary}: {problem}: some addresses are shown without a line");
+        out.print(|p| p.note(file, &message))?;
     }
     Ok(())
 }

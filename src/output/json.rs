@@ -27,6 +27,8 @@ use serde::Serialize;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
+use crate::analysis::lines::{LineRow, LinesReport};
+use crate::analysis::share;
 use crate::analysis::summary::{Summary, SummaryLine};
 use crate::format::diag::{Diagnostic, Severity, Tally};
 use crate::format::header::Header;
@@ -193,6 +195,18 @@ struct FunctionsOf<'a> {
     path: &'a str,
     #[serde(flatten)]
     functions: &'a FunctionsLine,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "source_line")]
+struct SourceLineOf<'a> {
+    path: &'a str,
+    progid: u16,
+    name: &'a str,
+    source: &'a str,
+    #[serde(flatten)]
+    row: &'a LineRow,
+    share: f64,
 }
 
 #[derive(Serialize)]
@@ -530,6 +544,23 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                 functions,
             };
             write_line(&mut self.out, &line)?;
+        }
+        Ok(())
+    }
+
+    fn source_lines(&mut self, report: &LinesReport) -> io::Result<()> {
+        for table in &report.tables {
+            for row in &table.top {
+                let line = SourceLineOf {
+                    path: &self.path,
+                    progid: table.progid,
+                    name: &table.name,
+                    source: table.source.name(),
+                    row,
+                    share: share(row.hits, table.hits),
+                };
+                write_line(&mut self.out, &line)?;
+            }
         }
         Ok(())
     }

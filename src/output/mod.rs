@@ -17,6 +17,7 @@ use std::rc::Rc;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
+use crate::analysis::lines::LinesReport;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::Header;
@@ -92,6 +93,8 @@ pub(crate) trait Printer {
     ) -> io::Result<()>;
     /// The inclusive and exclusive hits per key of each binary's call stacks (`/functions`).
     fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()>;
+    /// The hottest source lines (`/lines`).
+    fn source_lines(&mut self, report: &LinesReport) -> io::Result<()>;
     /// The folded call stacks (`/folded`): `outer;...;leaf` and the hits, sorted.
     fn folded(&mut self, folded: &[(String, u128)]) -> io::Result<()>;
     /// The check of `/check`: each binary's counts, the verdicts and the SPDConvert mode;
@@ -277,6 +280,7 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         diagnostic(diagnostic: &Diagnostic);
         summary(summary: &Summary, tables: &Tables, symbols: &SymbolMap);
         functions(lines: &[FunctionsLine]);
+        source_lines(report: &LinesReport);
         check(file: &FileInfo<'_>, report: &CheckReport, diagnostics: Tally);
         compare(file: &FileInfo<'_>, report: &CompareReport);
         folded(folded: &[(String, u128)]);

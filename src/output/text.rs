@@ -29,6 +29,7 @@ use std::io::{self, Write};
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::{CompareReport, Comparison};
 use crate::analysis::functions::FunctionsLine;
+use crate::analysis::lines::LinesReport;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Severity, Tally};
 use crate::format::header::{Header, fourcc};
@@ -383,6 +384,10 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
 
     fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()> {
         summary::functions(self, lines)
+    }
+
+    fn source_lines(&mut self, report: &LinesReport) -> io::Result<()> {
+        summary::source_lines(self, report)
     }
 
     fn folded(&mut self, folded: &[(String, u128)]) -> io::Result<()> {

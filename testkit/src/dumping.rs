@@ -154,6 +154,11 @@ pub fn option_sets() -> Vec<OptionSet> {
             json(p);
             p.stack_order = StackOrder::RootFirst;
         }),
+        OptionSet::new("/lines /top:3", |p| {
+            quiet(p);
+            p.views.lines = true;
+            p.top = 3;
+        }),
         OptionSet::new("/check /validate /strict", |p| {
             quiet(p);
             p.check = true;

@@ -163,3 +163,68 @@ fn the_flame_graph_colours_inlined_frames_apart() {
     assert!(i[2] > i[0], "inlined frames bluish: {inlined}");
     assert!(o[0] > o[2], "other frames reddish: {outer}");
 }
+
+#[test]
+fn hot_lines_are_the_lines_llvm_symbolizer_reads_at_the_samples() {
+    // Each leaf is an UNHALT_CYCLE sample and a call stack's leaf, with the same hits.
+    let mut expected: BTreeMap<(String, u32, String), u64> = BTreeMap::new();
+    for (frames, records) in INLINE_STACKS {
+        let (name, offset) = frames[0];
+        let rva = fixtures::function("inline", name).rva + offset;
+        let (function, file, line) = fixtures::symbolized("inline", rva).remove(0);
+        let key = (
+            file.unwrap(),
+            line.unwrap(),
+            format!("inline.exe!{function}"),
+        );
+        *expected.entry(key).or_default() += records.iter().sum::<u64>();
+    }
+    let total: u64 = expected.values().sum();
+    let o = run(&["/lines", "/json", "/pdb:inline.pdb", "inline.spt"]);
+    for source in ["UNHALT_CYCLE", "ETW_CALLSTACK"] {
+        let mut got: BTreeMap<(String, u32, String), u64> = BTreeMap::new();
+        let mut previous = u64::MAX;
+        for v in json_lines(&o) {
+            if v["type"] != "source_line" || v["source"] != source {
+                continue;
+            }
+            let hits = v["hits"].as_u64().unwrap();
+            assert!(hits <= previous, "hottest first");
+            previous = hits;
+            assert_eq!(v["share"].as_f64().unwrap(), hits as f64 / total as f64);
+            let key = (
+                v["file"].as_str().unwrap().to_owned(),
+                v["line"].as_u64().unwrap() as u32,
+                v["function"].as_str().unwrap().to_owned(),
+            );
+            got.insert(key, hits);
+        }
+        assert_eq!(got, expected, "{source}");
+    }
+
+    // /top cuts each table, and the text says how many it shows.
+    let o = run(&["/lines", "/top:2", "/pdb:inline.pdb", "inline.spt"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "Lines of progid 0 (inline.exe), UNHALT_CYCLE: 690 hits, 5 lines, showing 2\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("C:\\src\\inline.c:20  inline.exe!rotate\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn lines_without_a_pdb_say_where_they_come_from() {
+    let o = run(&["/lines", "inline.spt"]);
+    assert_eq!(stdout(&o), "File: inline.spt (22,778 bytes)\n");
+    assert!(
+        crate::support::stderr(&o)
+            .contains("source lines come from a binary's PDB: give /pdb for inline.exe"),
+        "{}",
+        crate::support::stderr(&o)
+    );
+}

@@ -22,7 +22,7 @@ use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 23] = [
+const LINE_TYPES: [&str; 24] = [
     "file",
     "header",
     "string",
@@ -41,6 +41,7 @@ const LINE_TYPES: [&str; 23] = [
     "identity",
     "functions",
     "folded",
+    "source_line",
     "check_binary",
     "check",
     "check_summary",
@@ -390,6 +391,14 @@ fn runs() -> &'static [Run] {
         let special: &[&[&str]] = &[
             &["/json", "/summary", PDBS, pe],
             &["/json", "/event", PDBS, pe],
+            &["/json", "/lines", PDBS, "testdata/pe/profile.spt"],
+            &[
+                "/json",
+                "/lines",
+                "/functions",
+                "/pdb:testdata/pe/inline.pdb",
+                "testdata/pe/inline.spt",
+            ],
             &["/json", "/summary", "/top:2", PDBS, app],
             &["/json", "/event", PDBS, app],
             &["/json", "/all", "/summary", "/top:0", app],
@@ -570,9 +579,9 @@ fn every_line_of_every_json_mode_validates() {
             if let Some(why) = validator.check_type(kind, &value) {
                 fail(format!("fails {kind}.json: {why}"));
             }
-            // Shares (compare lines) are fractions; every other number is a count or an
-            // offset, a plain integer.
-            let numbers = if kind == "compare" {
+            // Shares (compare and source_line lines) are fractions; every other number is a
+            // count or an offset, a plain integer.
+            let numbers = if kind == "compare" || kind == "source_line" {
                 Vec::new()
             } else {
                 non_integers(line)

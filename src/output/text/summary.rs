@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use super::{TextPrinter, clean};
 use crate::analysis::functions::{FunctionRow, FunctionsLine};
+use crate::analysis::lines::{LinesReport, LinesTable};
 use crate::analysis::summary::{FunctionArcTable, IpSummary, Summary, SummaryLine, TopArc};
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
@@ -233,6 +234,58 @@ fn arc_rows(top: &[TopArc], total: u128) -> Vec<(u128, String, String)> {
             )
         })
         .collect()
+}
+
+/// `/lines`: a table per binary and source.
+pub(super) fn source_lines<W: Write, E: Write>(
+    p: &mut TextPrinter<W, E>,
+    report: &LinesReport,
+) -> io::Result<()> {
+    for table in &report.tables {
+        lines_of(p.block()?, table)?;
+    }
+    Ok(())
+}
+
+/// The `/lines` table of one binary and source: `file:line` (or `(no line)`) and the
+/// function there.
+fn lines_of(o: &mut impl Write, t: &LinesTable) -> io::Result<()> {
+    let shown = if t.top.len() < t.unique {
+        format!(", showing {}", t.top.len())
+    } else {
+        String::new()
+    };
+    writeln!(
+        o,
+        "Lines of progid {} ({}), {}: {} hit{}, {} line{}{shown}",
+        t.progid,
+        clean(&t.name),
+        t.source.name(),
+        t.hits,
+        plural(t.hits),
+        t.unique,
+        plural(t.unique as u64),
+    )?;
+    let places: Vec<String> = t
+        .top
+        .iter()
+        .map(|r| match (&r.file, r.line) {
+            (Some(file), Some(line)) => format!("{}:{line}", clean(file)),
+            (Some(file), None) => clean(file).into_owned(),
+            (None, _) => "(no line)".to_owned(),
+        })
+        .collect();
+    let width = places.iter().map(String::len).max().unwrap_or(0).max(4);
+    let rows: Vec<(u128, String, String)> = t
+        .top
+        .iter()
+        .zip(&places)
+        .map(|(r, place)| {
+            let key = format!("{place:<width$}  {}", clean(&r.function));
+            (r.hits, percent(r.hits, t.hits), key)
+        })
+        .collect();
+    table(o, &format!("{:<width$}  function", "line"), &rows)
 }
 
 fn plural(n: impl Into<u128>) -> &'static str {
