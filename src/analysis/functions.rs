@@ -9,19 +9,28 @@
 //!
 //! so a recursive function counts once per stack, the exclusive column adds up to the
 //! binary's total, and inclusive is never below exclusive.
+//!
+//! Samples without call stacks (each IP event, the targets of LBR branches) are stacks of
+//! one address each (`stacks::flat`): a flat profile, where inclusive and exclusive differ
+//! only by the functions inlined at an address.
 
 use std::cmp::Reverse;
 
 use serde::Serialize;
 
 use crate::analysis::stacks::{BinaryStacks, StackProfile};
+use crate::format::record::SampleKind;
 
 /// The `/functions` report of one binary: a `{"type":"functions",...}` line in JSON.
 #[derive(Debug, Serialize)]
 pub struct FunctionsLine {
     pub(crate) progid: u16,
     pub(crate) name: String,
-    /// Call-stack records with at least one frame.
+    /// What the hits are of: an IP event, `LBR` (branch targets) or `ETW_CALLSTACK`.
+    pub(crate) source: &'static str,
+    /// The source's records.
+    pub(crate) records: u64,
+    /// Call-stack records with at least one frame (0 for other sources).
     pub(crate) stacks: u64,
     /// Their summed hits: the total the shares are of.
     pub(crate) hits: u128,
@@ -78,9 +87,17 @@ impl FunctionsLine {
     }
 }
 
-/// The report of every binary with call stacks, in progid order, `top` rows each.
-pub fn functions(profile: &StackProfile, top: usize) -> Vec<FunctionsLine> {
-    profile.binaries.iter().map(|b| binary(b, top)).collect()
+/// The report of every binary, in progid order, `top` rows each: per binary, the lines of
+/// its `sampled` sources, then that of its call stacks.
+pub(crate) fn functions(
+    sampled: &[BinaryStacks],
+    profile: &StackProfile,
+    top: usize,
+) -> Vec<FunctionsLine> {
+    let mut all: Vec<&BinaryStacks> = sampled.iter().chain(&profile.binaries).collect();
+    // Stable: each binary's sampled sources stay before its call stacks.
+    all.sort_by_key(|b| b.progid);
+    all.into_iter().map(|b| binary(b, top)).collect()
 }
 
 fn binary(b: &BinaryStacks, top: usize) -> FunctionsLine {
@@ -121,7 +138,13 @@ fn binary(b: &BinaryStacks, top: usize) -> FunctionsLine {
     FunctionsLine {
         progid: b.progid,
         name: b.name.clone(),
-        stacks: b.records,
+        source: b.source.name(),
+        records: b.records,
+        stacks: if b.source == SampleKind::CallStack {
+            b.records
+        } else {
+            0
+        },
         hits: b.hits,
         unique,
         top: rows,
@@ -160,7 +183,7 @@ mod tests {
             &SymbolMap::default(),
             true,
         );
-        functions(&p, 100)[0]
+        functions(&[], &p, 100)[0]
             .top
             .iter()
             .map(|r| (r.key.clone(), r.inclusive, r.exclusive))
@@ -195,7 +218,7 @@ mod tests {
             &SymbolMap::default(),
             true,
         );
-        let line = &functions(&p, 100)[0];
+        let line = &functions(&[], &p, 100)[0];
         assert_eq!(line.stacks, 5);
         assert_eq!(line.hits, 14 + u128::from(u64::MAX) + 1);
         assert_eq!(
@@ -223,7 +246,7 @@ mod tests {
             &SymbolMap::default(),
             true,
         );
-        let line = &functions(&p, 2)[0];
+        let line = &functions(&[], &p, 2)[0];
         assert_eq!(line.unique, 3);
         let keys: Vec<&str> = line.top.iter().map(|r| r.key.as_str()).collect();
         assert_eq!(keys, ["progid 0+0x1", "progid 0+0x2"]);
@@ -238,7 +261,7 @@ mod tests {
             &SymbolMap::default(),
             true,
         );
-        let line = &functions(&p, 10)[0];
+        let line = &functions(&[], &p, 10)[0];
         let leaf = line.top.iter().find(|r| r.exclusive > 0).unwrap();
         assert_eq!(leaf.key, "progid 0+0xB");
     }
@@ -266,7 +289,7 @@ mod tests {
             (1, &[0x150, 0x120]),
         ]);
         let p = c.profile(StackOrder::LeafFirst, &Tables::default(), &map, true);
-        let line = &functions(&p, 10)[0];
+        let line = &functions(&[], &p, 10)[0];
         let got: Vec<(&str, u32, u128, u128)> = line
             .top
             .iter()

@@ -22,6 +22,7 @@ use std::str::FromStr;
 use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::analysis::Counted;
 use crate::analysis::keys::{FrameKey, KeyId, Namer};
 use crate::format::error::UnknownName;
 use crate::format::record::{SampleKind, Samples};
@@ -177,14 +178,24 @@ impl StackCounts {
         } else {
             BTreeMap::new()
         };
-        let mut binaries: BTreeMap<u16, Folding<'_>> = BTreeMap::new();
+        let namers: BTreeMap<u16, Namer<'_>> = self
+            .totals
+            .keys()
+            .map(|&progid| {
+                let addresses = addresses.remove(&progid).unwrap_or_default();
+                (
+                    progid,
+                    Namer::new(symbols.get(Some(progid)), inline, addresses),
+                )
+            })
+            .collect();
+        let mut binaries: BTreeMap<u16, Folding<'_, '_>> = BTreeMap::new();
         let mut frames: Vec<u32> = Vec::new();
         for (stack, &hits) in &self.stacks {
             let progid = LE::read_u16(&stack[..2]);
-            let folding = binaries.entry(progid).or_insert_with(|| {
-                let addresses = addresses.remove(&progid).unwrap_or_default();
-                Folding::new(Namer::new(symbols.get(Some(progid)), inline, addresses))
-            });
+            let folding = binaries
+                .entry(progid)
+                .or_insert_with(|| Folding::new(&namers[&progid]));
             frames.clear();
             frames.extend(stack[2..].chunks_exact(4).map(LE::read_u32));
             // Outermost first, the leaf last, whatever the stored order.
@@ -214,6 +225,7 @@ impl StackCounts {
                 BinaryStacks {
                     progid,
                     name,
+                    source: SampleKind::CallStack,
                     records,
                     hits,
                     keys: folding.keys,
@@ -246,9 +258,83 @@ impl StackCounts {
     }
 }
 
+/// The samples of every binary as [`flat`] stacks, in progid order: per IP event, then the
+/// targets of LBR branches (where control went). Each binary's addresses are looked up once.
+pub(crate) fn sampled(counted: &Counted<'_>, inline: bool) -> Vec<BinaryStacks> {
+    let summary = counted.summary;
+    let mut out = Vec::new();
+    for progid in summary.progids() {
+        let name = counted.tables.binary_name(progid);
+        let mut addresses: FxHashSet<(u32, bool)> = FxHashSet::default();
+        for t in summary.ip_tables(progid) {
+            addresses.extend(t.iter().map(|(rva, _)| (rva, false)));
+        }
+        let lbr = summary.lbr(progid);
+        if let Some(t) = &lbr {
+            addresses.extend(t.iter().map(|([_, to], _)| (to, false)));
+        }
+        let namer = Namer::new(counted.symbols.get(Some(progid)), inline, addresses);
+        for t in summary.ip_tables(progid) {
+            let stacks = flat(
+                progid,
+                name.clone(),
+                t.source(),
+                t.records(),
+                t.iter(),
+                &namer,
+            );
+            out.push(stacks);
+        }
+        if let Some(t) = lbr {
+            let targets = t.iter().map(|([_, to], hits)| (to, hits));
+            let stacks = flat(
+                progid,
+                name.clone(),
+                t.source(),
+                t.records(),
+                targets,
+                &namer,
+            );
+            out.push(stacks);
+        }
+    }
+    out
+}
+
+/// The samples of one binary and source, each a stack of one address: its chain of keys,
+/// outermost first (with inline frames, its function and what was inlined there). What
+/// `/functions` and flame graphs show of samples without call stacks.
+pub(crate) fn flat(
+    progid: u16,
+    name: String,
+    source: SampleKind,
+    records: u64,
+    samples: impl Iterator<Item = (u32, u128)>,
+    namer: &Namer<'_>,
+) -> BinaryStacks {
+    let mut folding = Folding::new(namer);
+    let mut hits = 0;
+    for (rva, h) in samples {
+        hits += h;
+        let path = folding.chain(rva, false).to_vec();
+        *folding.stacks.entry(path).or_default() += h;
+    }
+    let mut stacks: Vec<(Vec<u32>, u128)> = folding.stacks.into_iter().collect();
+    stacks.sort_unstable();
+    BinaryStacks {
+        progid,
+        name,
+        source,
+        records,
+        hits,
+        keys: folding.keys,
+        stacks,
+    }
+}
+
 /// One binary's keys and stacks while they are folded.
-struct Folding<'a> {
-    namer: Namer<'a>,
+struct Folding<'n, 'a> {
+    namer: &'n Namer<'a>,
     keys: Vec<FrameKey>,
     /// (address as stored, whether it is a return address) to its chain of keys in `chains`.
     index: FxHashMap<(u32, bool), (u32, u32)>,
@@ -261,8 +347,8 @@ struct Folding<'a> {
     scratch: Vec<FrameKey>,
 }
 
-impl<'a> Folding<'a> {
-    fn new(namer: Namer<'a>) -> Folding<'a> {
+impl<'n, 'a> Folding<'n, 'a> {
+    fn new(namer: &'n Namer<'a>) -> Folding<'n, 'a> {
         Folding {
             namer,
             keys: Vec::new(),
@@ -331,7 +417,10 @@ pub(crate) struct BinaryStacks {
     pub progid: u16,
     /// Its name, as keys use it.
     pub name: String,
-    /// Call-stack records with at least one frame.
+    /// What the stacks are: call stacks, or the samples of an IP event or the targets of
+    /// LBR branches, one address each ([`flat`]).
+    pub source: SampleKind,
+    /// Call-stack records with at least one frame (or the source's records).
     pub records: u64,
     /// Their summed hits.
     pub hits: u128,
@@ -357,20 +446,66 @@ impl StackProfile {
     /// The folded stacks (docs/output.md): `outer;...;leaf hits`, one line per distinct stack of
     /// names (two functions of one name fold together), sorted by byte value.
     pub fn folded(&self) -> Vec<(String, u128)> {
-        let mut lines: BTreeMap<String, u128> = BTreeMap::new();
-        for b in &self.binaries {
-            let names: Vec<String> = b.keys.iter().map(|k| k.frame_name(&b.name)).collect();
-            for (stack, hits) in &b.stacks {
-                let line = stack
-                    .iter()
-                    .map(|&k| names[k as usize].as_str())
-                    .collect::<Vec<_>>()
-                    .join(";");
-                *lines.entry(line).or_default() += hits;
+        fold(self.binaries.iter(), false)
+    }
+}
+
+/// The source of `sampled` with the most hits over all binaries, IP events first (of equal
+/// hits, the first in opcode order), LBR branch targets only without IP samples; `None`
+/// without samples.
+pub(crate) fn busiest(sampled: &[BinaryStacks]) -> Option<SampleKind> {
+    let mut hits: BTreeMap<SampleKind, u128> = BTreeMap::new();
+    for b in sampled.iter().filter(|b| b.hits > 0) {
+        *hits.entry(b.source).or_default() += b.hits;
+    }
+    let ip = hits
+        .iter()
+        .filter(|(s, _)| matches!(s, SampleKind::Ip(_)))
+        .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)));
+    match ip {
+        Some((&source, _)) => Some(source),
+        None => hits.keys().next().copied(),
+    }
+}
+
+/// The folded stacks of the `source` stacks of `sampled`, each under a frame named for its
+/// binary: for a flame graph of samples without call stacks.
+pub(crate) fn folded_by_binary(
+    sampled: &[BinaryStacks],
+    source: SampleKind,
+) -> Vec<(String, u128)> {
+    fold(sampled.iter().filter(|b| b.source == source), true)
+}
+
+/// Folds the stacks of `binaries` by name, each under its binary's name when `under_binary`.
+fn fold<'b>(
+    binaries: impl Iterator<Item = &'b BinaryStacks>,
+    under_binary: bool,
+) -> Vec<(String, u128)> {
+    let mut lines: BTreeMap<String, u128> = BTreeMap::new();
+    let mut line = String::new();
+    for b in binaries {
+        let names: Vec<String> = b.keys.iter().map(|k| k.frame_name(&b.name)).collect();
+        for (stack, hits) in &b.stacks {
+            line.clear();
+            if under_binary {
+                line.push_str(&b.name);
+            }
+            for &k in stack {
+                if !line.is_empty() {
+                    line.push(';');
+                }
+                line.push_str(&names[k as usize]);
+            }
+            match lines.get_mut(line.as_str()) {
+                Some(h) => *h += hits,
+                None => {
+                    lines.insert(line.clone(), *hits);
+                }
             }
         }
-        lines.into_iter().collect()
     }
+    lines.into_iter().collect()
 }
 
 #[cfg(test)]

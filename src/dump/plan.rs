@@ -229,7 +229,9 @@ impl Plan {
         // The summary's tables hold every address and arc: the exports, /check and
         // /compare are made of them too.
         let stack_arcs = views.summary || self.check || compared;
-        let counts = stack_arcs || views.exports() || views.lines;
+        // /functions and the flame graph show the samples of traces without call stacks.
+        let flat = views.functions || views.flamegraph.is_some();
+        let counts = stack_arcs || views.exports() || views.lines || flat;
         let stacks = views.stacks();
         let events = self.sections.event;
         Needs {

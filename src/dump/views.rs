@@ -9,9 +9,10 @@ use std::path::Path;
 use super::trace::Kept;
 use super::{Out, Plan};
 use crate::analysis::Counted;
-use crate::analysis::stacks::StackProfile;
+use crate::analysis::stacks::{self, BinaryStacks, StackProfile};
 use crate::analysis::{functions, lines};
 use crate::format::error::Error;
+use crate::format::record::SampleKind;
 use crate::output::{FileInfo, Printer, flamegraph, pprof, speedscope};
 
 /// Prints and writes the views of the profile `kept`, named `file`.
@@ -36,20 +37,30 @@ pub(super) fn show<P: Printer>(
             format!("{binary}: {problem}: its functions are shown without inline frames or lines");
         out.print(|p| p.note(file, &message))?;
     }
+    let counted = kept.summary.as_ref().map(|summary| Counted {
+        summary,
+        stacks,
+        order: plan.stack_order,
+        tables: &kept.tables,
+        symbols: &kept.symbols,
+    });
+    // The samples without call stacks, as stacks of one address each: for /functions, and
+    // for the flame graph of a trace without call stacks.
+    let flat = views.functions || (views.flamegraph.is_some() && profile.is_empty());
+    let sampled = match &counted {
+        Some(counted) if flat => stacks::sampled(counted, plan.inline),
+        _ => Vec::new(),
+    };
     if views.functions {
-        out.print(|p| p.functions(&functions::functions(&profile, plan.top)))?;
+        out.print(|p| p.functions(&functions::functions(&sampled, &profile, plan.top)))?;
     }
-    if views.folded || views.flamegraph.is_some() {
-        folded(out, file, plan, &profile)?;
+    if views.folded {
+        folded(out, file, &profile)?;
     }
-    if let Some(summary) = &kept.summary {
-        let counted = Counted {
-            summary,
-            stacks,
-            order: plan.stack_order,
-            tables: &kept.tables,
-            symbols: &kept.symbols,
-        };
+    if let Some(path) = &views.flamegraph {
+        flame_graph(out, file, path, &profile, &sampled)?;
+    }
+    if let Some(counted) = counted {
         if views.lines {
             source_lines(out, file, plan, &counted)?;
         }
@@ -81,24 +92,53 @@ fn source_lines<P: Printer>(
     Ok(())
 }
 
-/// `/folded` and `/flamegraph`: the call stacks folded by key, printed or drawn.
+/// `/folded`: the call stacks folded by key.
 fn folded<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
-    plan: &Plan,
     profile: &StackProfile,
 ) -> Result<(), Error> {
     if profile.is_empty() {
         let message = "no binary has call stacks (ETW_CALLSTACK records): nothing to fold";
         return out.print(|p| p.note(file, message));
     }
-    let folded = profile.folded();
-    if plan.views.folded {
-        out.print(|p| p.folded(&folded))?;
-    }
-    if let Some(path) = &plan.views.flamegraph
-        && let Err(e) = write_file(path, |w| flamegraph::write(w, &file.label(), &folded))
-    {
+    out.print(|p| p.folded(&profile.folded()))
+}
+
+/// `/flamegraph`: always a file. The call stacks when there are any; else one IP event's
+/// samples (the one with the most hits) or the LBR branches' targets, each address's
+/// function (and what was inlined there) under its binary; else a picture that says there
+/// is nothing to draw.
+fn flame_graph<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    path: &Path,
+    profile: &StackProfile,
+    sampled: &[BinaryStacks],
+) -> Result<(), Error> {
+    let label = file.label();
+    let (title, folded) = if profile.is_empty() {
+        match stacks::busiest(sampled) {
+            Some(source) => {
+                let what = match source {
+                    SampleKind::Lbr => "LBR branch targets".to_owned(),
+                    other => format!("{} samples", other.name()),
+                };
+                let message = format!("no call stacks: the flame graph shows {what}, by function");
+                out.print(|p| p.note(file, &message))?;
+                let title = format!("{label}: {what} (no call stacks)");
+                (title, stacks::folded_by_binary(sampled, source))
+            }
+            None => {
+                let message = "no samples: the flame graph says so and shows nothing";
+                out.print(|p| p.note(file, message))?;
+                (label.into_owned(), Vec::new())
+            }
+        }
+    } else {
+        (label.into_owned(), profile.folded())
+    };
+    if let Err(e) = write_file(path, |w| flamegraph::write(w, &title, &folded)) {
         cannot_write(out, file, "flame graph", path, &e)?;
     }
     Ok(())

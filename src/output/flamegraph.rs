@@ -30,6 +30,10 @@ pub struct Drawn {
 ///
 /// [`StackProfile::folded`]: crate::analysis::stacks::StackProfile::folded
 pub fn write(out: impl Write, title: &str, folded: &[(String, u128)]) -> io::Result<Drawn> {
+    if folded.is_empty() {
+        nothing(out, title)?;
+        return Ok(Drawn { factor: 1 });
+    }
     let (lines, factor) = lines(folded);
     let mut options = Options::default();
     options.title = title.to_owned();
@@ -47,6 +51,27 @@ pub fn write(out: impl Write, title: &str, folded: &[(String, u128)]) -> io::Res
     flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), out)
         .map_err(io::Error::other)?;
     Ok(Drawn { factor })
+}
+
+/// A picture of nothing: the title, and a line saying there were no samples to draw (inferno
+/// refuses empty input).
+fn nothing(mut out: impl Write, title: &str) -> io::Result<()> {
+    let escaped = title
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    write!(
+        out,
+        "<?xml version=\"1.0\" standalone=\"no\"?>\n\
+         <svg version=\"1.1\" width=\"1200\" height=\"80\" viewBox=\"0 0 1200 80\" \
+         xmlns=\"http://www.w3.org/2000/svg\">\n\
+         <rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#eeeeee\"/>\n\
+         <text x=\"600\" y=\"30\" text-anchor=\"middle\" font-family=\"Verdana\" \
+         font-size=\"17\">{escaped}</text>\n\
+         <text x=\"600\" y=\"60\" text-anchor=\"middle\" font-family=\"Verdana\" \
+         font-size=\"12\">No samples: nothing to draw.</text>\n\
+         </svg>\n"
+    )
 }
 
 /// An aqua for every inlined frame (`name_[i]`) of `folded`, varied by a hash of its name

@@ -78,7 +78,7 @@ fn an_inlined_function_has_its_own_inclusive_and_exclusive_hits() {
     let o = run(&["/functions", "/json", "/pdb:inline.pdb", "inline.spt"]);
     let line: Value = json_lines(&o)
         .into_iter()
-        .find(|v| v["type"] == "functions")
+        .find(|v| v["type"] == "functions" && v["source"] == "ETW_CALLSTACK")
         .unwrap();
     // Inclusive and exclusive from the expected folded stacks, by function.
     let mut inclusive: BTreeMap<String, u128> = BTreeMap::new();

@@ -133,9 +133,9 @@ fn functions_are_inclusive_and_exclusive() {
     let lines: Vec<Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .filter(|v: &Value| v["type"] == "functions")
+        .filter(|v: &Value| v["type"] == "functions" && v["source"] == "ETW_CALLSTACK")
         .collect();
-    assert_eq!(lines.len(), 2, "a line per binary with stacks");
+    assert_eq!(lines.len(), 2, "a call-stack line per binary with stacks");
     let app = &lines[0];
     let total: u64 = APP_STACKS.iter().flat_map(|s| s.1).sum();
     assert_eq!(app["hits"], total);
@@ -186,7 +186,10 @@ fn the_text_table_shows_shares() {
     let o = run(&["/functions", "/top:3", "/pdb:app.pdb", "profile.spt"]);
     let out = stdout(&o);
     assert!(
-        out.contains("Functions of progid 0 (app.exe): 10 stacks, 1120 hits, 6 keys"),
+        out.contains(
+            "Functions of progid 0 (app.exe), ETW_CALLSTACK: 10 stacks, 1120 hits, 6 keys, \
+             showing 3\n"
+        ),
         "{out}"
     );
     assert!(
@@ -344,4 +347,74 @@ mod properties {
             prop_assert_eq!(sum, total[0] + total[1]);
         }
     }
+}
+
+#[test]
+fn a_trace_without_call_stacks_still_has_functions_and_a_flame_graph() {
+    // trace.spt has RETIRE_INSTR samples and no call stacks.
+    let o = run(&["/functions", "/json", "/pdb:app.pdb", "trace.spt"]);
+    assert_eq!(o.status.code(), Some(0));
+    let lines: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &Value| v["type"] == "functions")
+        .collect();
+    assert!(!lines.is_empty());
+    let summary = run(&["/summary", "/json", "trace.spt"]);
+    for line in &lines {
+        assert_eq!(line["source"], "RETIRE_INSTR", "{line}");
+        assert_eq!(line["stacks"], 0);
+        // Flat: every sample's function gets its hits, once.
+        let rows = line["top"].as_array().unwrap();
+        let exclusive: u64 = rows.iter().map(|r| r["exclusive"].as_u64().unwrap()).sum();
+        assert_eq!(exclusive, line["hits"].as_u64().unwrap());
+        assert!(rows.iter().all(|r| r["inclusive"] == r["exclusive"]));
+        // The hits are /summary's samples of the event.
+        let samples = stdout(&summary)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|v| v["type"] == "summary" && v["progid"] == line["progid"])
+            .unwrap()["ip"][0]["samples"]
+            .clone();
+        assert_eq!(line["hits"], samples);
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("flat.svg");
+    let arg = format!("/flamegraph:{}", svg.display());
+    let o = run(&[&arg, "/pdb:app.pdb", "trace.spt"]);
+    assert_eq!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no call stacks: the flame graph shows RETIRE_INSTR samples"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("trace.spt: RETIRE_INSTR samples (no call stacks)"));
+    // Each function under its binary.
+    assert!(
+        text.contains("<title>app.exe (2 hits, 50.00%)</title>"),
+        "{text}"
+    );
+    assert!(text.contains("<title>app.exe!hash_bytes (1 hits"), "{text}");
+}
+
+#[test]
+fn a_trace_without_samples_gets_a_flame_graph_that_says_so() {
+    let mut b = sptdump_testkit::builder::SptBuilder::new();
+    let name = b.string("idle.exe");
+    b.program_id(sptdump_testkit::builder::Guid([7; 16]), 1, name);
+    b.binary_id(0);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("idle.spt");
+    std::fs::write(&trace, b.build()).unwrap();
+    let svg = dir.path().join("idle.svg");
+    let arg = format!("/flamegraph:{}", svg.display());
+    let o = run(&[&arg, trace.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no samples"));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<?xml") && text.contains("<svg"));
+    assert!(text.contains("No samples: nothing to draw."));
+    assert!(text.contains("idle.spt"));
 }

@@ -7,6 +7,7 @@ use super::{TextPrinter, clean};
 use crate::analysis::functions::{FunctionRow, FunctionsLine};
 use crate::analysis::lines::{LinesReport, LinesTable};
 use crate::analysis::summary::{FunctionArcTable, IpSummary, Summary, SummaryLine, TopArc};
+use crate::format::record::SampleKind;
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 
@@ -146,13 +147,23 @@ pub(super) fn functions<W: Write, E: Write>(
 
 /// The `/functions` table of one binary.
 fn functions_of(o: &mut impl Write, line: &FunctionsLine) -> io::Result<()> {
+    let (records, what) = if line.source == SampleKind::CallStack.name() {
+        (line.stacks, "stack")
+    } else {
+        (line.records, "record")
+    };
+    let shown = if line.rows().len() < line.unique {
+        format!(", showing {}", line.rows().len())
+    } else {
+        String::new()
+    };
     writeln!(
         o,
-        "Functions of progid {} ({}): {} stack{}, {} hit{}, {} key{}",
+        "Functions of progid {} ({}), {}: {records} {what}{}, {} hit{}, {} key{}{shown}",
         line.progid,
         clean(&line.name),
-        line.stacks,
-        plural(line.stacks),
+        line.source,
+        plural(records),
         line.hits,
         plural(line.hits),
         line.unique,
