@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::image::lines::SourceLines;
+use crate::image::lines::{SourceFrame, SourceLines};
 use crate::image::symbols::Symbols;
 
 /// What a frame or sample is attributed to: a function, or an address no function holds.
@@ -29,6 +29,11 @@ pub struct FrameKey {
     pub function: Option<String>,
     /// Whether the function is one the compiler inlined (a frame of an inline chain).
     pub inlined: bool,
+    /// Where the function's code is, with inline frames: its source file, as the PDB
+    /// records it (for speedscope and pprof).
+    pub file: Option<String>,
+    /// The line the function starts on, where the PDB says (a procedure's first line).
+    pub line: Option<u32>,
 }
 
 /// What identifies a key within its binary.
@@ -55,11 +60,15 @@ impl FrameKey {
                 rva: f.rva,
                 function: Some(f.name.to_owned()),
                 inlined: false,
+                file: None,
+                line: None,
             },
             None => FrameKey {
                 rva,
                 function: None,
                 inlined: false,
+                file: None,
+                line: None,
             },
         }
     }
@@ -123,6 +132,17 @@ impl<'a> Namer<'a> {
         self.lines.as_ref()?.problem()
     }
 
+    /// The frames of the address `rva` (a return address when `returns`), innermost first,
+    /// with their files and lines, when its chain was read.
+    pub fn frames(
+        &self,
+        rva: u32,
+        returns: bool,
+    ) -> Option<impl DoubleEndedIterator<Item = SourceFrame<'_>>> {
+        let at = looked_up_at(rva, returns)?;
+        self.lines.as_ref()?.chain(at)
+    }
+
     /// Pushes the keys of the address `rva` (a return address when `returns`) onto `out`,
     /// outermost first: its function, then the functions inlined there, when its chain was
     /// read; else its one key, as [`FrameKey::of`] gives it.
@@ -140,6 +160,8 @@ impl<'a> Namer<'a> {
                 rva: 0,
                 function: Some(frame.function.to_owned()),
                 inlined: frame.inlined,
+                file: frame.file.map(str::to_owned),
+                line: frame.start_line,
             });
         }
         // The procedure's start, from the symbols the chain was read with.
@@ -194,11 +216,15 @@ mod tests {
             rva,
             function: Some("main".to_owned()),
             inlined: false,
+            file: None,
+            line: None,
         };
         let address = |rva| FrameKey {
             rva,
             function: None,
             inlined: false,
+            file: None,
+            line: None,
         };
         assert_eq!(FrameKey::of(s, 0x13F, false), main(0x100));
         // Sampled at 0x140, past main's end: its own key.
@@ -217,12 +243,16 @@ mod tests {
             rva: 0x1A2B,
             function: None,
             inlined: false,
+            file: None,
+            line: None,
         };
         assert_eq!(k.name("app.exe"), "app.exe+0x1A2B");
         let mut k = FrameKey {
             rva: 0x10,
             function: Some("main".to_owned()),
             inlined: false,
+            file: None,
+            line: None,
         };
         assert_eq!(k.name("app.exe"), "app.exe!main");
         assert_eq!(k.frame_name("app.exe"), "app.exe!main");
@@ -244,6 +274,8 @@ mod tests {
                 rva: 0x100,
                 function: Some("main".to_owned()),
                 inlined: false,
+                file: None,
+                line: None,
             }],
             3
         );

@@ -260,7 +260,7 @@ impl StackCounts {
 
 /// The samples of every binary as [`flat`] stacks, in progid order: per IP event, then the
 /// targets of LBR branches (where control went). Each binary's addresses are looked up once.
-pub(crate) fn sampled(counted: &Counted<'_>, inline: bool) -> Vec<BinaryStacks> {
+pub(crate) fn sampled(counted: &Counted<'_>) -> Vec<BinaryStacks> {
     let summary = counted.summary;
     let mut out = Vec::new();
     for progid in summary.progids() {
@@ -273,7 +273,7 @@ pub(crate) fn sampled(counted: &Counted<'_>, inline: bool) -> Vec<BinaryStacks> 
         if let Some(t) = &lbr {
             addresses.extend(t.iter().map(|([_, to], _)| (to, false)));
         }
-        let namer = Namer::new(counted.symbols.get(Some(progid)), inline, addresses);
+        let namer = Namer::new(counted.symbols.get(Some(progid)), counted.inline, addresses);
         for t in summary.ip_tables(progid) {
             let stacks = flat(
                 progid,

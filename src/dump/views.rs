@@ -41,14 +41,17 @@ pub(super) fn show<P: Printer>(
         summary,
         stacks,
         order: plan.stack_order,
+        inline: plan.inline,
         tables: &kept.tables,
         symbols: &kept.symbols,
     });
     // The samples without call stacks, as stacks of one address each: for /functions, and
     // for the flame graph of a trace without call stacks.
-    let flat = views.functions || (views.flamegraph.is_some() && profile.is_empty());
+    let flat = views.functions
+        || views.speedscope.is_some()
+        || (views.flamegraph.is_some() && profile.is_empty());
     let sampled = match &counted {
-        Some(counted) if flat => stacks::sampled(counted, plan.inline),
+        Some(counted) if flat => stacks::sampled(counted),
         _ => Vec::new(),
     };
     if views.functions {
@@ -64,7 +67,7 @@ pub(super) fn show<P: Printer>(
         if views.lines {
             source_lines(out, file, plan, &counted)?;
         }
-        exports(out, file, plan, &counted, &profile)?;
+        exports(out, file, plan, &counted, &sampled, &profile)?;
     }
     Ok(())
 }
@@ -150,6 +153,7 @@ fn exports<P: Printer>(
     file: &FileInfo<'_>,
     plan: &Plan,
     counted: &Counted<'_>,
+    sampled: &[BinaryStacks],
     profile: &StackProfile,
 ) -> Result<(), Error> {
     if let Some(path) = &plan.views.pprof {
@@ -165,7 +169,7 @@ fn exports<P: Printer>(
     }
     if let Some(path) = &plan.views.speedscope
         && let Err(e) = write_file(path, |w| {
-            speedscope::write(w, counted, profile, &file.label())
+            speedscope::write(w, counted, sampled, profile, &file.label())
         })
     {
         cannot_write(out, file, "speedscope file", path, &e)?;

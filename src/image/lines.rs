@@ -43,6 +43,9 @@ pub struct SourceFrame<'a> {
     pub file: Option<&'a str>,
     /// The line in `file`.
     pub line: Option<u32>,
+    /// The line the function starts on (its first line record), for a procedure; `None` for
+    /// an inlined function (the PDB reader does not expose it).
+    pub start_line: Option<u32>,
     /// Whether the compiler inlined this function into the next frame out.
     pub inlined: bool,
 }
@@ -53,6 +56,7 @@ struct Frame {
     function: u32,
     file: Option<u32>,
     line: Option<u32>,
+    start_line: Option<u32>,
     inlined: bool,
 }
 
@@ -130,6 +134,7 @@ impl SourceLines {
             function: &self.strings[f.function as usize],
             file: f.file.map(|i| self.strings[i as usize].as_str()),
             line: f.line,
+            start_line: f.start_line,
             inlined: f.inlined,
         }))
     }
@@ -232,6 +237,9 @@ impl SourceLines {
         let sites = sites(info, p, &within)?;
 
         let name = self.intern(w.name);
+        let start_line = line_at(&lines, p.offset.offset)
+            .map(|(_, _, l)| l)
+            .filter(|&l| l > 0);
         let mut files: FxHashMap<FileIndex, Option<u32>> = FxHashMap::default();
         let mut file = |this: &mut SourceLines, index: FileIndex| {
             *files
@@ -256,6 +264,7 @@ impl SourceLines {
                 function: name,
                 file,
                 line: line.map(|(_, _, l)| l).filter(|&l| l > 0),
+                start_line,
                 inlined: false,
             });
             self.chains.insert(rva, start..self.frames.len() as u32);
@@ -291,6 +300,7 @@ impl SourceLines {
                 function: u32::MAX,
                 file,
                 line: range.map(|r| r.line).filter(|&l| l > 0),
+                start_line: None,
                 inlined: true,
             });
             next = site.parent;

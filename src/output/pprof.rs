@@ -4,12 +4,19 @@
 //! ```text
 //! mapping   one per binary: filename = its name, build_id = its symbol-server key,
 //!           starting at 0, so that a location's address is the stored RVA
-//! location  one per (binary, address), with one line naming its function
-//! function  from the PDB (/pdb), else named as the address is (`app.exe+0x1A2B`)
-//! sample    IP: one per (binary, address), a value per IP event
+//! location  one per (binary, address): a line for its function, and with inline frames
+//!           one per function inlined there, innermost first, each with its line
+//! function  from the PDB (/pdb): its name alone (the binary is the mapping's; pprof's
+//!           graph breaks names at dots), its source file and start line; else named as
+//!           the address is (`app.exe+0x1A2B`), in the binary
+//! sample    IP: one per (binary, event, address)
 //!           stacks: one per distinct stack, locations leaf first
 //!           branches: one per LBR pair, locations [to, from]
 //! ```
+//!
+//! A sample has a value for its own type only (pprof gives every sample a value per type:
+//! the others are 0) and a `source` label naming that type; those of the type shown first
+//! come first, so that `go tool pprof -traces` opens on them.
 //!
 //! The sample types are the IP events present, `branches` and `stacks`, with the one users
 //! most likely want first put last (speedscope takes `default_sample_type` as a position):
@@ -24,10 +31,10 @@ use std::io::{self, Write};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use prost::Message;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::Counted;
-use crate::analysis::keys::{FrameKey, KeyId};
+use crate::analysis::keys::{FrameKey, KeyId, Namer};
 use crate::analysis::stacks::StackOrder;
 use crate::format::record::SampleKind;
 
@@ -98,6 +105,20 @@ pub struct Sample {
     /// A value per sample type.
     #[prost(int64, repeated, tag = "2")]
     pub value: Vec<i64>,
+    /// Its labels: `source`, what it is a sample of.
+    #[prost(message, repeated, tag = "3")]
+    pub label: Vec<Label>,
+}
+
+/// `Label`: a key and a string value, as string indices.
+#[derive(Clone, PartialEq, Message)]
+pub struct Label {
+    /// The key.
+    #[prost(int64, tag = "1")]
+    pub key: i64,
+    /// The value.
+    #[prost(int64, tag = "2")]
+    pub str: i64,
 }
 
 /// `Mapping`: one binary's address range.
@@ -213,6 +234,8 @@ pub(crate) fn profile(counted: &Counted<'_>, comment: &str) -> (Profile, Written
     let location_of = b.locations(counted, &addresses, &mapping_of);
     let mut samples = SampleList {
         types: &types,
+        labels: sample_type.iter().map(|t| t.r#type).collect(),
+        source: b.string("source"),
         location_of: &location_of,
         list: Vec::new(),
         written: Written::default(),
@@ -224,6 +247,12 @@ pub(crate) fn profile(counted: &Counted<'_>, comment: &str) -> (Profile, Written
     samples.stacks(counted);
     let mut written = samples.written;
     written.samples = samples.list.len();
+    // Each sample has a value of one type only. Those of the type shown first come first, so
+    // that `go tool pprof -traces` opens on them rather than on samples of 0 for it.
+    let default = types.len().saturating_sub(1);
+    samples
+        .list
+        .sort_by_key(|s| s.value.get(default).is_none_or(|&v| v == 0));
 
     let comment = vec![b.string(comment)];
     let default_sample_type = sample_type.last().map_or(0, |t| t.r#type);
@@ -295,6 +324,10 @@ fn addresses(counted: &Counted<'_>) -> BTreeMap<(u16, u32), bool> {
 /// The samples of a profile being built, a value per sample type each.
 struct SampleList<'a> {
     types: &'a [String],
+    /// The name of each type, as a string index: the value of each sample's `source` label.
+    labels: Vec<i64>,
+    /// `source`, as a string index.
+    source: i64,
     location_of: &'a FxHashMap<(u16, u32), u64>,
     list: Vec<Sample>,
     written: Written,
@@ -316,30 +349,30 @@ impl SampleList<'_> {
             .expect("a sample type for every source present")
     }
 
-    /// One sample with `hits` in the `slot`-th value.
+    /// One sample with `hits` in the `slot`-th value, labelled with that type.
     fn push(&mut self, location_id: Vec<u64>, slot: usize, hits: u128) {
         let mut value = vec![0; self.types.len()];
         value[slot] = self.value(hits);
-        self.list.push(Sample { location_id, value });
+        let label = vec![Label {
+            key: self.source,
+            str: self.labels[slot],
+        }];
+        self.list.push(Sample {
+            location_id,
+            value,
+            label,
+        });
     }
 
-    /// A sample per address of binary `p`, with a value per IP event.
+    /// A sample per IP event and address of binary `p`.
     fn ip(&mut self, counted: &Counted<'_>, p: u16) {
-        let mut by_rva: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
         for t in counted.summary.ip_tables(p) {
             let i = self.slot(t.source().name());
-            for (rva, hits) in t.iter() {
-                let value = self.value(hits);
-                by_rva
-                    .entry(rva)
-                    .or_insert_with(|| vec![0; self.types.len()])[i] = value;
+            let mut hits: Vec<(u32, u128)> = t.iter().collect();
+            hits.sort_unstable();
+            for (rva, hits) in hits {
+                self.push(vec![self.location_of[&(p, rva)]], i, hits);
             }
-        }
-        for (rva, value) in by_rva {
-            self.list.push(Sample {
-                location_id: vec![self.location_of[&(p, rva)]],
-                value,
-            });
         }
     }
 
@@ -400,6 +433,47 @@ struct Builder {
     mappings: Vec<Mapping>,
     locations: Vec<Location>,
     functions: Vec<Function>,
+    /// The functions whose file is a source file (not the binary's name).
+    file_known: FxHashSet<u64>,
+}
+
+/// The functions of one binary's locations, by what identifies them.
+struct Functions<'b> {
+    binary: &'b str,
+    of: FxHashMap<KeyId, u64>,
+}
+
+impl Functions<'_> {
+    /// The ID of the function `id`, added to the builder the first time: named `name` (no
+    /// binary: pprof's graph breaks names at dots), in `file` (else the binary's name), from
+    /// `start_line`.
+    fn id(
+        &mut self,
+        b: &mut Builder,
+        id: KeyId,
+        name: &str,
+        file: Option<&str>,
+        start_line: Option<u32>,
+    ) -> u64 {
+        if let Some(&f) = self.of.get(&id) {
+            return f;
+        }
+        let f = b.functions.len() as u64 + 1;
+        let name = b.string(name);
+        let filename = b.string(file.unwrap_or(self.binary));
+        if file.is_some() {
+            b.file_known.insert(f);
+        }
+        b.functions.push(Function {
+            id: f,
+            name,
+            system_name: name,
+            filename,
+            start_line: start_line.map_or(0, i64::from),
+        });
+        self.of.insert(id, f);
+        f
+    }
 }
 
 impl Builder {
@@ -441,8 +515,10 @@ impl Builder {
         mapping_of
     }
 
-    /// A location per address, each with the function of its key; the location ID of each
-    /// address.
+    /// A location per address, with its function and, with inline frames, the functions
+    /// inlined there as `Line` entries, innermost first (as pprof expects), each with its file
+    /// and line where the PDB has them; the location ID of each address. Each binary's
+    /// addresses are looked up once.
     fn locations(
         &mut self,
         counted: &Counted<'_>,
@@ -450,37 +526,76 @@ impl Builder {
         mapping_of: &BTreeMap<u16, u64>,
     ) -> FxHashMap<(u16, u32), u64> {
         let mut location_of: FxHashMap<(u16, u32), u64> = FxHashMap::default();
-        let mut function_of: FxHashMap<(u16, KeyId), u64> = FxHashMap::default();
+        let mut by_binary: BTreeMap<u16, Vec<(u32, bool)>> = BTreeMap::new();
         for (&(progid, rva), &exact) in addresses {
+            by_binary.entry(progid).or_default().push((rva, !exact));
+        }
+        for (progid, list) in by_binary {
             let binary = counted.tables.binary_name(progid);
-            let key = FrameKey::of(counted.symbols.get(Some(progid)), rva, !exact);
-            let next = self.functions.len() as u64 + 1;
-            let function_id = *function_of.entry((progid, key.id())).or_insert(next);
-            if function_id == next {
-                let name = self.string(&key.name(&binary));
-                let filename = self.string(&binary);
-                self.functions.push(Function {
-                    id: function_id,
-                    name,
-                    system_name: name,
-                    filename,
-                    start_line: 0,
+            let symbols = counted.symbols.get(Some(progid));
+            let namer = Namer::new(symbols, counted.inline, list.iter().copied());
+            let mut functions = Functions {
+                binary: &binary,
+                of: FxHashMap::default(),
+            };
+            let mapping = mapping_of[&progid];
+            for (rva, returns) in list {
+                let key = FrameKey::of(symbols, rva, returns);
+                let line = match namer.frames(rva, returns) {
+                    Some(frames) => frames
+                        .map(|f| {
+                            let id = if f.inlined {
+                                KeyId::Inlined(f.function.to_owned())
+                            } else {
+                                key.id()
+                            };
+                            let function_id =
+                                functions.id(self, id, f.function, f.file, f.start_line);
+                            Line {
+                                function_id,
+                                line: f.line.map_or(0, i64::from),
+                            }
+                        })
+                        .collect(),
+                    None => {
+                        let name = key.function.clone().unwrap_or_else(|| key.name(&binary));
+                        let function_id = functions.id(self, key.id(), &name, None, None);
+                        vec![Line {
+                            function_id,
+                            line: 0,
+                        }]
+                    }
+                };
+                let id = self.locations.len() as u64 + 1;
+                self.locations.push(Location {
+                    id,
+                    mapping_id: mapping,
+                    address: u64::from(rva),
+                    line,
+                    is_folded: false,
                 });
+                location_of.insert((progid, rva), id);
             }
-            let id = self.locations.len() as u64 + 1;
-            self.locations.push(Location {
-                id,
-                mapping_id: mapping_of[&progid],
-                address: u64::from(rva),
-                line: vec![Line {
-                    function_id,
-                    line: 0,
-                }],
-                is_folded: false,
-            });
-            location_of.insert((progid, rva), id);
+            self.flag_mapping(mapping);
         }
         location_of
+    }
+
+    /// Sets what the locations of mapping `id` have: file names, line numbers, inline frames.
+    fn flag_mapping(&mut self, id: u64) {
+        let (mut files, mut lines, mut inlines) = (false, false, false);
+        for location in self.locations.iter().filter(|l| l.mapping_id == id) {
+            lines |= location.line.iter().any(|l| l.line > 0);
+            inlines |= location.line.len() > 1;
+            files |= location.line.iter().any(|l| {
+                let f = &self.functions[l.function_id as usize - 1];
+                f.start_line > 0 || self.file_known.contains(&f.id)
+            });
+        }
+        let m = &mut self.mappings[id as usize - 1];
+        m.has_filenames = files;
+        m.has_line_numbers = lines;
+        m.has_inline_frames = inlines;
     }
 
     /// The index of `s` in the string table, adding it the first time.

@@ -9,20 +9,20 @@
 //!  "name": "trace.spt", "activeProfileIndex": 0, "exporter": "sptdump 0.1.0"}
 //! ```
 //!
-//! One `sampled` profile per binary and source: each IP event (one-frame samples) and the
-//! call stacks. Frames are the keys of `analysis/keys.rs`, shared by all profiles; a sample lists its
-//! frames outermost first (speedscope's order, unlike pprof's); weights are hits, exact in
-//! the file.
+//! One `sampled` profile per binary and source: each IP event (one-address samples, with
+//! the functions inlined there above them) and the call stacks. Frames are the keys of
+//! `analysis/keys.rs`, shared by all profiles, with the source file and start line a PDB
+//! gives; a sample lists its frames outermost first (speedscope's order, unlike pprof's);
+//! weights are hits, exact in the file.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::analysis::Counted;
-use crate::analysis::keys;
 use crate::analysis::stacks::{BinaryStacks, StackProfile};
+use crate::format::record::SampleKind;
 
 #[derive(Serialize)]
 struct File<'a> {
@@ -44,7 +44,11 @@ struct Shared {
 #[derive(Serialize)]
 struct Frame {
     name: String,
+    /// The source file, with a PDB's lines; else the binary.
     file: String,
+    /// The line the function starts on, where the PDB says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -68,7 +72,7 @@ struct Frames {
 }
 
 impl Frames {
-    fn of(&mut self, name: String, file: &str) -> usize {
+    fn of(&mut self, name: String, file: &str, line: Option<u32>) -> usize {
         if let Some(&i) = self.index.get(&name) {
             return i;
         }
@@ -77,50 +81,34 @@ impl Frames {
         self.frames.push(Frame {
             name,
             file: file.to_owned(),
+            line,
         });
         i
     }
 }
 
 /// Writes the speedscope file of `counted` to `out`, named `name` (the trace's path);
-/// `stacks` is the profile of `counted.stacks`, folded by key.
+/// `sampled` are its IP samples as stacks of one address (`stacks::sampled`), `stacks` the
+/// profile of `counted.stacks`, folded by key.
 pub fn write(
     out: impl Write,
     counted: &Counted<'_>,
+    sampled: &[BinaryStacks],
     stacks: &StackProfile,
     name: &str,
 ) -> io::Result<()> {
     let mut frames = Frames::default();
     let mut profiles = Vec::new();
-    let summary = counted.summary;
-    let mut progids: Vec<u16> = summary.progids().collect();
-    progids.extend(stacks.binaries.iter().map(|b| b.progid));
-    progids.sort_unstable();
-    progids.dedup();
-    for progid in progids {
-        let binary = counted.tables.binary_name(progid);
-        let symbols = counted.symbols.get(Some(progid));
-        for t in summary.ip_tables(progid) {
-            // One-frame samples, folded by name (two functions of one name are one frame).
-            let mut by_frame: BTreeMap<usize, u128> = BTreeMap::new();
-            for (key, hits) in keys::by_key(t.iter(), symbols) {
-                *by_frame
-                    .entry(frames.of(key.name(&binary), &binary))
-                    .or_default() += hits;
-            }
-            profiles.push(SampledProfile {
-                r#type: "sampled",
-                name: format!("{binary}: {}", t.source()),
-                unit: "none",
-                start_value: 0,
-                end_value: t.total(),
-                samples: by_frame.iter().map(|(&f, _)| vec![f]).collect(),
-                weights: by_frame.iter().map(|(_, &w)| w).collect(),
-            });
-        }
-        if let Some(b) = stacks.binaries.iter().find(|b| b.progid == progid) {
-            profiles.push(stack_profile(&mut frames, &binary, b));
-        }
+    let mut all: Vec<&BinaryStacks> = sampled
+        .iter()
+        .filter(|b| b.source != SampleKind::Lbr)
+        .chain(&stacks.binaries)
+        .collect();
+    // Stable: each binary's IP events stay before its call stacks.
+    all.sort_by_key(|b| b.progid);
+    for b in all {
+        let binary = counted.tables.binary_name(b.progid);
+        profiles.push(profile(&mut frames, &binary, b));
     }
     // Open on the call stacks when there are any: they are what a flame graph shows.
     let active_profile_index = profiles
@@ -142,14 +130,28 @@ pub fn write(
     out.write_all(b"\n")
 }
 
-/// The `sampled` profile of one binary's call stacks, each sample's frames outermost first.
-fn stack_profile(frames: &mut Frames, binary: &str, b: &BinaryStacks) -> SampledProfile {
-    let ids: Vec<usize> = (0..b.keys.len() as u32)
-        .map(|k| frames.of(b.key_name(k), &b.name))
+/// The `sampled` profile of one binary and source, each sample's frames outermost first:
+/// its call stacks (named `stacks`), or an IP event's samples, each with the functions
+/// inlined at it.
+fn profile(frames: &mut Frames, binary: &str, b: &BinaryStacks) -> SampledProfile {
+    let ids: Vec<usize> = b
+        .keys
+        .iter()
+        .map(|k| {
+            frames.of(
+                k.name(&b.name),
+                k.file.as_deref().unwrap_or(&b.name),
+                k.line,
+            )
+        })
         .collect();
+    let source = match b.source {
+        SampleKind::CallStack => "stacks",
+        other => other.name(),
+    };
     SampledProfile {
         r#type: "sampled",
-        name: format!("{binary}: stacks"),
+        name: format!("{binary}: {source}"),
         unit: "none",
         start_value: 0,
         end_value: b.hits,

@@ -228,3 +228,59 @@ fn lines_without_a_pdb_say_where_they_come_from() {
         crate::support::stderr(&o)
     );
 }
+
+#[test]
+fn speedscope_frames_carry_their_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inline.speedscope.json");
+    let arg = format!("/speedscope:{}", path.display());
+    run(&[&arg, "/pdb:inline.pdb", "inline.spt"]);
+    let file: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let frames = file["shared"]["frames"].as_array().unwrap();
+    let frame = |name: &str| {
+        frames
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {frames:?}"))
+    };
+    // digest's first line record is its opening brace, as llvm-symbolizer reads its first
+    // byte; an inlined function's file is that of its code.
+    let digest = fixtures::function("inline", "digest").rva;
+    let (_, file_name, opening) = fixtures::symbolized("inline", digest).remove(0);
+    assert_eq!(
+        frame("inline.exe!digest")["file"],
+        file_name.clone().unwrap()
+    );
+    assert_eq!(frame("inline.exe!digest")["line"], opening.unwrap());
+    assert_eq!(frame("inline.exe!rotate")["file"], file_name.unwrap());
+    // The IP samples have their inline chains too: rotate above mix above digest.
+    let profiles = file["profiles"].as_array().unwrap();
+    let ip = profiles
+        .iter()
+        .find(|p| p["name"] == "inline.exe: UNHALT_CYCLE")
+        .unwrap();
+    let names: Vec<Vec<&str>> = ip["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s.as_array()
+                .unwrap()
+                .iter()
+                .map(|i| {
+                    frames[i.as_u64().unwrap() as usize]["name"]
+                        .as_str()
+                        .unwrap()
+                })
+                .collect()
+        })
+        .collect();
+    assert!(
+        names.contains(&vec![
+            "inline.exe!digest",
+            "inline.exe!mix",
+            "inline.exe!rotate"
+        ]),
+        "{names:?}"
+    );
+}
