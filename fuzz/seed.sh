@@ -53,3 +53,13 @@ for f in "$here"/../testdata/pe/*.spd ${vectors:+"$vectors"/../../spd/*.spd}; do
     spds=$((spds + 1))
 done
 echo "seeded $spds SPDs into $here/corpus/spd"
+
+# The PDB reader's: the fixtures' PDBs (inline.pdb has line and inlinee records).
+mkdir -p "$here/corpus/pdb"
+pdbs=0
+for f in "$here"/../testdata/pe/*.pdb "$here"/../testdata/pe/*/*.pdb; do
+    [ -f "$f" ] || continue
+    cp "$f" "$here/corpus/pdb/$(echo "$f" | sed 's|.*/testdata/pe/||; s|/|-|g')"
+    pdbs=$((pdbs + 1))
+done
+echo "seeded $pdbs PDBs into $here/corpus/pdb"

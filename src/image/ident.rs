@@ -30,6 +30,7 @@ use uuid::Uuid;
 use crate::format::error::{Error as ReadError, read_full};
 use crate::format::progid::SymKey;
 use crate::format::tables::base_name;
+use crate::image::guard::{ReaderPanicked, guarded};
 use crate::image::spd::{self, Spd, SpdError};
 
 /// The first 32 bytes of a PDB in the MSF 7.00 ("big MSF") container, the only PDB format
@@ -197,6 +198,14 @@ impl IdentError {
         }
     }
 
+    /// The PDB reader panicked on the file's records.
+    pub(crate) fn panicked(path: &Path, source: ReaderPanicked) -> IdentError {
+        IdentError::Pdb {
+            path: path.to_owned(),
+            source: Box::new(source),
+        }
+    }
+
     pub(crate) fn pdb(path: &Path, source: pdb2::Error) -> IdentError {
         // The PDB reader reports I/O failures as its own error kind: keep them I/O errors.
         match source {
@@ -336,6 +345,10 @@ fn read_spd(path: &Path, mut file: File) -> Result<Identity, IdentError> {
 }
 
 fn read_pdb(path: &Path, file: File) -> Result<Identity, IdentError> {
+    guarded(|| read_pdb_streams(path, file)).unwrap_or_else(|p| Err(IdentError::panicked(path, p)))
+}
+
+fn read_pdb_streams(path: &Path, file: File) -> Result<Identity, IdentError> {
     let mut pdb = pdb2::PDB::open(file).map_err(|e| IdentError::pdb(path, e))?;
     let info = pdb
         .pdb_information()

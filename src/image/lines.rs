@@ -31,6 +31,7 @@ use pdb2::{
 };
 use rustc_hash::FxHashMap;
 
+use crate::image::guard::guarded;
 use crate::image::ident::{self, IdentError};
 use crate::image::symbols::{Procedure, Symbols};
 
@@ -117,12 +118,21 @@ impl SourceLines {
             }
         }
         let mut out = SourceLines::default();
-        if let (Some(path), false) = (symbols.path(), wanted.is_empty())
-            && let Err(e) = out.read_pdb(path, &wanted)
-        {
-            out.problem.get_or_insert_with(|| e.to_string());
+        let Some(path) = symbols.path().filter(|_| !wanted.is_empty()) else {
+            return out;
+        };
+        match guarded(|| out.read_pdb(path, &wanted)) {
+            Ok(Ok(())) => out,
+            Ok(Err(e)) => {
+                out.problem.get_or_insert_with(|| e.to_string());
+                out
+            }
+            // Whatever was read before is dropped: a chain may lack its names.
+            Err(panicked) => SourceLines {
+                problem: Some(IdentError::panicked(path, panicked).to_string()),
+                ..SourceLines::default()
+            },
         }
-        out
     }
 
     /// The chain at `rva`, innermost first, when the address was looked up and its
@@ -187,8 +197,20 @@ impl SourceLines {
                 lines.procedure(&info, strings.as_ref(), &address_map, w, pending)
             };
             for w in procedures {
-                if let Err(e) = resolve(self, w, &mut pending) {
-                    self.note(err(e));
+                // What a procedure added before its records failed is taken back: its
+                // addresses get no chain rather than part of one.
+                let (frames, marks) = (self.frames.len(), pending.len());
+                let failed = match guarded(|| resolve(self, w, &mut pending)) {
+                    Ok(Ok(())) => None,
+                    Ok(Err(e)) => Some(err(e).to_string()),
+                    Err(panicked) => Some(IdentError::panicked(path, panicked).to_string()),
+                };
+                if let Some(problem) = failed {
+                    self.problem.get_or_insert(problem);
+                    self.frames.truncate(frames);
+                    pending.truncate(marks);
+                    let end = frames as u32;
+                    self.chains.retain(|_, r| r.end <= end);
                 }
             }
         }
@@ -563,5 +585,51 @@ mod tests {
         let lines = SourceLines::read(&symbols, [0x1000, 0x2000]);
         assert!(lines.chain(0x1000).is_none());
         assert_eq!(lines.problem(), None);
+    }
+}
+
+#[cfg(test)]
+mod hostile {
+    use super::*;
+
+    /// Every byte of inline.pdb changed in turn (stepping through the file), then its
+    /// functions' lines read: never a panic, and a line only where the file still gives one.
+    #[test]
+    fn a_damaged_pdb_gives_functions_without_lines_never_a_panic() {
+        let original =
+            std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe/inline.pdb"))
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("damaged.pdb");
+        let (mut read, mut problems) = (0, 0);
+        for at in (0..original.len()).step_by(61) {
+            for value in [0x00, 0xFF, original[at] ^ 0x40] {
+                let mut bytes = original.clone();
+                bytes[at] = value;
+                std::fs::write(&path, &bytes).unwrap();
+                let Ok(symbols) = Symbols::from_pdb(&path) else {
+                    continue;
+                };
+                let rvas: Vec<u32> = symbols
+                    .iter()
+                    .flat_map(|f| f.rva..f.rva + f.size.unwrap_or(1).min(0x200))
+                    .collect();
+                let lines = SourceLines::read(&symbols, rvas.iter().copied());
+                read += 1;
+                problems += usize::from(lines.problem().is_some());
+                for &rva in &rvas {
+                    if let Some(chain) = lines.chain(rva) {
+                        let frames: Vec<_> = chain.collect();
+                        assert!(!frames.is_empty());
+                        assert!(
+                            !frames.last().unwrap().inlined,
+                            "the outermost is a procedure"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(read > 100, "{read} damaged PDBs still read");
+        assert!(problems > 0, "some damage is noticed");
     }
 }

@@ -6,6 +6,7 @@
 //! source lines and the functions inlined at them. This is the only
 //! layer that opens PE, PDB and SPD files.
 
+pub(crate) mod guard;
 pub mod ident;
 pub mod lines;
 pub mod matching;

@@ -37,6 +37,7 @@ use std::sync::Arc;
 
 use pdb2::{FallibleIterator, ImageSectionHeader, PdbInternalSectionOffset, SymbolData};
 
+use crate::image::guard::guarded;
 use crate::image::ident::{self, IdentError};
 
 /// A function found in a PDB.
@@ -105,6 +106,10 @@ impl Symbols {
     /// Symbols of kinds this reader does not know, and functions whose code the linker
     /// discarded (they have no RVA), are skipped.
     pub fn from_pdb(path: &Path) -> Result<Symbols, IdentError> {
+        guarded(|| Symbols::read(path)).unwrap_or_else(|p| Err(IdentError::panicked(path, p)))
+    }
+
+    fn read(path: &Path) -> Result<Symbols, IdentError> {
         let err = |e| IdentError::pdb(path, e);
         let mut pdb = ident::open_pdb(path)?;
         let address_map = pdb.address_map().map_err(err)?;

@@ -284,3 +284,45 @@ fn speedscope_frames_carry_their_file_and_line() {
         "{names:?}"
     );
 }
+
+/// A PDB whose line records are damaged so that the PDB reader gives up on them (a line
+/// block whose sizes run past its data): `/lines` still shows the functions, without
+/// lines, one note says why, and nothing panics on standard error.
+#[test]
+fn a_pdb_with_damaged_line_records_gives_functions_without_lines() {
+    use sptdump::image::lines::SourceLines;
+    use sptdump::image::symbols::Symbols;
+
+    let original = std::fs::read(fixtures::dir().join("inline.pdb")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let damaged = dir.path().join("inline.pdb");
+    let trace = fixtures::dir().join("inline.spt");
+    let rva = fixtures::function("inline", "digest").rva + 0x3F;
+    // A byte whose damage leaves the symbols readable but not the lines (every 16th is
+    // tried: the search stays short).
+    let found = (0..original.len()).step_by(16).find(|&at| {
+        let mut bytes = original.clone();
+        bytes[at] = 0xFF;
+        std::fs::write(&damaged, &bytes).unwrap();
+        Symbols::from_pdb(&damaged).is_ok_and(|s| {
+            SourceLines::read(&s, [rva])
+                .problem()
+                .is_some_and(|p| p.contains("inconsistent records"))
+        })
+    });
+    assert!(found.is_some(), "some damage makes the reader give up");
+    let o = run_in(
+        dir.path(),
+        &["/lines", "/pdb:inline.pdb", trace.to_str().unwrap()],
+    );
+    let err = crate::support::stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("inconsistent records"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let out = stdout(&o);
+    assert!(
+        out.lines()
+            .any(|l| l.contains("(no line)") && l.ends_with("inline.exe!digest")),
+        "{out}"
+    );
+}
