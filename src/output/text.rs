@@ -38,9 +38,11 @@ use crate::format::record::{Record, SampleKind, Samples};
 use crate::format::strtab::StringTable;
 use crate::format::tables::{IndexReading, Tables};
 use crate::image::ident::{Identity, Kind};
+use crate::image::lines::LineCache;
 use crate::image::matching::{MatchFile, MatchResult, MatchStatus};
 use crate::image::symbols::{SymbolMap, Symbols};
 use crate::output::{FileInfo, Printer, Recorded};
+use rustc_hash::FxHashMap;
 
 mod summary;
 
@@ -58,6 +60,8 @@ pub struct TextPrinter<W: Write, E: Write> {
     records: u64,
     /// The line being laid out, kept to reuse its allocation.
     line: Vec<u8>,
+    /// The source lines of the current file's records, per binary with `/pdb`.
+    lines: FxHashMap<u16, LineCache>,
 }
 
 impl<W: Write, E: Write> TextPrinter<W, E> {
@@ -74,6 +78,7 @@ impl<W: Write, E: Write> TextPrinter<W, E> {
             banner: true,
             records: 0,
             line: Vec::with_capacity(4096),
+            lines: FxHashMap::default(),
         }
     }
 
@@ -204,6 +209,7 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
     fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()> {
         self.label = file.label().into_owned();
         self.sections = 0;
+        self.lines.clear();
         if !self.banner {
             return Ok(());
         }
@@ -344,7 +350,11 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
             }
             Record::Samples(s) => {
                 self.line.clear();
-                samples_line(&mut self.line, s, symbols.get(s.progid));
+                let symbols = symbols.get(s.progid).zip(s.progid).map(|(symbols, p)| {
+                    let lines = self.lines.entry(p).or_default();
+                    Symbolizer { symbols, lines }
+                });
+                samples_line(&mut self.line, s, symbols);
                 o.write_all(&self.line)
             }
             Record::Unknown(u) => match u.resumed_at {
@@ -574,6 +584,23 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
     }
 
     fn end_file(&mut self, last: bool) -> io::Result<()> {
+        let mut problems: Vec<String> = self
+            .lines
+            .values_mut()
+            .filter_map(LineCache::take_problem)
+            .collect();
+        problems.sort_unstable();
+        problems.dedup();
+        if !problems.is_empty() {
+            self.out.flush()?;
+            for problem in problems {
+                writeln!(
+                    self.err,
+                    "sptdump: {}: note: {problem}: some addresses are shown without a line",
+                    self.label
+                )?;
+            }
+        }
         if !last && self.sections > 0 {
             self.out.separate()?;
         }
@@ -789,13 +816,26 @@ fn push_start(line: &mut Vec<u8>, offset: u64, name: &str) {
     line.extend_from_slice(&[b' '; NAME_WIDTH][..pad]);
 }
 
-/// Appends `(function+0xOFFSET)` when `symbols` place `rva` in a function.
-fn push_symbol(line: &mut Vec<u8>, symbols: &Symbols, rva: u32) {
-    if let Some((function, offset)) = symbols.lookup(rva) {
+/// What names a record's addresses: a binary's symbols, and its source lines.
+struct Symbolizer<'a> {
+    symbols: &'a Symbols,
+    lines: &'a mut LineCache,
+}
+
+/// Appends `(function+0xOFFSET)` when `symbols` place `rva` in a function, with ` file:line`
+/// before the parenthesis closes when the PDB has a line there.
+fn push_symbol(line: &mut Vec<u8>, s: &mut Symbolizer<'_>, rva: u32) {
+    if let Some((function, offset)) = s.symbols.lookup(rva) {
         line.push(b'(');
         line.extend_from_slice(clean(function.name).as_bytes());
         line.extend_from_slice(b"+0x");
         line.extend_from_slice(format!("{offset:X}").as_bytes());
+        if let Some((file, number)) = s.lines.line(s.symbols, rva) {
+            line.push(b' ');
+            line.extend_from_slice(clean(file).as_bytes());
+            line.push(b':');
+            push_dec(line, u128::from(number));
+        }
         line.push(b')');
     }
 }
@@ -803,7 +843,7 @@ fn push_symbol(line: &mut Vec<u8>, symbols: &Symbols, rva: u32) {
 /// Lays out a sample record's line in `line`, naming each address by its function when
 /// `symbols` are attached. This runs for nearly every record of a dump, so it builds the
 /// line by hand, and the caller writes it in one piece.
-fn samples_line(line: &mut Vec<u8>, s: &Samples<'_>, symbols: Option<&Symbols>) {
+fn samples_line(line: &mut Vec<u8>, s: &Samples<'_>, symbols: Option<Symbolizer<'_>>) {
     push_start(line, s.offset, s.opcode.name().unwrap_or_default());
     line.extend_from_slice(b"hits ");
     push_dec(line, s.hits);
@@ -850,10 +890,10 @@ fn plain_values(line: &mut Vec<u8>, s: &Samples<'_>) {
 }
 
 /// The addresses of a record, each followed by its function.
-fn symbolized_values(line: &mut Vec<u8>, s: &Samples<'_>, symbols: &Symbols) {
-    let address = |line: &mut Vec<u8>, rva: u32| {
+fn symbolized_values(line: &mut Vec<u8>, s: &Samples<'_>, mut symbols: Symbolizer<'_>) {
+    let mut address = |line: &mut Vec<u8>, rva: u32| {
         line.extend_from_slice(&hex8(rva));
-        push_symbol(line, symbols, rva);
+        push_symbol(line, &mut symbols, rva);
     };
     match s.kind() {
         SampleKind::Ip(_) => {

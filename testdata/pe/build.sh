@@ -135,9 +135,11 @@ for pdb in app.pdb core.pdb v2/core.pdb infoage2/core.pdb inline.pdb; do
     } > "${pdb%.pdb}.pdbutil.txt"
 done
 
-# What llvm-symbolizer reads at every byte of inline.exe's .text: each address's inline
+# What llvm-symbolizer reads at every byte of each image's .text: each address's inline
 # chain, innermost first, with file and line, one JSON array per address.
-text() { $READOBJ --sections inline.exe | awk -v key="$1:" '/Name: .text/ {t = 1} t && $1 == key {print $2; exit}'; }
-python3 -c "print('\n'.join(hex(a) for a in range($(text VirtualAddress), $(text VirtualAddress) + $(text VirtualSize))))" |
-    $SYMBOLIZER --obj=inline.exe --inlines --relative-address --output-style=JSON \
-    > inline.symbolizer.txt
+for image in inline.exe app.exe core.dll; do
+    text() { $READOBJ --sections "$image" | awk -v key="$1:" '/Name: .text/ {t = 1} t && $1 == key {print $2; exit}'; }
+    python3 -c "print('\\n'.join(hex(a) for a in range($(text VirtualAddress), $(text VirtualAddress) + $(text VirtualSize))))" |
+        $SYMBOLIZER --obj="$image" --inlines --relative-address --output-style=JSON \
+        > "${image%.*}.symbolizer.txt"
+done

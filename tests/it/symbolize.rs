@@ -172,11 +172,18 @@ fn text_names_each_address_beside_it() {
     assert_eq!(status, 0);
     let parse = function("parse_token");
     let hash = function("hash_bytes");
+    // Each with the source line llvm-symbolizer reads there.
+    let at = |rva: u32| {
+        let (_, file, line) = sptdump_testkit::fixtures::symbolized("app", rva).remove(0);
+        format!("{}:{}", file.unwrap(), line.unwrap())
+    };
     assert!(
         out.contains(&format!(
-            "0x{:08X}(parse_token+0x5)->0x{:08X}(hash_bytes+0x0) ",
+            "0x{:08X}(parse_token+0x5 {})->0x{:08X}(hash_bytes+0x0 {}) ",
             parse.rva + 5,
-            hash.rva
+            at(parse.rva + 5),
+            hash.rva,
+            at(hash.rva)
         )),
         "{out}"
     );
