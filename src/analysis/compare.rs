@@ -31,6 +31,8 @@ pub struct Side<'a> {
     pub tables: &'a Tables,
     /// The `/pdb` symbols attached to it.
     pub symbols: &'a SymbolMap,
+    /// Whether an address in inlined code is the innermost function inlined there.
+    pub inline: bool,
 }
 
 /// A key as both traces know it: a function by name (the same function has other addresses
@@ -136,7 +138,8 @@ fn distribution(side: &Side<'_>, progids: &[u16], source: SampleKind) -> Distrib
                 let Some(t) = side.summary.ip_tables(p).find(|t| t.source() == source) else {
                     continue;
                 };
-                for (key, hits) in keys::by_key(t.iter(), side.symbols.get(Some(p))) {
+                let symbols = side.symbols.get(Some(p));
+                for (key, hits) in keys::by_key(t.iter(), symbols, side.inline) {
                     let shared = match key.function {
                         Some(f) => PairedKey::Function(f),
                         None => PairedKey::Address(key.rva),

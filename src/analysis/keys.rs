@@ -190,15 +190,24 @@ pub fn key_name(binary: &str, function: Option<&str>, rva: u32) -> String {
     }
 }
 
-/// The hits of sampled addresses summed by key, in key order: each distinct address is
-/// looked up once.
+/// The hits of sampled addresses summed by key, in key order: each address's innermost key
+/// (with `inline`, the innermost function inlined there). Each distinct address is looked up
+/// once.
 pub(crate) fn by_key(
     hits: impl Iterator<Item = (u32, u128)>,
     symbols: Option<&Symbols>,
+    inline: bool,
 ) -> BTreeMap<FrameKey, u128> {
+    let hits: Vec<(u32, u128)> = hits.collect();
+    let namer = Namer::new(symbols, inline, hits.iter().map(|&(rva, _)| (rva, false)));
     let mut keys: BTreeMap<FrameKey, u128> = BTreeMap::new();
+    let mut chain = Vec::new();
     for (rva, h) in hits {
-        *keys.entry(FrameKey::of(symbols, rva, false)).or_default() += h;
+        chain.clear();
+        namer.keys(rva, false, &mut chain);
+        if let Some(key) = chain.pop() {
+            *keys.entry(key).or_default() += h;
+        }
     }
     keys
 }
@@ -267,6 +276,7 @@ mod tests {
         let keys = by_key(
             [(0x100, 1), (0x120, 2), (0x200, 4)].into_iter(),
             Some(&symbols),
+            true,
         );
         assert_eq!(keys.len(), 2);
         assert_eq!(

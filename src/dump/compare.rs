@@ -35,14 +35,15 @@ pub(super) fn compare<P: Printer>(
     }
     let mut status = Status::Clean;
     if let [Some(base), Some(new)] = &sides[..] {
-        fn side(k: &Kept) -> Option<Side<'_>> {
+        fn side(k: &Kept, inline: bool) -> Option<Side<'_>> {
             Some(Side {
                 summary: k.summary.as_ref()?,
                 tables: &k.tables,
                 symbols: &k.symbols,
+                inline,
             })
         }
-        if let (Some(base), Some(new)) = (side(base), side(new)) {
+        if let (Some(base), Some(new)) = (side(base, plan.inline), side(new, plan.inline)) {
             let report = compare::compare(&base, &new, plan.top);
             let new_file = FileInfo {
                 path: &traces.paths[1],

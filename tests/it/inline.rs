@@ -326,3 +326,38 @@ fn a_pdb_with_damaged_line_records_gives_functions_without_lines() {
         "{out}"
     );
 }
+
+/// `/compare` by function: an IP sample in inlined code is the innermost function inlined
+/// there, so a NEW trace that spends its time in `rotate` (inlined two deep into `digest`)
+/// says `rotate` is what it samples more; with `/noinline`, `digest`.
+#[test]
+fn compare_names_the_inlined_function_that_got_hotter() {
+    use sptdump_testkit::builder::{Guid, SptBuilder, UNHALT_CYCLE};
+    let mut b = SptBuilder::new();
+    let (guid, age) = fixtures::codeview("inline");
+    let name = b.string("inline.exe");
+    b.program_id(Guid(guid), age, name);
+    let rotate = fixtures::function("inline", "digest").rva + 0x3F;
+    assert_eq!(fixtures::symbolized("inline", rotate)[0].0, "rotate");
+    b.binary_id(0).repeat(999).ip(UNHALT_CYCLE, &[rotate]);
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("hot.spt");
+    std::fs::write(&new, b.build()).unwrap();
+    let new = new.to_str().unwrap();
+    let missing = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["/compare", "/json", "/pdb:inline.pdb", "inline.spt", new];
+        args.splice(3..3, extra.iter().copied());
+        let o = run_in(&fixtures::dir(), &args);
+        json_lines(&o)
+            .into_iter()
+            .find(|v| v["type"] == "compare" && v["source"] == "UNHALT_CYCLE")
+            .unwrap()["missing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["key"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(missing(&[]), ["inline.exe!rotate"]);
+    assert_eq!(missing(&["/noinline"]), ["inline.exe!digest"]);
+}
