@@ -2,6 +2,7 @@
 """Whole-process benchmark of sptdump against the C yardstick, on synthetic traces.
 
 usage: scripts/bench.py [--size MIB] [--big MIB] [--runs N] [--yardstick PATH/TO/yardstick.c]
+                        [--inline-only]
 
 The yardstick is a C program kept beside the repository (../shared/perf/yardstick.c, or the
 path given with --yardstick, or $SPTDUMP_YARDSTICK). Without it the sptdump commands are still
@@ -104,6 +105,89 @@ def symbolized(path):
     return out
 
 
+INLINE_FUNCTIONS = 2500
+INLINE_ADDRESSES = 50_000
+
+
+def big_inline_build():
+    """An -O2 build of INLINE_FUNCTIONS functions, each with helpers inlined three deep (as
+    testdata/pe/inline.c, but large), in target/bench/inline/: big.exe, big.pdb and the
+    llvm-readobj dump of its CodeView record; and its .text range. None without clang-16 and
+    lld-16."""
+    tools = {t: shutil.which(t) for t in ("clang-16", "lld-link-16", "llvm-readobj-16")}
+    if not all(tools.values()):
+        return None
+    work = os.path.join(WORK, "inline")
+    os.makedirs(work, exist_ok=True)
+    exe = os.path.join(work, "big.exe")
+    if not os.path.exists(exe):
+        with open(os.path.join(work, "big.c"), "w") as c:
+            c.write("#define NOINLINE __attribute__((noinline))\n"
+                    "#define INLINE static inline __attribute__((always_inline))\n"
+                    "INLINE unsigned rotate(unsigned x, unsigned r) { return (x << r) | (x >> (32u - r)); }\n"
+                    "INLINE unsigned mix(unsigned h, unsigned c) { h ^= c; h *= 16777619u; return rotate(h, 13u); }\n"
+                    "INLINE unsigned step(const unsigned char *p, unsigned n, unsigned h, unsigned k)\n"
+                    "{ for (unsigned i = 0; i < n; i++) h = mix(h, p[i] + k); return h; }\n"
+                    "NOINLINE unsigned f0(const unsigned char *p, unsigned n) { return step(p, n, 0, 0); }\n")
+            for k in range(1, INLINE_FUNCTIONS):
+                c.write(f"NOINLINE unsigned f{k}(const unsigned char *p, unsigned n)\n"
+                        f"{{ unsigned h = step(p, n, {k}u, {k * 7}u); if (n > 3) h ^= f{k - 1}(p + 1, n - 1);"
+                        f" return mix(h, n + {k}u); }}\n")
+            c.write(f"int main_entry(void) {{ static const unsigned char s[] = \"inline frames\";"
+                    f" return (int)f{INLINE_FUNCTIONS - 1}(s, sizeof s - 1); }}\n")
+        sh([tools["clang-16"], "--target=x86_64-pc-windows-msvc", "-O2", "-g", "-gcodeview",
+            "-ffreestanding", "-fno-builtin", "-nostdlib", "-fno-stack-protector",
+            "-mno-stack-arg-probe", "-c", "big.c", "-o", "big.obj"], cwd=work)
+        sh([tools["lld-link-16"], "/nologo", "/nodefaultlib", "/machine:x64", "/subsystem:console",
+            "/entry:main_entry", "/debug", "/pdb:big.pdb", "/out:big.exe", "big.obj"], cwd=work)
+    readobj = os.path.join(work, "big.readobj.txt")
+    with open(readobj, "w") as f:
+        sh([tools["llvm-readobj-16"], "--coff-debug-directory", exe], stdout=f)
+    sections = subprocess.run([tools["llvm-readobj-16"], "--sections", exe], check=True,
+                              capture_output=True, text=True).stdout
+    text = sections.split("Name: .text")[1]
+    va = int(text.split("VirtualAddress: ")[1].split()[0], 16)
+    size = int(text.split("VirtualSize: ")[1].split()[0], 16)
+    return work, readobj, va, va + size
+
+
+def inline_bench(runs):
+    """/functions with inline frames against /noinline, on a trace whose call stacks reference
+    INLINE_ADDRESSES distinct addresses of a large -O2 build."""
+    build = big_inline_build()
+    if build is None:
+        print("inline frames: skipped (needs clang-16, lld-link-16 and llvm-readobj-16: "
+              "Debian's clang-16, lld-16, llvm-16)")
+        return
+    work, readobj, start, end = build
+    trace_path = os.path.join(work, "big.spt")
+    sh(["cargo", "build", "--release", "--quiet", "--example", "stacks"], cwd=ROOT)
+    sh([os.path.join(ROOT, "target", "release", "examples", "stacks"), trace_path, readobj,
+        "big.exe", hex(start), hex(end), str(INLINE_ADDRESSES)])
+    pdb = "/pdb:" + os.path.join(work, "big.pdb")
+    commands = {
+        "/functions": [SPTDUMP, "/functions", trace_path],
+        "/functions /pdb /noinline": [SPTDUMP, "/functions", pdb, "/noinline", trace_path],
+        "/functions /pdb": [SPTDUMP, "/functions", pdb, trace_path],
+        "/lines /pdb": [SPTDUMP, "/lines", pdb, trace_path],
+        "/folded /pdb": [SPTDUMP, "/folded", pdb, trace_path],
+    }
+    walls = {name: [] for name in commands}
+    for cmd in commands.values():
+        run(cmd)
+    for _ in range(runs):
+        for name, cmd in commands.items():
+            walls[name].append(run(cmd))
+    med = {name: statistics.median(t) for name, t in walls.items()}
+    print(f"inline frames: {end - start:,} bytes of -O2 code in {INLINE_FUNCTIONS} functions, "
+          f"{INLINE_ADDRESSES:,} distinct stack addresses, {runs} runs each, medians")
+    for name in commands:
+        print(f"  {name:28} wall {med[name]:7.3f} s")
+    ratio = med["/functions /pdb"] / med["/functions /pdb /noinline"]
+    verdict = "met" if ratio <= 1.5 else "MISSED"
+    print(f"    {'inline / noinline':28} {ratio:6.2f}  (target <= 1.5: {verdict})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=256, help="MiB of the timed trace (256)")
@@ -113,7 +197,14 @@ def main():
         ROOT, "..", "shared", "perf", "yardstick.c")
     ap.add_argument("--yardstick", default=default_yardstick,
                     help="the C yardstick's source (../shared/perf/yardstick.c)")
+    ap.add_argument("--inline-only", action="store_true",
+                    help="only the benchmark of inline frames")
     args = ap.parse_args()
+    if args.inline_only:
+        os.makedirs(WORK, exist_ok=True)
+        sh(["cargo", "build", "--release", "--quiet", "--bin", "sptdump"], cwd=ROOT)
+        inline_bench(args.runs)
+        return
     if not os.path.exists("/usr/bin/time"):
         sys.exit("bench: needs GNU time at /usr/bin/time for peak RSS (Debian package 'time')")
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -238,6 +329,8 @@ def main():
     folded = subprocess.run([SPTDUMP, "/folded", big], capture_output=True, check=True).stdout
     lines = folded.count(b"\n")
     print(f"  distinct stacks on the big trace (/folded lines): {lines:,}")
+
+    inline_bench(args.runs)
 
 
 if __name__ == "__main__":

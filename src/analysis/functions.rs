@@ -154,6 +154,7 @@ fn binary(b: &BinaryStacks, top: usize) -> FunctionsLine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::keys::plain;
     use crate::analysis::stacks::{StackCounts, StackOrder};
     use crate::format::opcode::Opcode;
     use crate::format::record::Samples;
@@ -177,12 +178,7 @@ mod tests {
     }
 
     fn rows(c: &StackCounts) -> Vec<(String, u128, u128)> {
-        let p = c.profile(
-            StackOrder::LeafFirst,
-            &Tables::default(),
-            &SymbolMap::default(),
-            true,
-        );
+        let p = c.profile(StackOrder::LeafFirst, &Tables::default(), &plain());
         functions(&[], &p, 100)[0]
             .top
             .iter()
@@ -212,12 +208,7 @@ mod tests {
             (6, &[4, 3, 4, 3]),
             (u128::from(u64::MAX) + 1, &[1, 3]),
         ]);
-        let p = c.profile(
-            StackOrder::LeafFirst,
-            &Tables::default(),
-            &SymbolMap::default(),
-            true,
-        );
+        let p = c.profile(StackOrder::LeafFirst, &Tables::default(), &plain());
         let line = &functions(&[], &p, 100)[0];
         assert_eq!(line.stacks, 5);
         assert_eq!(line.hits, 14 + u128::from(u64::MAX) + 1);
@@ -240,12 +231,7 @@ mod tests {
     #[test]
     fn ties_order_by_exclusive_then_name_and_top_limits() {
         let c = counts(&[(1, &[0x2, 0x1]), (1, &[0x3, 0x1]), (1, &[0x1])]);
-        let p = c.profile(
-            StackOrder::LeafFirst,
-            &Tables::default(),
-            &SymbolMap::default(),
-            true,
-        );
+        let p = c.profile(StackOrder::LeafFirst, &Tables::default(), &plain());
         let line = &functions(&[], &p, 2)[0];
         assert_eq!(line.unique, 3);
         let keys: Vec<&str> = line.top.iter().map(|r| r.key.as_str()).collect();
@@ -255,12 +241,7 @@ mod tests {
     #[test]
     fn root_first_reads_the_last_frame_as_the_leaf() {
         let c = counts(&[(5, &[0xA, 0xB])]);
-        let p = c.profile(
-            StackOrder::RootFirst,
-            &Tables::default(),
-            &SymbolMap::default(),
-            true,
-        );
+        let p = c.profile(StackOrder::RootFirst, &Tables::default(), &plain());
         let line = &functions(&[], &p, 10)[0];
         let leaf = line.top.iter().find(|r| r.exclusive > 0).unwrap();
         assert_eq!(leaf.key, "progid 0+0xB");
@@ -288,7 +269,11 @@ mod tests {
             // A leaf no function holds.
             (1, &[0x150, 0x120]),
         ]);
-        let p = c.profile(StackOrder::LeafFirst, &Tables::default(), &map, true);
+        let p = c.profile(
+            StackOrder::LeafFirst,
+            &Tables::default(),
+            &crate::analysis::stacks::namers(&c, None, StackOrder::LeafFirst, &map, true),
+        );
         let line = &functions(&[], &p, 10)[0];
         let got: Vec<(&str, u32, u128, u128)> = line
             .top

@@ -16,8 +16,10 @@
 
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashSet;
+
 use crate::image::lines::{SourceFrame, SourceLines};
-use crate::image::symbols::Symbols;
+use crate::image::symbols::{SymbolMap, Symbols};
 
 /// What a frame or sample is attributed to: a function, or an address no function holds.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -36,15 +38,16 @@ pub struct FrameKey {
     pub line: Option<u32>,
 }
 
-/// What identifies a key within its binary.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// What identifies a key within its binary, as one [`Namer`] gives it: cheap to compare,
+/// so that a key's name and file are made once, the first time it is seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum KeyId {
     /// An address no function holds.
     Address(u32),
     /// A function, by its first byte.
     Function(u32),
-    /// An inlined function, by name.
-    Inlined(String),
+    /// An inlined function, by its name's number in the namer's source lines.
+    Inlined(u32),
 }
 
 impl FrameKey {
@@ -88,15 +91,6 @@ impl FrameKey {
             name.push_str("_[i]");
         }
         name
-    }
-
-    /// What identifies the key within its binary.
-    pub(crate) fn id(&self) -> KeyId {
-        match (&self.function, self.inlined) {
-            (Some(name), true) => KeyId::Inlined(name.clone()),
-            (Some(_), false) => KeyId::Function(self.rva),
-            (None, _) => KeyId::Address(self.rva),
-        }
     }
 }
 
@@ -143,33 +137,101 @@ impl<'a> Namer<'a> {
         self.lines.as_ref()?.chain(at)
     }
 
-    /// Pushes the keys of the address `rva` (a return address when `returns`) onto `out`,
-    /// outermost first: its function, then the functions inlined there, when its chain was
-    /// read; else its one key, as [`FrameKey::of`] gives it.
-    pub fn keys(&self, rva: u32, returns: bool, out: &mut Vec<FrameKey>) {
-        let chain = looked_up_at(rva, returns)
-            .zip(self.lines.as_ref())
-            .and_then(|(at, lines)| lines.chain(at));
-        let Some(chain) = chain else {
-            out.push(FrameKey::of(self.symbols, rva, returns));
-            return;
-        };
-        let first = out.len();
-        for frame in chain.rev() {
-            out.push(FrameKey {
-                rva: 0,
+    /// Pushes the ids of the keys of the address `rva` (a return address when `returns`)
+    /// onto `out`, outermost first: its function, then the functions inlined there, when its
+    /// chain was read; else its one key's, as [`FrameKey::of`] gives it. Allocates nothing.
+    pub fn ids(&self, rva: u32, returns: bool, out: &mut Vec<KeyId>) {
+        let function = looked_up_at(rva, returns)
+            .zip(self.symbols)
+            .and_then(|(at, s)| s.lookup(at))
+            .map(|(f, _)| f.rva);
+        let chain = self.frames(rva, returns);
+        match (function, chain) {
+            (Some(start), Some(chain)) => out.extend(chain.rev().map(|f| match f.inlined {
+                true => KeyId::Inlined(f.name_id),
+                false => KeyId::Function(start),
+            })),
+            (Some(start), None) => out.push(KeyId::Function(start)),
+            (None, _) => out.push(KeyId::Address(rva)),
+        }
+    }
+
+    /// The key of the `depth`-th id [`Namer::ids`] gives the address (0: the outermost).
+    pub fn key(&self, rva: u32, returns: bool, depth: usize) -> FrameKey {
+        let key = FrameKey::of(self.symbols, rva, returns);
+        match self.frames(rva, returns).and_then(|c| c.rev().nth(depth)) {
+            Some(frame) if key.function.is_some() => FrameKey {
+                rva: key.rva,
                 function: Some(frame.function.to_owned()),
                 inlined: frame.inlined,
                 file: frame.file.map(str::to_owned),
                 line: frame.start_line,
-            });
-        }
-        // The procedure's start, from the symbols the chain was read with.
-        let start = FrameKey::of(self.symbols, rva, returns).rva;
-        for key in &mut out[first..] {
-            key.rva = start;
+            },
+            _ => key,
         }
     }
+
+    /// Pushes the keys of the address `rva` (a return address when `returns`) onto `out`,
+    /// outermost first, as [`Namer::ids`] and [`Namer::key`] give them.
+    pub fn keys(&self, rva: u32, returns: bool, out: &mut Vec<FrameKey>) {
+        let mut ids = Vec::new();
+        self.ids(rva, returns, &mut ids);
+        out.extend((0..ids.len()).map(|depth| self.key(rva, returns, depth)));
+    }
+}
+
+/// The namers of a profile's binaries, each made once for every address the views ask
+/// about, so that each binary's PDB is read once.
+pub(crate) struct Namers<'a> {
+    by_progid: BTreeMap<u16, Namer<'a>>,
+    plain: Namer<'a>,
+}
+
+impl<'a> Namers<'a> {
+    /// The namers of the binaries with `symbols`, for `addresses` per binary (each an RVA
+    /// as stored, and whether it is a return address).
+    pub fn new(
+        symbols: &'a SymbolMap,
+        inline: bool,
+        mut addresses: BTreeMap<u16, FxHashSet<(u32, bool)>>,
+    ) -> Namers<'a> {
+        let by_progid = symbols
+            .progids()
+            .map(|progid| {
+                let addresses = addresses.remove(&progid).unwrap_or_default();
+                (
+                    progid,
+                    Namer::new(symbols.get(Some(progid)), inline, addresses),
+                )
+            })
+            .collect();
+        Namers {
+            by_progid,
+            plain: Namer {
+                symbols: None,
+                lines: None,
+            },
+        }
+    }
+
+    /// The namer of binary `progid`; without symbols, one that names addresses.
+    pub fn get(&self, progid: u16) -> &Namer<'a> {
+        self.by_progid.get(&progid).unwrap_or(&self.plain)
+    }
+
+    /// The binaries whose line or inlinee records could not be read, and why.
+    pub fn problems(&self) -> impl Iterator<Item = (u16, &str)> + '_ {
+        self.by_progid
+            .iter()
+            .filter_map(|(&p, n)| Some((p, n.problem()?)))
+    }
+}
+
+/// Namers without symbols: every address its own key.
+#[cfg(test)]
+pub(crate) fn plain() -> Namers<'static> {
+    static NONE: SymbolMap = SymbolMap::none();
+    Namers::new(&NONE, true, BTreeMap::new())
 }
 
 /// The address a frame is looked up at: a return address one byte back, at its call.

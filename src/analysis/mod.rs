@@ -43,8 +43,6 @@ pub(crate) struct Counted<'a> {
     pub stacks: &'a stacks::StackCounts,
     /// How their frames are stored.
     pub order: stacks::StackOrder,
-    /// Whether, with `/pdb`, addresses in inlined code show the functions inlined there.
-    pub inline: bool,
     /// The binaries' names and identities.
     pub tables: &'a Tables,
     /// The `/pdb` symbols.

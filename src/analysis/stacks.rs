@@ -23,7 +23,8 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::Counted;
-use crate::analysis::keys::{FrameKey, KeyId, Namer};
+use crate::analysis::keys::{FrameKey, KeyId, Namer, Namers};
+use crate::analysis::summary::Summary;
 use crate::format::error::UnknownName;
 use crate::format::record::{SampleKind, Samples};
 use crate::format::tables::Tables;
@@ -164,38 +165,16 @@ impl StackCounts {
         self.stacks.len()
     }
 
-    /// The stacks by key, per binary: each unique address is looked up once. With `inline`,
-    /// an address in inlined code is the chain of keys `Namer::keys` gives.
-    pub fn profile(
-        &self,
-        order: StackOrder,
-        tables: &Tables,
-        symbols: &SymbolMap,
-        inline: bool,
-    ) -> StackProfile {
-        let mut addresses = if inline {
-            self.addresses(order, symbols)
-        } else {
-            BTreeMap::new()
-        };
-        let namers: BTreeMap<u16, Namer<'_>> = self
-            .totals
-            .keys()
-            .map(|&progid| {
-                let addresses = addresses.remove(&progid).unwrap_or_default();
-                (
-                    progid,
-                    Namer::new(symbols.get(Some(progid)), inline, addresses),
-                )
-            })
-            .collect();
+    /// The stacks by key, per binary: each unique address is looked up once, by `namers`
+    /// (with inline frames, an address in inlined code is the chain of keys it gives).
+    pub fn profile(&self, order: StackOrder, tables: &Tables, namers: &Namers<'_>) -> StackProfile {
         let mut binaries: BTreeMap<u16, Folding<'_, '_>> = BTreeMap::new();
         let mut frames: Vec<u32> = Vec::new();
         for (stack, &hits) in &self.stacks {
             let progid = LE::read_u16(&stack[..2]);
             let folding = binaries
                 .entry(progid)
-                .or_insert_with(|| Folding::new(&namers[&progid]));
+                .or_insert_with(|| Folding::new(namers.get(progid)));
             frames.clear();
             frames.extend(stack[2..].chunks_exact(4).map(LE::read_u32));
             // Outermost first, the leaf last, whatever the stored order.
@@ -211,14 +190,10 @@ impl StackCounts {
             }
             *folding.stacks.entry(path).or_default() += hits;
         }
-        let mut problems = Vec::new();
         let binaries = binaries
             .into_iter()
             .map(|(progid, folding)| {
                 let name = tables.binary_name(progid);
-                if let Some(problem) = folding.namer.problem() {
-                    problems.push((name.clone(), problem.to_owned()));
-                }
                 let (records, hits) = self.totals.get(&progid).copied().unwrap_or_default();
                 let mut stacks: Vec<(Vec<u32>, u128)> = folding.stacks.into_iter().collect();
                 stacks.sort_unstable();
@@ -233,17 +208,17 @@ impl StackCounts {
                 }
             })
             .collect();
-        StackProfile { binaries, problems }
+        StackProfile { binaries }
     }
 
-    /// The distinct addresses of the stacks of each binary with symbols, each with whether
-    /// it is a return address.
+    /// Adds the distinct addresses of the stacks of each binary with symbols to
+    /// `addresses`, each with whether it is a return address.
     fn addresses(
         &self,
         order: StackOrder,
         symbols: &SymbolMap,
-    ) -> BTreeMap<u16, FxHashSet<(u32, bool)>> {
-        let mut addresses: BTreeMap<u16, FxHashSet<(u32, bool)>> = BTreeMap::new();
+        addresses: &mut BTreeMap<u16, FxHashSet<(u32, bool)>>,
+    ) {
         for stack in self.stacks.keys() {
             let progid = LE::read_u16(&stack[..2]);
             if symbols.get(Some(progid)).is_none() {
@@ -254,26 +229,49 @@ impl StackCounts {
             let leaf_at = order.leaf(frames.len());
             set.extend(frames.enumerate().map(|(i, rva)| (rva, i != leaf_at)));
         }
-        addresses
     }
 }
 
+/// The namers of a profile's binaries with `/pdb` symbols, made for every address its views
+/// may ask about (the call stacks' frames, the IP samples, both ends of LBR branches), so
+/// that each binary's PDB is read once; with `inline`, they read the inline chains.
+pub(crate) fn namers<'a>(
+    stacks: &StackCounts,
+    summary: Option<&Summary>,
+    order: StackOrder,
+    symbols: &'a SymbolMap,
+    inline: bool,
+) -> Namers<'a> {
+    let mut addresses: BTreeMap<u16, FxHashSet<(u32, bool)>> = BTreeMap::new();
+    if inline && !symbols.is_empty() {
+        stacks.addresses(order, symbols, &mut addresses);
+        let progids = summary
+            .into_iter()
+            .flat_map(|s| s.progids().map(move |p| (s, p)));
+        for (summary, progid) in progids.filter(|&(_, p)| symbols.get(Some(p)).is_some()) {
+            let set = addresses.entry(progid).or_default();
+            for t in summary.ip_tables(progid) {
+                set.extend(t.iter().map(|(rva, _)| (rva, false)));
+            }
+            if let Some(t) = summary.lbr(progid) {
+                set.extend(
+                    t.iter()
+                        .flat_map(|([from, to], _)| [(from, false), (to, false)]),
+                );
+            }
+        }
+    }
+    Namers::new(symbols, inline, addresses)
+}
+
 /// The samples of every binary as [`flat`] stacks, in progid order: per IP event, then the
-/// targets of LBR branches (where control went). Each binary's addresses are looked up once.
-pub(crate) fn sampled(counted: &Counted<'_>) -> Vec<BinaryStacks> {
+/// targets of LBR branches (where control went), named by `namers`.
+pub(crate) fn sampled(counted: &Counted<'_>, namers: &Namers<'_>) -> Vec<BinaryStacks> {
     let summary = counted.summary;
     let mut out = Vec::new();
     for progid in summary.progids() {
         let name = counted.tables.binary_name(progid);
-        let mut addresses: FxHashSet<(u32, bool)> = FxHashSet::default();
-        for t in summary.ip_tables(progid) {
-            addresses.extend(t.iter().map(|(rva, _)| (rva, false)));
-        }
-        let lbr = summary.lbr(progid);
-        if let Some(t) = &lbr {
-            addresses.extend(t.iter().map(|([_, to], _)| (to, false)));
-        }
-        let namer = Namer::new(counted.symbols.get(Some(progid)), counted.inline, addresses);
+        let namer = namers.get(progid);
         for t in summary.ip_tables(progid) {
             let stacks = flat(
                 progid,
@@ -281,11 +279,11 @@ pub(crate) fn sampled(counted: &Counted<'_>) -> Vec<BinaryStacks> {
                 t.source(),
                 t.records(),
                 t.iter(),
-                &namer,
+                namer,
             );
             out.push(stacks);
         }
-        if let Some(t) = lbr {
+        if let Some(t) = summary.lbr(progid) {
             let targets = t.iter().map(|([_, to], hits)| (to, hits));
             let stacks = flat(
                 progid,
@@ -293,7 +291,7 @@ pub(crate) fn sampled(counted: &Counted<'_>) -> Vec<BinaryStacks> {
                 t.source(),
                 t.records(),
                 targets,
-                &namer,
+                namer,
             );
             out.push(stacks);
         }
@@ -343,8 +341,8 @@ struct Folding<'n, 'a> {
     /// What identifies each key to its index: the keys, once each.
     known: FxHashMap<KeyId, u32>,
     stacks: FxHashMap<Vec<u32>, u128>,
-    /// The keys of the address being looked up, kept to reuse the allocation.
-    scratch: Vec<FrameKey>,
+    /// The key ids of the address being looked up, kept to reuse the allocation.
+    scratch: Vec<KeyId>,
 }
 
 impl<'n, 'a> Folding<'n, 'a> {
@@ -366,31 +364,36 @@ impl<'n, 'a> Folding<'n, 'a> {
         let (start, end) = match self.index.get(&(rva, returns)) {
             Some(&range) => range,
             None => {
-                let mut scratch = std::mem::take(&mut self.scratch);
-                scratch.clear();
-                self.namer.keys(rva, returns, &mut scratch);
+                let mut ids = std::mem::take(&mut self.scratch);
+                ids.clear();
+                self.namer.ids(rva, returns, &mut ids);
+                // The function holding the address, for the RVA inlined keys are shown at.
+                let outer = match ids.first() {
+                    Some(&KeyId::Function(start)) => start,
+                    _ => rva,
+                };
                 let start = self.chains.len() as u32;
-                for key in scratch.drain(..) {
+                for (depth, &id) in ids.iter().enumerate() {
                     // Two addresses in one function share its key; an address, as leaf and as
                     // return address, is one key; an inlined function is one key, whatever
-                    // it was inlined into (named at the lowest of those).
-                    let k = match self.known.entry(key.id()) {
+                    // it was inlined into (shown at the lowest of those).
+                    let k = match self.known.entry(id) {
                         Entry::Occupied(e) => {
                             let k = *e.get();
                             let known = &mut self.keys[k as usize];
-                            known.rva = known.rva.min(key.rva);
+                            known.rva = known.rva.min(outer);
                             k
                         }
                         Entry::Vacant(e) => {
                             let k = self.keys.len() as u32;
                             e.insert(k);
-                            self.keys.push(key);
+                            self.keys.push(self.namer.key(rva, returns, depth));
                             k
                         }
                     };
                     self.chains.push(k);
                 }
-                self.scratch = scratch;
+                self.scratch = ids;
                 let range = (start, self.chains.len() as u32);
                 self.index.insert((rva, returns), range);
                 range
@@ -405,9 +408,6 @@ impl<'n, 'a> Folding<'n, 'a> {
 pub(crate) struct StackProfile {
     /// The binaries with call stacks.
     pub binaries: Vec<BinaryStacks>,
-    /// The binaries whose line or inlinee records could not be read, and why: their
-    /// functions have no inline frames.
-    pub problems: Vec<(String, String)>,
 }
 
 /// One binary's call stacks.
@@ -511,6 +511,7 @@ fn fold<'b>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::keys::plain;
 
     fn le(values: &[u32]) -> Vec<u8> {
         values.iter().flat_map(|v| v.to_le_bytes()).collect()
@@ -529,9 +530,7 @@ mod tests {
     }
 
     fn folded(counts: &StackCounts, order: StackOrder) -> Vec<(String, u128)> {
-        counts
-            .profile(order, &Tables::default(), &SymbolMap::default(), true)
-            .folded()
+        counts.profile(order, &Tables::default(), &plain()).folded()
     }
 
     #[test]
@@ -563,13 +562,8 @@ mod tests {
         stack(&mut c, Some(0), 5, &[]);
         assert_eq!(c.unique(), 0);
         assert!(
-            c.profile(
-                StackOrder::LeafFirst,
-                &Tables::default(),
-                &SymbolMap::default(),
-                true
-            )
-            .is_empty()
+            c.profile(StackOrder::LeafFirst, &Tables::default(), &plain())
+                .is_empty()
         );
     }
 
@@ -580,12 +574,7 @@ mod tests {
         stack(&mut c, Some(0), max, &[1, 2]);
         stack(&mut c, Some(0), max, &[1, 2]);
         stack(&mut c, Some(0), 1, &[3]);
-        let p = c.profile(
-            StackOrder::LeafFirst,
-            &Tables::default(),
-            &SymbolMap::default(),
-            true,
-        );
+        let p = c.profile(StackOrder::LeafFirst, &Tables::default(), &plain());
         assert_eq!(p.binaries[0].hits, 2 * max + 1);
         assert_eq!(p.binaries[0].records, 3);
         assert_eq!(p.folded()[0].1, 2 * max);

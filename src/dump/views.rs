@@ -9,6 +9,7 @@ use std::path::Path;
 use super::trace::Kept;
 use super::{Out, Plan};
 use crate::analysis::Counted;
+use crate::analysis::keys::Namers;
 use crate::analysis::stacks::{self, BinaryStacks, StackProfile};
 use crate::analysis::{functions, lines};
 use crate::format::error::Error;
@@ -31,17 +32,25 @@ pub(super) fn show<P: Printer>(
     let Some(stacks) = &kept.stacks else {
         return Ok(());
     };
-    let profile = stacks.profile(plan.stack_order, &kept.tables, &kept.symbols, plan.inline);
-    for (binary, problem) in &profile.problems {
+    // Every address the views name, looked up once per binary.
+    let namers = stacks::namers(
+        stacks,
+        kept.summary.as_ref(),
+        plan.stack_order,
+        &kept.symbols,
+        plan.inline,
+    );
+    for (progid, problem) in namers.problems() {
+        let binary = kept.tables.binary_name(progid);
         let message =
             format!("{binary}: {problem}: its functions are shown without inline frames or lines");
         out.print(|p| p.note(file, &message))?;
     }
+    let profile = stacks.profile(plan.stack_order, &kept.tables, &namers);
     let counted = kept.summary.as_ref().map(|summary| Counted {
         summary,
         stacks,
         order: plan.stack_order,
-        inline: plan.inline,
         tables: &kept.tables,
         symbols: &kept.symbols,
     });
@@ -51,7 +60,7 @@ pub(super) fn show<P: Printer>(
         || views.speedscope.is_some()
         || (views.flamegraph.is_some() && profile.is_empty());
     let sampled = match &counted {
-        Some(counted) if flat => stacks::sampled(counted),
+        Some(counted) if flat => stacks::sampled(counted, &namers),
         _ => Vec::new(),
     };
     if views.functions {
@@ -67,7 +76,7 @@ pub(super) fn show<P: Printer>(
         if views.lines {
             source_lines(out, file, plan, &counted)?;
         }
-        exports(out, file, plan, &counted, &sampled, &profile)?;
+        exports(out, file, plan, &counted, &namers, &sampled, &profile)?;
     }
     Ok(())
 }
@@ -153,11 +162,12 @@ fn exports<P: Printer>(
     file: &FileInfo<'_>,
     plan: &Plan,
     counted: &Counted<'_>,
+    namers: &Namers<'_>,
     sampled: &[BinaryStacks],
     profile: &StackProfile,
 ) -> Result<(), Error> {
     if let Some(path) = &plan.views.pprof {
-        match write_file(path, |w| pprof::write(w, counted, &file.label())) {
+        match write_file(path, |w| pprof::write(w, counted, namers, &file.label())) {
             Ok(written) if written.clamped => {
                 let message = "a count above 2^63 - 1, more than a pprof value holds, was \
                                clamped to it in the pprof profile";

@@ -41,6 +41,8 @@ use crate::image::symbols::{Procedure, Symbols};
 pub struct SourceFrame<'a> {
     /// The function: an inlined one, or the procedure that holds the address.
     pub function: &'a str,
+    /// The function's name as a number: equal for equal names within one [`SourceLines`].
+    pub name_id: u32,
     /// The source file, as the PDB records it.
     pub file: Option<&'a str>,
     /// The line in `file`.
@@ -116,6 +118,24 @@ impl LineCache {
     }
 }
 
+/// What a module's procedures' lines are read from: its line program and its inlinees, by
+/// the ID of the function inlined.
+struct ModuleLines<'a, 's> {
+    info: &'a ModuleInfo<'s>,
+    program: LineProgram<'a>,
+    inlinees: BTreeMap<IdIndex, Inlinee<'a>>,
+}
+
+impl<'a, 's> ModuleLines<'a, 's> {
+    fn read(info: &'a ModuleInfo<'s>) -> pdb2::Result<ModuleLines<'a, 's>> {
+        Ok(ModuleLines {
+            info,
+            program: info.line_program()?,
+            inlinees: info.inlinees()?.map(|i| Ok((i.index(), i))).collect()?,
+        })
+    }
+}
+
 /// A range of code an inline site covers, with the line of the inlined function there.
 #[derive(Clone, Copy, Debug)]
 struct InlineRange {
@@ -186,6 +206,7 @@ impl SourceLines {
         let frames = &self.frames[range.start as usize..range.end as usize];
         Some(frames.iter().map(|f| SourceFrame {
             function: &self.strings[f.function as usize],
+            name_id: f.function,
             file: f.file.map(|i| self.strings[i as usize].as_str()),
             line: f.line,
             start_line: f.start_line,
@@ -237,8 +258,20 @@ impl SourceLines {
                     continue;
                 }
             };
+            // The module's line program and inlinees, read once for all its procedures.
+            let module = match guarded(|| ModuleLines::read(&info)) {
+                Ok(Ok(module)) => module,
+                Ok(Err(e)) => {
+                    self.note(err(e));
+                    continue;
+                }
+                Err(panicked) => {
+                    self.note(IdentError::panicked(path, panicked));
+                    continue;
+                }
+            };
             let resolve = |lines: &mut SourceLines, w: &Wanted<'_>, pending: &mut Vec<_>| {
-                lines.procedure(&info, strings.as_ref(), &address_map, w, pending)
+                lines.procedure(&module, strings.as_ref(), &address_map, w, pending)
             };
             for w in procedures {
                 // What a procedure added before its records failed is taken back: its
@@ -278,13 +311,13 @@ impl SourceLines {
     /// that have one.
     fn procedure(
         &mut self,
-        info: &ModuleInfo<'_>,
+        module: &ModuleLines<'_, '_>,
         strings: Option<&StringTable<'_>>,
         address_map: &pdb2::AddressMap<'_>,
         w: &Wanted<'_>,
         pending: &mut Vec<(usize, IdIndex)>,
     ) -> pdb2::Result<()> {
-        let program = info.line_program()?;
+        let program = &module.program;
         let p = w.procedure;
         let within = |offset: PdbInternalSectionOffset, len: u32| {
             offset.section == p.offset.section
@@ -300,7 +333,7 @@ impl SourceLines {
             }
         }
         lines.sort_by_key(|&(offset, _, _)| offset);
-        let sites = sites(info, p, &within)?;
+        let sites = sites(module, p, &within)?;
 
         let name = self.intern(w.name);
         let start_line = line_at(&lines, p.offset.offset)
@@ -310,7 +343,7 @@ impl SourceLines {
         let mut file = |this: &mut SourceLines, index: FileIndex| {
             *files
                 .entry(index)
-                .or_insert_with(|| file_name(&program, strings, index).map(|f| this.intern(&f)))
+                .or_insert_with(|| file_name(program, strings, index).map(|f| this.intern(&f)))
         };
         for &rva in &w.rvas {
             let Some(at) = Rva(rva).to_internal_offset(address_map) else {
@@ -431,16 +464,23 @@ fn range_at(site: &Site, offset: u32) -> Option<&InlineRange> {
         .find(|r| r.start <= offset && offset < r.end)
 }
 
+/// The kinds of symbol [`sites`] parses, from cvinfo.h: the procedure kinds (`S_LPROC32_ST`,
+/// `S_GPROC32_ST`, `S_LPROC32`, `S_GPROC32`, `S_LPROC32_ID`, `S_GPROC32_ID`, `S_LPROC32_DPC`,
+/// `S_LPROC32_DPC_ID`), whose nested records it skips, and the inline sites (`S_INLINESITE`,
+/// `S_INLINESITE2`).
+const WALKED: [u16; 10] = [
+    0x100a, 0x100b, 0x110f, 0x1110, 0x1146, 0x1147, 0x1155, 0x1156, 0x114d, 0x115d,
+];
+
 /// The inline sites of procedure `p`, with the ranges their annotations give that lie
 /// within it.
 fn sites(
-    info: &ModuleInfo<'_>,
+    module: &ModuleLines<'_, '_>,
     p: Procedure,
     within: &dyn Fn(PdbInternalSectionOffset, u32) -> bool,
 ) -> pdb2::Result<Vec<Site>> {
-    let inlinees: BTreeMap<IdIndex, Inlinee<'_>> =
-        info.inlinees()?.map(|i| Ok((i.index(), i))).collect()?;
-    let mut symbols = info.symbols_at(SymbolIndex(p.symbol))?;
+    let inlinees = &module.inlinees;
+    let mut symbols = module.info.symbols_at(SymbolIndex(p.symbol))?;
     let end = match symbols.next()?.map(|s| s.parse()) {
         Some(Ok(SymbolData::Procedure(proc))) => proc.end,
         _ => return Ok(Vec::new()),
@@ -455,6 +495,11 @@ fn sites(
         }
         while open.last().is_some_and(|&(_, until)| index >= until) {
             open.pop();
+        }
+        // Only procedures and inline sites matter here: the rest (locals, their ranges,
+        // frame data, ...) are skipped unparsed.
+        if !WALKED.contains(&symbol.raw_kind()) {
+            continue;
         }
         match symbol.parse() {
             Ok(SymbolData::Procedure(nested)) if nested.end > index => {

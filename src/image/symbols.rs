@@ -323,6 +323,11 @@ impl Symbols {
 pub struct SymbolMap(Vec<Option<Arc<Symbols>>>);
 
 impl SymbolMap {
+    /// No symbols for any program ID.
+    pub const fn none() -> SymbolMap {
+        SymbolMap(Vec::new())
+    }
+
     /// The symbols attached to `progid`, if any.
     #[inline]
     pub fn get(&self, progid: Option<u16>) -> Option<&Symbols> {
@@ -336,6 +341,13 @@ impl SymbolMap {
             self.0.resize(at + 1, None);
         }
         self.0[at] = Some(symbols);
+    }
+
+    /// The program IDs with symbols, in order.
+    pub fn progids(&self) -> impl Iterator<Item = u16> + '_ {
+        (0..self.0.len())
+            .filter(|&i| self.0[i].is_some())
+            .map(|i| i as u16)
     }
 
     /// Whether no program ID has symbols.

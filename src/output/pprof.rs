@@ -34,7 +34,7 @@ use prost::Message;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::Counted;
-use crate::analysis::keys::{FrameKey, KeyId, Namer};
+use crate::analysis::keys::{FrameKey, KeyId, Namers};
 use crate::analysis::stacks::StackOrder;
 use crate::format::record::SampleKind;
 
@@ -217,7 +217,11 @@ pub(crate) struct Written {
 }
 
 /// Builds the profile of `counted`, with `comment` (the trace's path) as its comment.
-pub(crate) fn profile(counted: &Counted<'_>, comment: &str) -> (Profile, Written) {
+pub(crate) fn profile(
+    counted: &Counted<'_>,
+    namers: &Namers<'_>,
+    comment: &str,
+) -> (Profile, Written) {
     let mut b = Builder::default();
     b.string("");
     let types = sample_types(counted);
@@ -231,7 +235,7 @@ pub(crate) fn profile(counted: &Counted<'_>, comment: &str) -> (Profile, Written
         .collect();
     let addresses = addresses(counted);
     let mapping_of = b.mappings(counted, &addresses);
-    let location_of = b.locations(counted, &addresses, &mapping_of);
+    let location_of = b.locations(counted, namers, &addresses, &mapping_of);
     let mut samples = SampleList {
         types: &types,
         labels: sample_type.iter().map(|t| t.r#type).collect(),
@@ -415,8 +419,13 @@ impl SampleList<'_> {
 }
 
 /// Writes the profile of `counted`, gzipped, to `out`.
-pub(crate) fn write(out: impl Write, counted: &Counted<'_>, comment: &str) -> io::Result<Written> {
-    let (profile, written) = profile(counted, comment);
+pub(crate) fn write(
+    out: impl Write,
+    counted: &Counted<'_>,
+    namers: &Namers<'_>,
+    comment: &str,
+) -> io::Result<Written> {
+    let (profile, written) = profile(counted, namers, comment);
     // The fastest level: on the benchmark trace the file is a fifth larger than at the
     // default level (1.27 MB against 1.07 MB), and deflating stops being a tenth of the run.
     let mut gz = GzEncoder::new(out, Compression::fast());
@@ -522,6 +531,7 @@ impl Builder {
     fn locations(
         &mut self,
         counted: &Counted<'_>,
+        namers: &Namers<'_>,
         addresses: &BTreeMap<(u16, u32), bool>,
         mapping_of: &BTreeMap<u16, u64>,
     ) -> FxHashMap<(u16, u32), u64> {
@@ -530,25 +540,24 @@ impl Builder {
         for (&(progid, rva), &exact) in addresses {
             by_binary.entry(progid).or_default().push((rva, !exact));
         }
+        let mut ids: Vec<KeyId> = Vec::new();
         for (progid, list) in by_binary {
             let binary = counted.tables.binary_name(progid);
             let symbols = counted.symbols.get(Some(progid));
-            let namer = Namer::new(symbols, counted.inline, list.iter().copied());
+            let namer = namers.get(progid);
             let mut functions = Functions {
                 binary: &binary,
                 of: FxHashMap::default(),
             };
             let mapping = mapping_of[&progid];
             for (rva, returns) in list {
-                let key = FrameKey::of(symbols, rva, returns);
+                ids.clear();
+                namer.ids(rva, returns, &mut ids);
                 let line = match namer.frames(rva, returns) {
+                    // Innermost first, as pprof expects: the ids reversed.
                     Some(frames) => frames
-                        .map(|f| {
-                            let id = if f.inlined {
-                                KeyId::Inlined(f.function.to_owned())
-                            } else {
-                                key.id()
-                            };
+                        .zip(ids.iter().rev())
+                        .map(|(f, &id)| {
                             let function_id =
                                 functions.id(self, id, f.function, f.file, f.start_line);
                             Line {
@@ -558,8 +567,9 @@ impl Builder {
                         })
                         .collect(),
                     None => {
+                        let key = FrameKey::of(symbols, rva, returns);
                         let name = key.function.clone().unwrap_or_else(|| key.name(&binary));
-                        let function_id = functions.id(self, key.id(), &name, None, None);
+                        let function_id = functions.id(self, ids[0], &name, None, None);
                         vec![Line {
                             function_id,
                             line: 0,
