@@ -3,12 +3,15 @@
 //! that the stacks reference as many distinct addresses as asked.
 //!
 //! ```text
-//! cargo run --release --example stacks -- OUT.spt IMAGE.readobj.txt NAME START END ADDRESSES
+//! cargo run --release --example stacks -- OUT.spt IMAGE.readobj.txt NAME START END ADDRESSES [RECORDS]
 //! ```
 //!
 //! The build's GUID and age come from `llvm-readobj --coff-debug-directory` output, as the
-//! test fixtures' do; START..END is the range of RVAs to sample (a code section), and
-//! ADDRESSES how many distinct ones the stacks use (8 frames a stack, a few hits each).
+//! test fixtures' do; START..END is the range of RVAs to sample (a code section), ADDRESSES
+//! how many distinct ones the stacks use (8 frames a stack, a few hits each), and RECORDS how
+//! many call-stack records there are (ADDRESSES / 8 by default: each address once; more make
+//! a trace of a realistic length, the stacks drawn from the same addresses, each with its IP
+//! sample).
 
 use std::process::ExitCode;
 
@@ -23,6 +26,7 @@ fn main() -> ExitCode {
             None => s.parse().ok(),
         }
     };
+    let records = number(6);
     let (Some(out), Some(readobj), Some(name), Some(start), Some(end), Some(count)) = (
         args.first(),
         args.get(1),
@@ -31,7 +35,7 @@ fn main() -> ExitCode {
         number(4),
         number(5),
     ) else {
-        eprintln!("usage: stacks OUT.spt IMAGE.readobj.txt NAME START END ADDRESSES");
+        eprintln!("usage: stacks OUT.spt IMAGE.readobj.txt NAME START END ADDRESSES [RECORDS]");
         return ExitCode::from(2);
     };
     let Ok(dump) = std::fs::read_to_string(readobj) else {
@@ -75,6 +79,17 @@ fn main() -> ExitCode {
             b.ip(UNHALT_CYCLE, &frames[..1]);
             frames.clear();
         }
+    }
+    // More records: stacks of 8 of the same addresses, stepping through them at a stride
+    // that changes with each pass, so that many stacks are distinct.
+    let written = count.div_ceil(8);
+    for r in written..records.unwrap_or(written).max(written) {
+        let stride = 1 + (r / written) % 97;
+        let frames: Vec<u32> = (0..8)
+            .map(|k| at(order((r.wrapping_mul(8).wrapping_add(k * stride)) % count)))
+            .collect();
+        b.repeat(u64::from(r % 3)).callstack(&frames);
+        b.ip(UNHALT_CYCLE, &frames[..1]);
     }
     match std::fs::write(out, b.build()) {
         Ok(()) => ExitCode::SUCCESS,
