@@ -125,10 +125,20 @@ fn nearest(name: &str) -> Option<&'static str> {
         .map(|(_, n)| n)
 }
 
-/// The usage error for an unknown option, with the nearest known one.
+/// The usage error for an unknown option, written `shown`, with the nearest known one in the
+/// same spelling: `--summry` suggests `--summary`, `-sumary` `-summary`, `/sumary` `/summary`.
 pub fn unknown(shown: &str, name: &str) -> UsageError {
+    let prefix = if shown.starts_with("--") {
+        "--"
+    } else if shown.starts_with('-') {
+        "-"
+    } else {
+        "/"
+    };
     match nearest(name) {
-        Some(near) => usage(format!("unknown option '{shown}' (did you mean /{near}?)")),
+        Some(near) => usage(format!(
+            "unknown option '{shown}' (did you mean {prefix}{near}?)"
+        )),
         None => usage(format!("unknown option '{shown}'")),
     }
 }

@@ -22,7 +22,10 @@ fn a_mistyped_option_is_a_usage_error_that_dumps_nothing() {
         ("/progidd", Some("/progid")),
         ("/validat", Some("/validate")),
         ("/binry:app.exe", Some("/binary")),
-        ("--evnt", Some("/event")),
+        // In the spelling the user typed.
+        ("--evnt", Some("--event")),
+        ("--summry", Some("--summary")),
+        ("-sumary", Some("-summary")),
         ("/xyzzy", None),
     ] {
         let o = run(&[typo, SAMPLE]);
