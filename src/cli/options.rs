@@ -257,13 +257,18 @@ pub const OPTIONS: &[Opt] = &[
         ..valued(
             "top",
             "N",
-            "how many entries /summary, /functions or /compare shows per table;\n\
-             alone it implies /summary",
+            "how many entries each table of /summary, /functions, /lines or /compare\n\
+             shows; 0 or all: every entry; alone it implies /summary",
             |g, v| {
-                let n = text(v)
-                    .parse()
-                    .map_err(|_| "expected a whole number, 0 or more")?;
-                g.top = Some(n);
+                let v = text(v);
+                let n = if v.eq_ignore_ascii_case("all") {
+                    0
+                } else {
+                    v.parse()
+                        .map_err(|_| "expected a whole number, 0 or more, or all")?
+                };
+                // 0 is every entry: no table is cut.
+                g.top = Some(if n == 0 { usize::MAX } else { n });
                 Ok(())
             },
         )

@@ -418,3 +418,40 @@ fn a_trace_without_samples_gets_a_flame_graph_that_says_so() {
     assert!(text.contains("No samples: nothing to draw."));
     assert!(text.contains("idle.spt"));
 }
+
+#[test]
+fn top_0_and_top_all_show_every_entry() {
+    let all = run(&[
+        "/functions",
+        "/json",
+        "/top:0",
+        "/pdb:app.pdb",
+        "profile.spt",
+    ]);
+    assert_eq!(all.status.code(), Some(0));
+    let lines: Vec<Value> = stdout(&all)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &Value| v["type"] == "functions")
+        .collect();
+    assert!(lines.iter().any(|l| l["unique"].as_u64().unwrap() > 2));
+    for l in &lines {
+        assert_eq!(
+            l["top"].as_array().unwrap().len() as u64,
+            l["unique"].as_u64().unwrap()
+        );
+    }
+    let spelled = run(&[
+        "/functions",
+        "/json",
+        "/top:ALL",
+        "/pdb:app.pdb",
+        "profile.spt",
+    ]);
+    assert_eq!(stdout(&spelled), stdout(&all));
+    // A cut table says so in text; an uncut one does not.
+    let cut = stdout(&run(&["/functions", "/top:2", "profile.spt"]));
+    assert!(cut.contains(", showing 2\n"), "{cut}");
+    let whole = stdout(&run(&["/functions", "/top:all", "profile.spt"]));
+    assert!(!whole.contains("showing"), "{whole}");
+}
