@@ -426,7 +426,11 @@ mod tests {
     fn json(summary: &Summary) -> Vec<String> {
         let (tables, symbols) = (Tables::default(), SymbolMap::default());
         summary
-            .lines(&tables, &symbols)
+            .lines(
+                &tables,
+                &symbols,
+                crate::analysis::stacks::StackOrder::LeafFirst,
+            )
             .map(|l| serde_json::to_string(&l).unwrap())
             .collect()
     }

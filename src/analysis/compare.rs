@@ -86,6 +86,8 @@ pub struct OnlyIn {
 /// The comparison of two traces.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CompareReport {
+    /// BASE, as given on the command line.
+    pub base: String,
     /// Each pair and source, pairs in BASE's progid order.
     pub comparisons: Vec<Comparison>,
     /// The binaries in one trace only.

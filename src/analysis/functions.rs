@@ -35,6 +35,8 @@ pub struct FunctionsLine {
     /// Their summed hits: the total the shares are of.
     pub(crate) hits: u128,
     /// How many keys the stacks have.
+    pub(crate) keys: usize,
+    /// The same as `keys`: the old name, kept for consumers (deprecated).
     pub(crate) unique: usize,
     pub(crate) top: Vec<FunctionRow>,
 }
@@ -146,6 +148,7 @@ fn binary(b: &BinaryStacks, top: usize) -> FunctionsLine {
             0
         },
         hits: b.hits,
+        keys: unique,
         unique,
         top: rows,
     }

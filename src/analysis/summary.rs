@@ -16,10 +16,21 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::analysis::counts::{CountKey, Counts};
+use crate::analysis::stacks::StackOrder;
 use crate::format::opcode::Opcode;
 use crate::format::record::{Branch, SampleKind, Samples};
 use crate::format::tables::Tables;
 use crate::image::symbols::{SymbolMap, Symbols};
+
+/// What a source's total counts, as `/summary` names it: the `samples` of an IP event, the
+/// `branches` of LBR records, the `arcs` of call stacks (a stack of n frames, n - 1 arcs).
+pub(crate) fn counted(source: SampleKind) -> &'static str {
+    match source {
+        SampleKind::Ip(_) => "samples",
+        SampleKind::Lbr => "branches",
+        SampleKind::CallStack => "arcs",
+    }
+}
 
 /// One table of a binary, read in place: a source's records, hits and keys (an RVA for IP
 /// events, an arc `[from, to]` for LBR and call stacks).
@@ -234,6 +245,13 @@ fn function_of(symbols: &Symbols, rva: u32) -> Option<u32> {
     symbols.lookup(rva).map(|(f, _)| f.rva)
 }
 
+/// `function+0xOFFSET` for `rva`, when a function holds it.
+fn symbol_at(symbols: &Symbols, rva: u32) -> Option<String> {
+    symbols
+        .lookup(rva)
+        .map(|(f, offset)| format!("{}+0x{offset:X}", f.name))
+}
+
 /// The name of the function starting at `rva`.
 fn function_name(symbols: &Symbols, rva: u32) -> String {
     symbols
@@ -250,10 +268,11 @@ impl Keyed<u32> {
             unresolved,
             top: top(all.into_iter(), n)
                 .into_iter()
-                .map(|(rva, samples)| TopFunction {
+                .map(|(rva, hits)| TopFunction {
                     function: function_name(symbols, rva),
                     rva,
-                    samples,
+                    hits,
+                    samples: hits,
                 })
                 .collect(),
         }
@@ -275,6 +294,8 @@ impl Keyed<[u32; 2]> {
                     from: function_name(symbols, from),
                     to: function_name(symbols, to),
                     hits,
+                    callee: None,
+                    caller: None,
                 })
                 .collect(),
         }
@@ -484,11 +505,13 @@ impl Summary {
         all
     }
 
-    /// The summary's report, one line per binary, as JSON prints it and text lays it out.
+    /// The summary's report, one line per binary, as JSON prints it and text lays it out;
+    /// `order` says which end of a stored call-stack arc is the callee.
     pub(crate) fn lines<'a>(
         &'a self,
         tables: &'a Tables,
         symbols: &'a SymbolMap,
+        order: StackOrder,
     ) -> impl Iterator<Item = SummaryLine> + 'a {
         self.ordered().into_iter().map(move |b| {
             let symbols = symbols.get(b.progid);
@@ -512,7 +535,11 @@ impl Summary {
                             top: t
                                 .top(self.top)
                                 .into_iter()
-                                .map(|(rva, hits)| TopRva { rva, hits })
+                                .map(|(rva, hits)| TopRva {
+                                    rva,
+                                    hits,
+                                    symbol: symbols.and_then(|s| symbol_at(s, rva)),
+                                })
                                 .collect(),
                             functions: symbols.map(|s| t.functions(s, self.top)),
                         })
@@ -525,22 +552,65 @@ impl Summary {
                     top: top_arcs(t, self.top),
                     function_arcs: symbols.map(|s| t.function_arcs(s, self.top)),
                 }),
-                callstack: b.callstack.as_ref().map(|t| CallstackSummary {
-                    records: t.records,
-                    arcs: t.total,
-                    unique_arcs: t.hits.len(),
-                    top: top_arcs(t, self.top),
-                    function_arcs: symbols.map(|s| t.function_arcs(s, self.top)),
-                }),
+                callstack: b
+                    .callstack
+                    .as_ref()
+                    .map(|t| callstack_summary(t, symbols, self.top, order)),
             }
         })
+    }
+}
+
+/// The call-stack table's summary: its arcs, each with which end is the callee.
+fn callstack_summary(
+    t: &Keyed<[u32; 2]>,
+    symbols: Option<&Symbols>,
+    n: usize,
+    order: StackOrder,
+) -> CallstackSummary {
+    let mut top = top_arcs(t, n);
+    let mut function_arcs = symbols.map(|s| t.function_arcs(s, n));
+    // Stored leaf first, the first frame of a pair is the one called.
+    let leaf_first = order == StackOrder::LeafFirst;
+    for arc in &mut top {
+        let (callee, caller) = if leaf_first {
+            (arc.from, arc.to)
+        } else {
+            (arc.to, arc.from)
+        };
+        arc.callee = Some(callee);
+        arc.caller = Some(caller);
+    }
+    for arc in function_arcs.iter_mut().flat_map(|f| &mut f.top) {
+        let (callee, caller) = if leaf_first {
+            (arc.from.clone(), arc.to.clone())
+        } else {
+            (arc.to.clone(), arc.from.clone())
+        };
+        arc.callee = Some(callee);
+        arc.caller = Some(caller);
+    }
+    CallstackSummary {
+        records: t.records,
+        hits: t.record_hits,
+        arcs: t.total,
+        unique_arcs: t.hits.len(),
+        leaf_first,
+        top,
+        function_arcs,
     }
 }
 
 fn top_arcs(t: &Keyed<[u32; 2]>, n: usize) -> Vec<TopArc> {
     t.top(n)
         .into_iter()
-        .map(|([from, to], hits)| TopArc { from, to, hits })
+        .map(|([from, to], hits)| TopArc {
+            from,
+            to,
+            hits,
+            callee: None,
+            caller: None,
+        })
         .collect()
 }
 
@@ -579,6 +649,8 @@ pub(crate) struct FunctionTable {
 pub(crate) struct TopFunction {
     pub(crate) function: String,
     pub(crate) rva: u32,
+    pub(crate) hits: u128,
+    /// The same as `hits`: the old name, kept for consumers (deprecated).
     pub(crate) samples: u128,
 }
 
@@ -595,6 +667,12 @@ pub(crate) struct TopFunctionArc {
     pub(crate) from: String,
     pub(crate) to: String,
     pub(crate) hits: u128,
+    /// For call-stack arcs: the called function, whichever end it is stored at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) callee: Option<String>,
+    /// For call-stack arcs: the calling function.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) caller: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -611,7 +689,13 @@ pub(crate) struct LbrSummary {
 #[derive(Serialize)]
 pub(crate) struct CallstackSummary {
     pub(crate) records: u64,
+    /// The records' hits: the stacks' total, as `/functions` and `/check` count it.
+    pub(crate) hits: u128,
+    /// The arcs' hits: a stack of n frames adds n - 1 arcs, each with its hits.
     pub(crate) arcs: u128,
+    /// Whether the stacks are stored leaf first (`from` is the callee).
+    #[serde(skip)]
+    pub(crate) leaf_first: bool,
     pub(crate) unique_arcs: usize,
     pub(crate) top: Vec<TopArc>,
     /// With `/pdb`: the arcs between functions.
@@ -623,6 +707,9 @@ pub(crate) struct CallstackSummary {
 pub(crate) struct TopRva {
     pub(crate) rva: u32,
     pub(crate) hits: u128,
+    /// With `/pdb`: `function+0xOFFSET`, when a function holds the address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) symbol: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -630,6 +717,12 @@ pub(crate) struct TopArc {
     pub(crate) from: u32,
     pub(crate) to: u32,
     pub(crate) hits: u128,
+    /// For call-stack arcs: the called frame's address, whichever end it is stored at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) callee: Option<u32>,
+    /// For call-stack arcs: the calling frame's address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) caller: Option<u32>,
 }
 
 #[cfg(test)]
@@ -660,7 +753,7 @@ mod tests {
 
     fn lines(s: &Summary) -> Vec<Value> {
         let (tables, symbols) = no_names();
-        s.lines(&tables, &symbols)
+        s.lines(&tables, &symbols, StackOrder::LeafFirst)
             .map(|l| serde_json::to_value(&l).unwrap())
             .collect()
     }
@@ -707,7 +800,12 @@ mod tests {
         add(&mut s, Some(1), Opcode::ETW_INSTR, max, &[7, 7, 8]);
         add(&mut s, Some(1), Opcode::ETW_CALLSTACK, max, &[1, 2, 3]);
         let (tables, symbols) = no_names();
-        let text = serde_json::to_string(&s.lines(&tables, &symbols).next().unwrap()).unwrap();
+        let text = serde_json::to_string(
+            &s.lines(&tables, &symbols, StackOrder::LeafFirst)
+                .next()
+                .unwrap(),
+        )
+        .unwrap();
         assert!(text.contains(r#""samples":55340232221128654848"#), "{text}");
         assert!(
             text.contains(r#"{"rva":7,"hits":36893488147419103232}"#),

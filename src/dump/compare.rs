@@ -44,7 +44,8 @@ pub(super) fn compare<P: Printer>(
             })
         }
         if let (Some(base), Some(new)) = (side(base, plan.inline), side(new, plan.inline)) {
-            let report = compare::compare(&base, &new, plan.top);
+            let mut report = compare::compare(&base, &new, plan.top);
+            report.base = traces.paths[0].clone();
             let new_file = FileInfo {
                 path: &traces.paths[1],
                 size: None,

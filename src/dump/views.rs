@@ -27,7 +27,7 @@ pub(super) fn show<P: Printer>(
     if views.summary
         && let Some(summary) = &kept.summary
     {
-        out.print(|p| p.summary(summary, &kept.tables, &kept.symbols))?;
+        out.print(|p| p.summary(summary, &kept.tables, &kept.symbols, plan.stack_order))?;
     }
     let Some(stacks) = &kept.stacks else {
         return Ok(());

@@ -29,6 +29,8 @@ use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::{LineRow, LinesReport};
 use crate::analysis::share;
+use crate::analysis::stacks::StackOrder;
+use crate::analysis::summary::counted;
 use crate::analysis::summary::{Summary, SummaryLine};
 use crate::format::diag::{Diagnostic, Severity, Tally};
 use crate::format::header::Header;
@@ -259,16 +261,24 @@ struct CheckSummaryLine<'a> {
 #[serde(tag = "type", rename = "compare")]
 struct CompareLine<'a> {
     path: &'a str,
+    /// BASE's path (`path` is NEW's, as on every line about NEW).
+    base: &'a str,
+    /// NEW's path, the same as `path`.
+    new: &'a str,
     name: &'a str,
     source: &'a str,
     base_hits: u128,
     new_hits: u128,
+    /// What `base_hits` and `new_hits` count: `samples`, `branches` or `arcs`.
+    counted: &'static str,
     overlap: f64,
     coverage: f64,
     missing: Vec<MissingKey<'a>>,
+    /// The same as `missing`, named for what it is: the keys NEW samples more than BASE.
+    more_in_new: Vec<MissingKey<'a>>,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 struct MissingKey<'a> {
     key: &'a str,
     base_share: f64,
@@ -526,8 +536,9 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
         summary: &Summary,
         tables: &Tables,
         symbols: &SymbolMap,
+        order: StackOrder,
     ) -> io::Result<()> {
-        for summary in summary.lines(tables, symbols) {
+        for summary in summary.lines(tables, symbols, order) {
             let line = SummaryOf {
                 path: &self.path,
                 summary,
@@ -622,23 +633,28 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
 
     fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()> {
         for c in &report.comparisons {
+            let missing: Vec<MissingKey<'_>> = c
+                .missing
+                .iter()
+                .map(|m| MissingKey {
+                    key: &m.key,
+                    base_share: m.base_share,
+                    new_share: m.new_share,
+                })
+                .collect();
             self.line(&CompareLine {
                 path: file.path,
+                base: &report.base,
+                new: file.path,
                 name: &c.name,
                 source: c.source.name(),
                 base_hits: c.base_hits,
                 new_hits: c.new_hits,
+                counted: counted(c.source),
                 overlap: c.overlap,
                 coverage: c.coverage,
-                missing: c
-                    .missing
-                    .iter()
-                    .map(|m| MissingKey {
-                        key: &m.key,
-                        base_share: m.base_share,
-                        new_share: m.new_share,
-                    })
-                    .collect(),
+                more_in_new: missing.clone(),
+                missing,
             })?;
         }
         for o in &report.only_in {

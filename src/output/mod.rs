@@ -18,6 +18,7 @@ use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
+use crate::analysis::stacks::StackOrder;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::Header;
@@ -90,6 +91,7 @@ pub(crate) trait Printer {
         summary: &Summary,
         tables: &Tables,
         symbols: &SymbolMap,
+        order: StackOrder,
     ) -> io::Result<()>;
     /// The inclusive and exclusive hits per key of each binary's call stacks (`/functions`).
     fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()>;
@@ -278,7 +280,7 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         end_events();
         record(record: &Record<'_>, tables: &Tables, symbols: &SymbolMap);
         diagnostic(diagnostic: &Diagnostic);
-        summary(summary: &Summary, tables: &Tables, symbols: &SymbolMap);
+        summary(summary: &Summary, tables: &Tables, symbols: &SymbolMap, order: StackOrder);
         functions(lines: &[FunctionsLine]);
         source_lines(report: &LinesReport);
         check(file: &FileInfo<'_>, report: &CheckReport, diagnostics: Tally);

@@ -30,7 +30,9 @@ use crate::analysis::check::CheckReport;
 use crate::analysis::compare::{CompareReport, Comparison};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
+use crate::analysis::stacks::StackOrder;
 use crate::analysis::summary::Summary;
+use crate::analysis::summary::counted;
 use crate::format::diag::{Diagnostic, Severity, Tally};
 use crate::format::header::{Header, fourcc};
 use crate::format::progid::{ProgramIdTable, registry_form};
@@ -388,8 +390,9 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         summary: &Summary,
         tables: &Tables,
         symbols: &SymbolMap,
+        order: StackOrder,
     ) -> io::Result<()> {
-        summary::write(self, summary, tables, symbols)
+        summary::write(self, summary, tables, symbols, order)
     }
 
     fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()> {
@@ -466,7 +469,16 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
     }
 
     fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()> {
-        self.section(format_args!("Compared with NEW {}", clean(&file.label())))?;
+        let base = if report.base == "-" {
+            "standard input"
+        } else {
+            &report.base
+        };
+        self.section(format_args!(
+            "Compared with NEW {} (BASE {})",
+            clean(&file.label()),
+            clean(base)
+        ))?;
         let name_w = report
             .comparisons
             .iter()
@@ -484,24 +496,26 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
                 .max(title.len())
         };
         let (bw, nw) = (
-            hits_w(|c| c.base_hits, "base hits"),
-            hits_w(|c| c.new_hits, "new hits"),
+            hits_w(|c| c.base_hits, "base"),
+            hits_w(|c| c.new_hits, "new"),
         );
+        // The totals count what /summary counts per source: samples, branches or arcs.
         if !report.comparisons.is_empty() {
             writeln!(
                 self.out,
-                "  {:<name_w$}  {:<15}  {:>bw$}  {:>nw$}  {:>7}  {:>8}",
-                "binary", "source", "base hits", "new hits", "overlap", "coverage"
+                "  {:<name_w$}  {:<15}  {:>bw$}  {:>nw$}  {:<8}  {:>7}  {:>8}",
+                "binary", "source", "base", "new", "counted", "overlap", "coverage"
             )?;
         }
         for c in &report.comparisons {
             writeln!(
                 self.out,
-                "  {:<name_w$}  {:<15}  {:>bw$}  {:>nw$}  {:>7}  {:>8}",
+                "  {:<name_w$}  {:<15}  {:>bw$}  {:>nw$}  {:<8}  {:>7}  {:>8}",
                 clean(&c.name),
                 c.source,
                 c.base_hits,
                 c.new_hits,
+                counted(c.source),
                 format!("{:.1}%", c.overlap * 100.0),
                 format!("{:.1}%", c.coverage * 100.0)
             )?;

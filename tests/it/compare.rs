@@ -170,11 +170,11 @@ fn text_has_a_row_per_pair_and_source() {
     let o = run_in(Path::new("."), &["/compare", &base, &new]);
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(
-        out.contains("  binary   source           base hits  new hits  overlap  coverage\n"),
+        out.contains("  binary   source           base  new  counted   overlap  coverage\n"),
         "{out}"
     );
     assert!(
-        out.contains("  App.exe  UNHALT_CYCLE             4         4    50.0%     50.0%\n"),
+        out.contains("  App.exe  UNHALT_CYCLE        4    4  samples     50.0%     50.0%\n"),
         "{out}"
     );
     assert!(

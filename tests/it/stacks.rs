@@ -193,7 +193,7 @@ fn the_text_table_shows_shares() {
         "{out}"
     );
     assert!(
-        out.contains("  inclusive    share  exclusive    share  function"),
+        out.contains("  inclusive    share  exclusive    share  key"),
         "{out}"
     );
     assert!(

@@ -249,7 +249,7 @@ fn function_tables_add_up_to_the_rva_tables() {
     assert_eq!(
         unhalt["functions"],
         json!({"unique": 1, "unresolved": 3,
-               "top": [{"function": "parse_token", "rva": function("parse_token").rva, "samples": 6}]})
+               "top": [{"function": "parse_token", "rva": function("parse_token").rva, "hits": 6, "samples": 6}]})
     );
     assert_eq!(
         summary["lbr"]["function_arcs"]["top"],
@@ -258,7 +258,9 @@ fn function_tables_add_up_to_the_rva_tables() {
     );
     assert_eq!(
         summary["callstack"]["function_arcs"]["top"],
-        json!([{"from": "compute_checksum", "to": "parse_token", "hits": 1},
-               {"from": "main_entry", "to": "compute_checksum", "hits": 1}])
+        json!([{"from": "compute_checksum", "to": "parse_token", "hits": 1,
+                "callee": "compute_checksum", "caller": "parse_token"},
+               {"from": "main_entry", "to": "compute_checksum", "hits": 1,
+                "callee": "main_entry", "caller": "compute_checksum"}])
     );
 }

@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use super::{TextPrinter, clean};
 use crate::analysis::functions::{FunctionRow, FunctionsLine};
 use crate::analysis::lines::{LinesReport, LinesTable};
+use crate::analysis::stacks::StackOrder;
 use crate::analysis::summary::{FunctionArcTable, IpSummary, Summary, SummaryLine, TopArc};
 use crate::format::record::SampleKind;
 use crate::format::tables::Tables;
@@ -31,8 +32,9 @@ pub(super) fn write<W: Write, E: Write>(
     summary: &Summary,
     tables: &Tables,
     symbols: &SymbolMap,
+    order: StackOrder,
 ) -> io::Result<()> {
-    for line in summary.lines(tables, symbols) {
+    for line in summary.lines(tables, symbols, order) {
         binary(p.block()?, &line)?;
     }
     Ok(())
@@ -52,28 +54,47 @@ fn binary(o: &mut impl Write, line: &SummaryLine) -> io::Result<()> {
     if let Some(lbr) = &line.lbr {
         writeln!(
             o,
-            "  LBR: {} record{}, {} branch{}, {} unique arc{}",
+            "  LBR: {} record{}, {} branch{}, {} unique arc{}{}",
             lbr.records,
             plural(lbr.records),
             lbr.branches,
             if lbr.branches == 1 { "" } else { "es" },
             lbr.unique_arcs,
-            plural(lbr.unique_arcs as u64)
+            plural(lbr.unique_arcs as u64),
+            showing(lbr.top.len(), lbr.unique_arcs)
         )?;
-        arcs(o, &lbr.top, lbr.function_arcs.as_ref(), lbr.branches)?;
+        table(o, "from->to", &arc_rows(&lbr.top, lbr.branches, "->"))?;
+        if let Some(f) = &lbr.function_arcs {
+            function_arcs(o, f, lbr.branches, "from->to", "->")?;
+        }
     }
     if let Some(cs) = &line.callstack {
         writeln!(
             o,
-            "  ETW_CALLSTACK: {} record{}, {} arc{}, {} unique arc{}",
+            "  ETW_CALLSTACK: {} record{}, {} hit{}, {} arc{}, {} unique arc{}{}",
             cs.records,
             plural(cs.records),
+            cs.hits,
+            plural(cs.hits),
             cs.arcs,
             plural(cs.arcs),
             cs.unique_arcs,
-            plural(cs.unique_arcs as u64)
+            plural(cs.unique_arcs as u64),
+            showing(cs.top.len(), cs.unique_arcs)
         )?;
-        arcs(o, &cs.top, cs.function_arcs.as_ref(), cs.arcs)?;
+        // As stored, each frame with the next one out: callee then caller when stacks are
+        // stored leaf first, and the arrow says which calls which.
+        let arrow = if cs.leaf_first { "<-" } else { "->" };
+        let heading = if cs.leaf_first {
+            "callee<-caller"
+        } else {
+            "caller->callee"
+        };
+        let rows = arc_rows(&cs.top, cs.arcs, arrow);
+        table(o, heading, &rows)?;
+        if let Some(f) = &cs.function_arcs {
+            function_arcs(o, f, cs.arcs, heading, arrow)?;
+        }
     }
     Ok(())
 }
@@ -82,20 +103,24 @@ fn binary(o: &mut impl Write, line: &SummaryLine) -> io::Result<()> {
 fn event(o: &mut impl Write, ip: &IpSummary) -> io::Result<()> {
     writeln!(
         o,
-        "  {}: {} record{}, {} sample{}, {} unique RVA{}",
+        "  {}: {} record{}, {} sample{}, {} unique RVA{}{}",
         ip.event,
         ip.records,
         plural(ip.records),
         ip.samples,
         plural(ip.samples),
         ip.unique_rvas,
-        plural(ip.unique_rvas as u64)
+        plural(ip.unique_rvas as u64),
+        showing(ip.top.len(), ip.unique_rvas)
     )?;
     let rows: Vec<_> = ip
         .top
         .iter()
         .map(|t| {
-            let rva = format!("0x{:08X}", t.rva);
+            let rva = match &t.symbol {
+                Some(symbol) => format!("0x{:08X}  {}", t.rva, clean(symbol)),
+                None => format!("0x{:08X}", t.rva),
+            };
             (t.hits, percent(t.hits, ip.samples), rva)
         })
         .collect();
@@ -108,10 +133,10 @@ fn event(o: &mut impl Write, ip: &IpSummary) -> io::Result<()> {
         .iter()
         .map(|t| {
             let name = clean(&t.function).into_owned();
-            (t.samples, percent(t.samples, ip.samples), name)
+            (t.hits, percent(t.hits, ip.samples), name)
         })
         .collect();
-    table(o, "function", &rows)?;
+    table(o, &format!("function{}", of(f.top.len(), f.unique)), &rows)?;
     let what = [
         "sample outside every function",
         "samples outside every function",
@@ -120,19 +145,6 @@ fn event(o: &mut impl Write, ip: &IpSummary) -> io::Result<()> {
 }
 
 /// An arc table's top arcs, and with `/pdb` its top function pairs.
-fn arcs(
-    o: &mut impl Write,
-    top: &[TopArc],
-    functions: Option<&FunctionArcTable>,
-    total: u128,
-) -> io::Result<()> {
-    table(o, "from->to", &arc_rows(top, total))?;
-    match functions {
-        Some(f) => function_arcs(o, f, total),
-        None => Ok(()),
-    }
-}
-
 /// Writes `/functions`: a table per binary of inclusive and exclusive hits, with their
 /// shares of the binary's stack total, hottest first.
 pub(super) fn functions<W: Write, E: Write>(
@@ -185,7 +197,7 @@ fn functions_of(o: &mut impl Write, line: &FunctionsLine) -> io::Result<()> {
     let sw = "100.00%".len();
     writeln!(
         o,
-        "    {:>iw$}  {:>sw$}  {:>ew$}  {:>sw$}  function",
+        "    {:>iw$}  {:>sw$}  {:>ew$}  {:>sw$}  key",
         "inclusive", "share", "exclusive", "share"
     )?;
     for r in rows {
@@ -204,16 +216,29 @@ fn functions_of(o: &mut impl Write, line: &FunctionsLine) -> io::Result<()> {
 }
 
 /// The function-pair table of an arc table.
-fn function_arcs(o: &mut impl Write, f: &FunctionArcTable, total: u128) -> io::Result<()> {
+/// The function pairs of an arc table, under `heading` (`from->to`, `callee<-caller` or
+/// `caller->callee`, said of functions), their ends joined by `arrow`, as stored.
+fn function_arcs(
+    o: &mut impl Write,
+    f: &FunctionArcTable,
+    total: u128,
+    heading: &str,
+    arrow: &str,
+) -> io::Result<()> {
     let rows: Vec<_> = f
         .top
         .iter()
         .map(|t| {
-            let arc = format!("{}->{}", clean(&t.from), clean(&t.to));
+            let arc = format!("{}{arrow}{}", clean(&t.from), clean(&t.to));
             (t.hits, percent(t.hits, total), arc)
         })
         .collect();
-    table(o, "function->function", &rows)?;
+    let heading = heading
+        .replace("from", "function")
+        .replace("to", "function")
+        .replace("callee", "callee function")
+        .replace("caller", "caller function");
+    table(o, &format!("{heading}{}", of(f.top.len(), f.unique)), &rows)?;
     unresolved(
         o,
         f.unresolved,
@@ -235,16 +260,36 @@ fn unresolved(o: &mut impl Write, part: u128, total: u128, what: [&str; 2]) -> i
     writeln!(o, "    ({part} {what}, {})", percent(part, total))
 }
 
-fn arc_rows(top: &[TopArc], total: u128) -> Vec<(u128, String, String)> {
+/// The rows of an arc table: each arc as stored, its ends joined by `arrow`.
+fn arc_rows(top: &[TopArc], total: u128, arrow: &str) -> Vec<(u128, String, String)> {
     top.iter()
         .map(|t| {
             (
                 t.hits,
                 percent(t.hits, total),
-                format!("0x{:08X}->0x{:08X}", t.from, t.to),
+                format!("0x{:08X}{arrow}0x{:08X}", t.from, t.to),
             )
         })
         .collect()
+}
+
+/// ` (showing N of M)` after the heading of a table of `unique` entries that shows only
+/// `shown` of them.
+fn of(shown: usize, unique: usize) -> String {
+    if shown < unique {
+        format!(" (showing {shown} of {unique})")
+    } else {
+        String::new()
+    }
+}
+
+/// `, showing N` when a table of `unique` entries shows only `shown` of them.
+fn showing(shown: usize, unique: usize) -> String {
+    if shown < unique {
+        format!(", showing {shown}")
+    } else {
+        String::new()
+    }
 }
 
 /// `/lines`: a table per binary and source.
@@ -360,7 +405,14 @@ mod tests {
             &[0x10, 0x20, 0x20, 0x20],
         );
         let mut printer = TextPrinter::new(Vec::new(), Vec::new());
-        write(&mut printer, &s, &Tables::default(), &SymbolMap::default()).unwrap();
+        write(
+            &mut printer,
+            &s,
+            &Tables::default(),
+            &SymbolMap::default(),
+            StackOrder::LeafFirst,
+        )
+        .unwrap();
         let text = String::from_utf8(printer.into_inner().0).unwrap();
         assert!(
             text.contains("RETIRE_INSTR: 1 record, 4 samples, 2 unique RVAs"),
