@@ -10,12 +10,14 @@
 //! | binary-not-in-trace    | error    | a `/match` file matches no program ID                   |
 //! | spd-mismatch           | error    | a `/match` SPD is not the trace's build                 |
 //! | no-lbr                 | note     | no LBR records: `SPDConvert /mode:IP`                   |
-//! | lbr-present            | note     | LBR records: `SPDConvert /mode:LBR` is possible         |
+//! | lbr-present            | note     | enough LBR records: `SPDConvert /mode:LBR`              |
+//! | lbr-sparse             | note     | too few LBR records beside IP samples: `/mode:IP`       |
 //! | kernel-image           | note     | a kernel-mode image (`ntoskrnl.exe`, `hal.dll`, `*.sys`) |
 //! | sparse                 | warning  | with `/pdb`: under 1 hit per 100 bytes of sampled code  |
 //! | spd-not-profiled       | note     | a `/match` SPD holds no profile yet                     |
 //!
-//! The mode to give SPDConvert is LBR when the trace has LBR records, else IP.
+//! The mode to give SPDConvert is LBR when the trace has at least [`LBR_ENOUGH`] LBR records
+//! (or LBR records and no IP samples), else IP.
 
 use std::collections::BTreeMap;
 
@@ -43,8 +45,10 @@ pub enum VerdictCode {
     Sparse = "sparse", Warning;
     /// No LBR records: `SPDConvert /mode:IP`.
     NoLbr = "no-lbr", Note;
-    /// LBR records present: `SPDConvert /mode:LBR` is possible.
+    /// Enough LBR records for `SPDConvert /mode:LBR`.
     LbrPresent = "lbr-present", Note;
+    /// LBR records, but too few to rely on beside the IP samples: `/mode:IP`.
+    LbrSparse = "lbr-sparse", Note;
     /// A kernel-mode image (`ntoskrnl.exe`, `hal.dll`, `*.sys`).
     KernelImage = "kernel-image", Note;
     /// A `/match` SPD holds no profile yet: the first import fills it.
@@ -89,7 +93,7 @@ pub(crate) struct CheckBinary {
 /// The SPDConvert mode a trace calls for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
-    /// `/mode:LBR`: the trace has LBR records.
+    /// `/mode:LBR`: the trace has enough LBR records (or only those).
     Lbr,
     /// `/mode:IP`.
     Ip,
@@ -176,29 +180,66 @@ pub(crate) fn check(
     for m in matches {
         matched(summary, tables, m, &mut verdicts);
     }
-    let mode = if binaries.iter().any(|b| b.lbr) {
-        verdicts.add(
-            None,
-            VerdictCode::LbrPresent,
-            "LBR records present: SPDConvert /mode:LBR is possible".to_owned(),
-        );
-        Mode::Lbr
-    } else {
-        verdicts.add(
-            None,
-            VerdictCode::NoLbr,
-            "no LBR records (a CPU or VM without LBR, or perfcore.ini not set): use \
-             SPDConvert /mode:IP"
-                .to_owned(),
-        );
-        Mode::Ip
-    };
+    let mode = mode(&binaries, &mut verdicts);
     let mut verdicts = verdicts.0;
     verdicts.sort_by_key(|v| std::cmp::Reverse(v.severity()));
     CheckReport {
         binaries,
         verdicts,
         mode,
+    }
+}
+
+/// The fewest LBR records `/check` recommends `SPDConvert /mode:LBR` for, when the trace
+/// has IP samples too: a second of LBR sampling at xperf's default profile interval (1 ms),
+/// each record up to 32 branches. No figure is published by SPDConvert; this is ours
+/// (README, "Before SPDConvert").
+pub const LBR_ENOUGH: u64 = 1000;
+
+/// The SPDConvert mode, from how much LBR data the trace has, with the verdict that says
+/// why.
+fn mode(binaries: &[CheckBinary], verdicts: &mut Verdicts) -> Mode {
+    let (mut records, mut branches, mut ip) = (0u64, 0u128, 0u128);
+    for b in binaries {
+        for &(source, r, hits) in &b.events {
+            match source {
+                SampleKind::Lbr => {
+                    records += r;
+                    branches += hits;
+                }
+                SampleKind::Ip(_) => ip += hits,
+                SampleKind::CallStack => {}
+            }
+        }
+    }
+    let amount = format!(
+        "{branches} branch{} in {records} LBR record{}",
+        if branches == 1 { "" } else { "es" },
+        if records == 1 { "" } else { "s" }
+    );
+    if records == 0 {
+        let message = "no LBR records (a CPU or VM without LBR, or perfcore.ini not set): use \
+                       SPDConvert /mode:IP";
+        verdicts.add(None, VerdictCode::NoLbr, message.to_owned());
+        Mode::Ip
+    } else if records >= LBR_ENOUGH || ip == 0 {
+        let message = if records >= LBR_ENOUGH {
+            format!("{amount}: use SPDConvert /mode:LBR")
+        } else {
+            format!(
+                "{amount}, and no IP samples: SPDConvert /mode:LBR, though fewer than \
+                 {LBR_ENOUGH} records make a thin profile"
+            )
+        };
+        verdicts.add(None, VerdictCode::LbrPresent, message);
+        Mode::Lbr
+    } else {
+        let message = format!(
+            "LBR: {amount}: too few beside {ip} IP samples (fewer than {LBR_ENOUGH} \
+             records); use SPDConvert /mode:IP, or re-record with xperf's -LastBranch"
+        );
+        verdicts.add(None, VerdictCode::LbrSparse, message);
+        Mode::Ip
     }
 }
 

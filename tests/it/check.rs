@@ -48,20 +48,63 @@ fn built(dir: &tempfile::TempDir, name: &str, b: &SptBuilder) -> String {
 }
 
 #[test]
-fn a_trace_with_lbr_may_use_lbr_mode() {
+fn a_few_lbr_records_beside_ip_samples_call_for_ip_mode() {
+    // profile.spt: one LBR record (2 branches) per binary beside 1,224 IP samples.
     let (lines, status) = check(&fixtures::dir(), &["profile.spt"]);
     assert_eq!(status, 0);
-    assert_eq!(verdicts(&lines), [v("note", "lbr-present", Value::Null)]);
+    assert_eq!(verdicts(&lines), [v("note", "lbr-sparse", Value::Null)]);
+    let sparse = lines.iter().find(|l| l["code"] == "lbr-sparse").unwrap();
+    let message = sparse["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("LBR: 4 branches in 2 LBR records: too few")
+            && message.contains("use SPDConvert /mode:IP"),
+        "{message}"
+    );
     let last = lines.last().unwrap();
     assert_eq!(last["type"], "check_summary", "the closing line is last");
     assert_eq!(
         (&last["mode"], &last["errors"]),
-        (&Value::from("LBR"), &Value::from(0))
+        (&Value::from("IP"), &Value::from(0))
     );
     let app = &lines[1];
     assert_eq!(app["type"], "check_binary");
     assert_eq!(app["lbr"], true);
     assert_eq!(app["hits"]["ETW_CALLSTACK"], 1120);
+}
+
+/// The mode at each side of the threshold: LBR_ENOUGH - 1 LBR records beside IP samples call
+/// for /mode:IP, LBR_ENOUGH for /mode:LBR; LBR records alone for /mode:LBR however few.
+#[test]
+fn the_lbr_mode_needs_enough_lbr_records() {
+    let enough = sptdump::analysis::check::LBR_ENOUGH;
+    let dir = tempfile::tempdir().unwrap();
+    let trace = |lbr: u64, ip: bool| {
+        let mut b = SptBuilder::new();
+        let name = b.string("app.exe");
+        b.program_id(sptdump_testkit::builder::Guid([1; 16]), 1, name);
+        b.binary_id(0);
+        if ip {
+            b.ip(RETIRE_INSTR, &[0x1000, 0x1010]);
+        }
+        for i in 0..lbr {
+            b.lbr(&[(0x1000 + i as u32 % 64, 0x2000)]);
+        }
+        built(&dir, &format!("lbr-{lbr}-{ip}.spt"), &b)
+    };
+    for (lbr, ip, code, mode) in [
+        (enough - 1, true, "lbr-sparse", "IP"),
+        (enough, true, "lbr-present", "LBR"),
+        (3, false, "lbr-present", "LBR"),
+        (0, true, "no-lbr", "IP"),
+    ] {
+        let (lines, _) = check(Path::new("."), &[&trace(lbr, ip)]);
+        assert_eq!(
+            verdicts(&lines),
+            [v("note", code, Value::Null)],
+            "{lbr} LBR records, IP samples: {ip}"
+        );
+        assert_eq!(lines.last().unwrap()["mode"], mode, "{lbr} {ip}");
+    }
 }
 
 #[test]
