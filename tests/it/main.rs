@@ -9,6 +9,7 @@ mod compare;
 mod corruption;
 mod exports;
 mod faults;
+mod glossary;
 mod golden;
 mod ident;
 mod inline;

@@ -455,3 +455,21 @@ fn top_0_and_top_all_show_every_entry() {
     let whole = stdout(&run(&["/functions", "/top:all", "profile.spt"]));
     assert!(!whole.contains("showing"), "{whole}");
 }
+
+#[test]
+fn summary_rows_say_which_function_and_which_way_calls_go() {
+    let out = stdout(&run(&["/summary", "/top:1", "/pdb:app.pdb", "profile.spt"]));
+    // The hottest address, with its function and offset, as llvm-pdbutil places it.
+    let mix = fixtures::function("app", "mix_round");
+    let row = format!("0x{:08X}  mix_round+0x5\n", mix.rva + 5);
+    assert!(out.contains(&row), "{row}\n{out}");
+    // Call-stack arcs as stored, leaf first: the callee, then its caller.
+    assert!(out.contains("hits    share  callee<-caller\n"), "{out}");
+    assert!(out.contains("compute_checksum<-main_entry\n"), "{out}");
+    assert!(
+        out.contains("ETW_CALLSTACK: 10 records, 1120 hits, 3210 arcs"),
+        "{out}"
+    );
+    let root = stdout(&run(&["/summary", "/stackorder:root-first", "profile.spt"]));
+    assert!(root.contains("hits    share  caller->callee\n"), "{root}");
+}
