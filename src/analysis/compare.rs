@@ -59,8 +59,10 @@ pub struct Comparison {
     pub overlap: f64,
     /// The share of NEW's hits on keys BASE sampled at all.
     pub coverage: f64,
-    /// The keys NEW has more of than BASE, most first.
+    /// The keys NEW has more of than BASE, most first, at most `/top` of them.
     pub missing: Vec<Missing>,
+    /// How many keys NEW has more of than BASE, before `/top` cut them.
+    pub more_in_new: usize,
 }
 
 /// A key NEW samples more than BASE.
@@ -224,6 +226,7 @@ fn comparison(
         }
     }
     missing.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    let more_in_new = missing.len();
     missing.truncate(top);
     Comparison {
         name: name.to_owned(),
@@ -232,6 +235,7 @@ fn comparison(
         new_hits: q_total,
         overlap: overlap.min(1.0),
         coverage: coverage.min(1.0),
+        more_in_new,
         missing: missing
             .into_iter()
             .map(|(_, k, base_share, new_share)| Missing {
@@ -270,6 +274,16 @@ mod tests {
             (&q, qt),
             10,
         )
+    }
+
+    #[test]
+    fn the_keys_more_in_new_are_counted_before_top_cuts_them() {
+        let (p, pt) = dist(&[(1, 1)]);
+        let (q, qt) = dist(&[(2, 1), (3, 2), (4, 3)]);
+        let source = SampleKind::Ip(crate::format::opcode::Opcode::UNHALT_CYCLE);
+        let c = comparison("app.exe", source, (&p, pt), (&q, qt), 2);
+        assert_eq!((c.missing.len(), c.more_in_new), (2, 3));
+        assert_eq!(c.missing[0].key, "app.exe+0x4", "most first");
     }
 
     #[test]

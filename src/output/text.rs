@@ -523,9 +523,14 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         for c in report.comparisons.iter().filter(|c| !c.missing.is_empty()) {
             writeln!(
                 self.out,
-                "  {} {}: what NEW samples more than BASE",
+                "  {} {}: what NEW samples more than BASE{}",
                 clean(&c.name),
-                c.source
+                c.source,
+                if c.missing.len() < c.more_in_new {
+                    format!(" (showing {} of {})", c.missing.len(), c.more_in_new)
+                } else {
+                    String::new()
+                }
             )?;
             writeln!(self.out, "      base      new  key")?;
             for m in &c.missing {
