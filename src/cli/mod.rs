@@ -241,6 +241,11 @@ fn combinable(given: &Given) -> Result<(), UsageError> {
     if given.min_overlap.is_some() && !given.compare {
         return Err(usage("/min-overlap goes with /compare BASE NEW"));
     }
+    if given.views.icicle && given.views.flamegraph.is_none() {
+        return Err(usage(
+            "/icicle says how /flamegraph draws: it goes with /flamegraph:FILE",
+        ));
+    }
     if given.noinline && given.pdbs.is_empty() {
         return Err(usage(
             "/noinline changes how /pdb names frames: it goes with /pdb",
@@ -352,6 +357,7 @@ mod tests {
                 "compare" | "min-overlap" => vec!["/compare", &example, "a.spt", "b.spt"],
                 "merge" => vec![&example, "/summary", "a.spt"],
                 "noinline" => vec![&example, "/pdb:a.pdb", "a.spt"],
+                "icicle" => vec![&example, "/flamegraph:f.svg", "a.spt"],
                 _ => vec![&example, "a.spt"],
             };
             assert!(parse_strs(&args).is_ok(), "{spelled}");
@@ -532,6 +538,7 @@ mod tests {
             ),
             (&["/quiet", "/progress:always", "a"], "/quiet"),
             (&["/noinline", "/functions", "a"], "/noinline"),
+            (&["/icicle", "/functions", "a"], "/icicle"),
         ] {
             let e = error_of(args);
             assert!(e.starts_with(says), "{args:?}: {e}");

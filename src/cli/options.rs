@@ -200,6 +200,12 @@ pub const OPTIONS: &[Opt] = &[
             Ok(())
         },
     ),
+    flag(
+        "icicle",
+        Group::Output,
+        "draw /flamegraph top-down, the outermost frame at the top (an icicle graph)",
+        |g| g.views.icicle = true,
+    ),
     valued(
         "pprof",
         "FILE",

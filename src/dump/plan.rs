@@ -137,6 +137,8 @@ pub struct Views {
     pub folded: bool,
     /// An SVG flame graph of the call stacks, written to this file (`/flamegraph:FILE`).
     pub flamegraph: Option<PathBuf>,
+    /// The flame graph drawn top-down, the outermost frame at the top (`/icicle`).
+    pub icicle: bool,
     /// A gzipped pprof profile, written to this file (`/pprof:FILE`).
     pub pprof: Option<PathBuf>,
     /// A speedscope file, written to this file (`/speedscope:FILE`).

@@ -70,7 +70,7 @@ pub(super) fn show<P: Printer>(
         folded(out, file, &profile)?;
     }
     if let Some(path) = &views.flamegraph {
-        flame_graph(out, file, path, &profile, &sampled)?;
+        flame_graph(out, file, plan, path, &profile, &sampled)?;
     }
     if let Some(counted) = counted {
         if views.lines {
@@ -124,6 +124,7 @@ fn folded<P: Printer>(
 fn flame_graph<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
+    plan: &Plan,
     path: &Path,
     profile: &StackProfile,
     sampled: &[BinaryStacks],
@@ -150,7 +151,8 @@ fn flame_graph<P: Printer>(
     } else {
         (label.into_owned(), profile.folded())
     };
-    if let Err(e) = write_file(path, |w| flamegraph::write(w, &title, &folded)) {
+    let icicle = plan.views.icicle;
+    if let Err(e) = write_file(path, |w| flamegraph::write(w, &title, &folded, icicle)) {
         cannot_write(out, file, "flame graph", path, &e)?;
     }
     Ok(())

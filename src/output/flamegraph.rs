@@ -29,7 +29,12 @@ pub struct Drawn {
 /// them) to `out`, titled `title`.
 ///
 /// [`StackProfile::folded`]: crate::analysis::stacks::StackProfile::folded
-pub fn write(out: impl Write, title: &str, folded: &[(String, u128)]) -> io::Result<Drawn> {
+pub fn write(
+    out: impl Write,
+    title: &str,
+    folded: &[(String, u128)],
+    icicle: bool,
+) -> io::Result<Drawn> {
     if folded.is_empty() {
         nothing(out, title)?;
         return Ok(Drawn { factor: 1 });
@@ -38,6 +43,9 @@ pub fn write(out: impl Write, title: &str, folded: &[(String, u128)]) -> io::Res
     let mut options = Options::default();
     options.title = title.to_owned();
     options.count_name = "hits".to_owned();
+    if icicle {
+        options.direction = flamegraph::Direction::Inverted;
+    }
     // The same input draws the same picture: colours by name, not at random.
     options.hash = true;
     options.deterministic = true;
@@ -128,7 +136,7 @@ mod tests {
 
     fn svg(folded: &[(String, u128)]) -> (String, Drawn) {
         let mut out = Vec::new();
-        let drawn = write(&mut out, "trace.spt", folded).unwrap();
+        let drawn = write(&mut out, "trace.spt", folded, false).unwrap();
         (String::from_utf8(out).unwrap(), drawn)
     }
 

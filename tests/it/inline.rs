@@ -361,3 +361,24 @@ fn compare_names_the_inlined_function_that_got_hotter() {
     assert_eq!(missing(&[]), ["inline.exe!rotate"]);
     assert_eq!(missing(&["/noinline"]), ["inline.exe!digest"]);
 }
+
+#[test]
+fn icicle_draws_the_outermost_frame_at_the_top() {
+    let dir = tempfile::tempdir().unwrap();
+    let y_of = |icicle: bool, frame: &str| -> u32 {
+        let svg = dir.path().join(format!("{icicle}.svg"));
+        let arg = format!("/flamegraph:{}", svg.display());
+        let mut args = vec![arg.as_str(), "/pdb:inline.pdb", "inline.spt"];
+        if icicle {
+            args.insert(0, "/icicle");
+        }
+        run(&args);
+        let text = std::fs::read_to_string(&svg).unwrap();
+        let at = text.find(&format!("<title>{frame} (")).unwrap();
+        let y = text[at..].split("y=\"").nth(1).unwrap();
+        y[..y.find('"').unwrap()].parse().unwrap()
+    };
+    // A flame graph grows up from its root; an icicle hangs down from it.
+    assert!(y_of(false, "inline.exe!main_entry") > y_of(false, "inline.exe!rotate"));
+    assert!(y_of(true, "inline.exe!main_entry") < y_of(true, "inline.exe!rotate"));
+}
