@@ -1,13 +1,16 @@
 //! `/compare BASE NEW`: two traces read apart, then how NEW differs from BASE
 //! (docs/output.md, "How two traces differ").
 
-use std::io;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
 
 use super::many::open_one;
 use super::trace::{Kept, Within};
 use super::{Outcome, Plan, Status, Traces};
 use crate::analysis::compare::{self, Side};
-use crate::output::{FileInfo, Printer};
+use crate::analysis::stacks;
+use crate::output::{FileInfo, Printer, flamegraph};
 
 /// `/compare BASE NEW`: dumps both traces (their sections, views and verdicts as asked),
 /// then prints how NEW differs from BASE. Returns the traces' outcomes, and `Errors` when,
@@ -55,6 +58,59 @@ pub(super) fn compare<P: Printer>(
                 status = Status::Errors;
             }
         }
+        if let Some(path) = &plan.views.flamegraph
+            && !differential(printer, plan, traces, [base, new], path)?
+        {
+            status = Status::Errors;
+        }
     }
     Ok((outcomes, status))
+}
+
+/// `/compare BASE NEW /flamegraph:FILE`: NEW's call stacks coloured by how each frame's
+/// share changed from BASE. Whether the file was written.
+fn differential<P: Printer>(
+    printer: &mut P,
+    plan: &Plan,
+    traces: &Traces<'_>,
+    sides: [&Kept; 2],
+    path: &Path,
+) -> io::Result<bool> {
+    let folded = |k: &Kept| -> Vec<(String, u128)> {
+        let Some(counts) = &k.stacks else {
+            return Vec::new();
+        };
+        let summary = k.summary.as_ref();
+        let namers = stacks::namers(counts, summary, plan.stack_order, &k.symbols, plan.inline);
+        counts
+            .profile(plan.stack_order, &k.tables, &namers)
+            .folded()
+    };
+    let (base, new) = (folded(sides[0]), folded(sides[1]));
+    let new_file = FileInfo {
+        path: &traces.paths[1],
+        size: None,
+    };
+    if new.is_empty() {
+        let message = "NEW has no call stacks: the differential flame graph says so";
+        printer.note(&new_file, message)?;
+    }
+    let title = format!("{} against {}", traces.paths[1], traces.paths[0]);
+    let written = File::create(path).and_then(|file| {
+        let mut w = BufWriter::new(file);
+        flamegraph::write_differential(&mut w, &title, &base, &new, plan.views.icicle)?;
+        w.flush()
+    });
+    match written {
+        Ok(()) => Ok(true),
+        Err(e) => {
+            let message = format!(
+                "cannot write the flame graph {}: {}",
+                path.display(),
+                crate::input::describe(&e)
+            );
+            printer.error(&new_file, &message)?;
+            Ok(false)
+        }
+    }
 }

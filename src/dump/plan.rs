@@ -285,7 +285,8 @@ impl Plan {
                         "/compare takes exactly two traces, BASE and NEW ({traces} given)"
                     )));
                 }
-                if let Some((name, _)) = files.first() {
+                // A flame graph of two traces is their differential one.
+                if let Some((name, _)) = files.iter().find(|(name, _)| *name != "flamegraph") {
                     return Some(Conflict::new(format!(
                         "/{name} draws one profile: it does not go with /compare BASE NEW, \
                          which reads two apart"

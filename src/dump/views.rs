@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use super::trace::Kept;
-use super::{Out, Plan};
+use super::{Out, Plan, Shape};
 use crate::analysis::Counted;
 use crate::analysis::keys::Namers;
 use crate::analysis::stacks::{self, BinaryStacks, StackProfile};
@@ -69,7 +69,10 @@ pub(super) fn show<P: Printer>(
     if views.folded {
         folded(out, file, &profile)?;
     }
-    if let Some(path) = &views.flamegraph {
+    // Under /compare, the flame graph is the two traces' differential one (dump/compare.rs).
+    if let Some(path) = &views.flamegraph
+        && !matches!(plan.shape, Shape::Compared { .. })
+    {
         flame_graph(out, file, plan, path, &profile, &sampled)?;
     }
     if let Some(counted) = counted {

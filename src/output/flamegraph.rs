@@ -61,6 +61,53 @@ pub fn write(
     Ok(Drawn { factor })
 }
 
+/// Writes the differential flame graph of NEW's stacks against BASE's (`/compare BASE NEW
+/// /flamegraph:FILE`): NEW's stacks, each frame coloured by how its share changed from BASE,
+/// red where it grew, blue where it shrank, as inferno's differential mode draws them. BASE
+/// is scaled to NEW's total first (inferno's normalisation), so that traces of different
+/// lengths compare.
+pub fn write_differential(
+    out: impl Write,
+    title: &str,
+    base: &[(String, u128)],
+    new: &[(String, u128)],
+    icicle: bool,
+) -> io::Result<Drawn> {
+    if new.is_empty() {
+        nothing(out, title)?;
+        return Ok(Drawn { factor: 1 });
+    }
+    // Each side within the word first; normalising makes their factors moot.
+    let (base_lines, _) = lines(base);
+    let (new_lines, factor) = lines(new);
+    let text = |lines: &[String]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+    let mut merged = Vec::new();
+    let options = inferno::differential::Options {
+        normalize: true,
+        strip_hex: false,
+    };
+    inferno::differential::from_readers(
+        options,
+        text(&base_lines).as_bytes(),
+        text(&new_lines).as_bytes(),
+        &mut merged,
+    )?;
+    let merged = String::from_utf8_lossy(&merged);
+    let mut options = Options::default();
+    options.title = title.to_owned();
+    options.subtitle = Some(
+        "widths: NEW's hits; red: a larger share than in BASE, blue: a smaller one".to_owned(),
+    );
+    options.count_name = "hits".to_owned();
+    if icicle {
+        options.direction = flamegraph::Direction::Inverted;
+    }
+    options.hash = true;
+    options.deterministic = true;
+    flamegraph::from_lines(&mut options, merged.lines(), out).map_err(io::Error::other)?;
+    Ok(Drawn { factor })
+}
+
 /// A picture of nothing: the title, and a line saying there were no samples to draw (inferno
 /// refuses empty input).
 fn nothing(mut out: impl Write, title: &str) -> io::Result<()> {

@@ -382,3 +382,66 @@ fn icicle_draws_the_outermost_frame_at_the_top() {
     assert!(y_of(false, "inline.exe!main_entry") > y_of(false, "inline.exe!rotate"));
     assert!(y_of(true, "inline.exe!main_entry") < y_of(true, "inline.exe!rotate"));
 }
+
+/// `/compare BASE NEW /flamegraph:FILE`: NEW's stacks, each frame red where its share grew
+/// from BASE and blue where it shrank, titled with both traces.
+#[test]
+fn a_differential_flame_graph_shows_what_grew_in_red() {
+    use sptdump_testkit::builder::{Guid, SptBuilder};
+    // NEW: only the stack that ends in rotate (inlined in mix in digest), and the one that
+    // ends in checksum's own code, now rarer.
+    let mut b = SptBuilder::new();
+    let (guid, age) = fixtures::codeview("inline");
+    let name = b.string("inline.exe");
+    b.program_id(Guid(guid), age, name);
+    b.binary_id(0);
+    for (frames, hits) in [(INLINE_STACKS[0].0, 900u64), (INLINE_STACKS[4].0, 10)] {
+        let rvas: Vec<u32> = frames
+            .iter()
+            .map(|&(f, o)| fixtures::function("inline", f).rva + o)
+            .collect();
+        b.repeat(hits - 1).callstack(&rvas);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("hot.spt");
+    std::fs::write(&new, b.build()).unwrap();
+    let svg = dir.path().join("diff.svg");
+    let arg = format!("/flamegraph:{}", svg.display());
+    let o = run_in(
+        &fixtures::dir(),
+        &[
+            "/compare",
+            &arg,
+            "/pdb:inline.pdb",
+            "inline.spt",
+            new.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.contains("against inline.spt"),
+        "titled with both traces"
+    );
+    let fill = |frame: &str| -> (u32, u32, u32) {
+        let at = text
+            .find(&format!("<title>{frame} ("))
+            .unwrap_or_else(|| panic!("{frame}"));
+        let fill = text[at..].split("fill=\"rgb(").nth(1).unwrap();
+        let rgb: Vec<u32> = fill[..fill.find(')').unwrap()]
+            .split(',')
+            .map(|v| v.trim().parse().unwrap())
+            .collect();
+        (rgb[0], rgb[1], rgb[2])
+    };
+    // rotate: 300 of 690 in BASE, 900 of 910 in NEW: grew, red.
+    let (r, g, b) = fill("inline.exe!rotate");
+    assert!(
+        r == 255 && g < 250 && g == b,
+        "rotate grew: rgb({r},{g},{b})"
+    );
+    // checksum's own code: 40 of 690 in BASE, 10 of 910 in NEW: the frames above it grew,
+    // but main_entry's whole stack stayed 100%, neither red nor blue.
+    let (r, g, b) = fill("inline.exe!main_entry");
+    assert_eq!((r, g, b), (250, 250, 250), "main_entry is all of both");
+}

@@ -95,8 +95,8 @@ fn combinations_that_cannot_work_are_usage_errors_naming_both_options() {
             "/merge merges the analyses",
         ),
         (
-            &["/compare", "/flamegraph:f.svg", SAMPLE, SAMPLE],
-            "/flamegraph draws one profile: it does not go with /compare",
+            &["/compare", "/pprof:f.pb.gz", SAMPLE, SAMPLE],
+            "/pprof draws one profile: it does not go with /compare",
         ),
         (
             &["/pprof:same", "/speedscope:same", SAMPLE],
