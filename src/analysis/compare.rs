@@ -13,8 +13,10 @@
 //! Keys are RVAs for IP events (with a `/pdb` for the trace, functions, matched by name) and
 //! the stored `(from, to)` pairs for LBR and call-stack arcs, as `/summary` counts them.
 
-use crate::analysis::share;
 use std::collections::BTreeMap;
+
+use crate::analysis::functions::FunctionsLine;
+use crate::analysis::share;
 
 use crate::analysis::keys::{self, key_name};
 use crate::analysis::summary::Summary;
@@ -94,6 +96,83 @@ pub struct CompareReport {
     pub comparisons: Vec<Comparison>,
     /// The binaries in one trace only.
     pub only_in: Vec<OnlyIn>,
+    /// With `/functions`: per paired binary with call stacks, the keys whose inclusive share
+    /// moved most.
+    pub functions: Vec<FunctionsCompared>,
+}
+
+/// The keys of one paired binary whose inclusive share of its call-stack hits moved most.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionsCompared {
+    /// The binary's name, as BASE spells it.
+    pub name: String,
+    /// At most `/top` keys, by |delta| descending, ties by key.
+    pub keys: Vec<FunctionDelta>,
+}
+
+/// How one key's shares of its binary's call-stack hits changed from BASE to NEW.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionDelta {
+    /// `binary!function` or `binary+0x1A2B`.
+    pub key: String,
+    pub base_inclusive: f64,
+    pub new_inclusive: f64,
+    pub base_exclusive: f64,
+    pub new_exclusive: f64,
+    /// `new_inclusive - base_inclusive`.
+    pub delta: f64,
+}
+
+/// Per binary paired by name, the keys of its `/functions` call-stack lines whose inclusive
+/// share moved most from `base` to `new`, `top` each (`lines` hold every key: no `/top` cut).
+pub(crate) fn functions(
+    base: &[FunctionsLine],
+    new: &[FunctionsLine],
+    top: usize,
+) -> Vec<FunctionsCompared> {
+    let paired = |line: &FunctionsLine| base_name(&line.name).to_lowercase();
+    let mut out = Vec::new();
+    for b in base {
+        let Some(n) = new.iter().find(|n| paired(n) == paired(b)) else {
+            continue;
+        };
+        let shares = |line: &FunctionsLine| -> BTreeMap<String, (f64, f64)> {
+            line.rows()
+                .iter()
+                .map(|r| {
+                    let of = |h: u128| share(h, line.hits());
+                    (r.key().to_owned(), (of(r.inclusive()), of(r.exclusive())))
+                })
+                .collect()
+        };
+        let (p, q) = (shares(b), shares(n));
+        let mut keys: Vec<FunctionDelta> = p
+            .keys()
+            .chain(q.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .map(|key| {
+                let (bi, be) = p.get(key).copied().unwrap_or_default();
+                let (ni, ne) = q.get(key).copied().unwrap_or_default();
+                FunctionDelta {
+                    key: key.clone(),
+                    base_inclusive: bi,
+                    new_inclusive: ni,
+                    base_exclusive: be,
+                    new_exclusive: ne,
+                    delta: ni - bi,
+                }
+            })
+            .collect();
+        // Stable: of equal moves, the keys stay in byte order.
+        keys.sort_by(|x, y| y.delta.abs().total_cmp(&x.delta.abs()));
+        keys.truncate(top);
+        out.push(FunctionsCompared {
+            name: b.name.clone(),
+            keys,
+        });
+    }
+    out
 }
 
 impl CompareReport {

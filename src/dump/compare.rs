@@ -9,6 +9,7 @@ use super::many::open_one;
 use super::trace::{Kept, Within};
 use super::{Outcome, Plan, Status, Traces};
 use crate::analysis::compare::{self, Side};
+use crate::analysis::functions::{self, FunctionsLine};
 use crate::analysis::stacks;
 use crate::output::{FileInfo, Printer, flamegraph};
 
@@ -49,6 +50,11 @@ pub(super) fn compare<P: Printer>(
         if let (Some(base), Some(new)) = (side(base, plan.inline), side(new, plan.inline)) {
             let mut report = compare::compare(&base, &new, plan.top);
             report.base = traces.paths[0].clone();
+            if plan.views.functions {
+                let [p, q] = [sides[0].as_ref(), sides[1].as_ref()]
+                    .map(|k| k.map(|k| stack_functions(plan, k)).unwrap_or_default());
+                report.functions = compare::functions(&p, &q, plan.top);
+            }
             let new_file = FileInfo {
                 path: &traces.paths[1],
                 size: None,
@@ -65,6 +71,17 @@ pub(super) fn compare<P: Printer>(
         }
     }
     Ok((outcomes, status))
+}
+
+/// The `/functions` lines of a trace's call stacks, every key of each binary.
+fn stack_functions(plan: &Plan, k: &Kept) -> Vec<FunctionsLine> {
+    let Some(counts) = &k.stacks else {
+        return Vec::new();
+    };
+    let summary = k.summary.as_ref();
+    let namers = stacks::namers(counts, summary, plan.stack_order, &k.symbols, plan.inline);
+    let profile = counts.profile(plan.stack_order, &k.tables, &namers);
+    functions::functions(&[], &profile, usize::MAX)
 }
 
 /// `/compare BASE NEW /flamegraph:FILE`: NEW's call stacks coloured by how each frame's

@@ -63,7 +63,8 @@ pub(super) fn show<P: Printer>(
         Some(counted) if flat => stacks::sampled(counted, &namers),
         _ => Vec::new(),
     };
-    if views.functions {
+    // Under /compare, /functions is how the two traces' functions moved (dump/compare.rs).
+    if views.functions && !matches!(plan.shape, Shape::Compared { .. }) {
         out.print(|p| p.functions(&functions::functions(&sampled, &profile, plan.top)))?;
     }
     if views.folded {

@@ -278,6 +278,19 @@ struct CompareLine<'a> {
     more_in_new: Vec<MissingKey<'a>>,
 }
 
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "compare_function")]
+struct CompareFunctionLine<'a> {
+    path: &'a str,
+    name: &'a str,
+    key: &'a str,
+    base_inclusive: f64,
+    new_inclusive: f64,
+    base_exclusive: f64,
+    new_exclusive: f64,
+    delta: f64,
+}
+
 #[derive(Clone, Serialize)]
 struct MissingKey<'a> {
     key: &'a str,
@@ -656,6 +669,20 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                 more_in_new: missing.clone(),
                 missing,
             })?;
+        }
+        for f in &report.functions {
+            for k in &f.keys {
+                self.line(&CompareFunctionLine {
+                    path: file.path,
+                    name: &f.name,
+                    key: &k.key,
+                    base_inclusive: k.base_inclusive,
+                    new_inclusive: k.new_inclusive,
+                    base_exclusive: k.base_exclusive,
+                    new_exclusive: k.new_exclusive,
+                    delta: k.delta,
+                })?;
+            }
         }
         for o in &report.only_in {
             self.line(&CompareBinaryLine {

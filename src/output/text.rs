@@ -27,7 +27,7 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 
 use crate::analysis::check::CheckReport;
-use crate::analysis::compare::{CompareReport, Comparison};
+use crate::analysis::compare::{CompareReport, Comparison, FunctionsCompared};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
 use crate::analysis::stacks::StackOrder;
@@ -521,27 +521,10 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
             )?;
         }
         for c in report.comparisons.iter().filter(|c| !c.missing.is_empty()) {
-            writeln!(
-                self.out,
-                "  {} {}: what NEW samples more than BASE{}",
-                clean(&c.name),
-                c.source,
-                if c.missing.len() < c.more_in_new {
-                    format!(" (showing {} of {})", c.missing.len(), c.more_in_new)
-                } else {
-                    String::new()
-                }
-            )?;
-            writeln!(self.out, "      base      new  key")?;
-            for m in &c.missing {
-                writeln!(
-                    self.out,
-                    "    {:>6}  {:>7}  {}",
-                    format!("{:.2}%", m.base_share * 100.0),
-                    format!("{:.2}%", m.new_share * 100.0),
-                    clean(&m.key)
-                )?;
-            }
+            more_in_new(&mut self.out, c)?;
+        }
+        for f in &report.functions {
+            moved(&mut self.out, f)?;
         }
         for o in &report.only_in {
             writeln!(self.out, "  {}: only in {}", clean(&o.name), o.only_in)?;
@@ -833,6 +816,60 @@ fn push_start(line: &mut Vec<u8>, offset: u64, name: &str) {
     line.extend_from_slice(name.as_bytes());
     let pad = NAME_WIDTH.saturating_sub(name.len()).max(1);
     line.extend_from_slice(&[b' '; NAME_WIDTH][..pad]);
+}
+
+/// `/compare`: the keys NEW samples more than BASE, of one binary and source.
+fn more_in_new(o: &mut impl Write, c: &Comparison) -> io::Result<()> {
+    let shown = if c.missing.len() < c.more_in_new {
+        format!(" (showing {} of {})", c.missing.len(), c.more_in_new)
+    } else {
+        String::new()
+    };
+    writeln!(
+        o,
+        "  {} {}: what NEW samples more than BASE{shown}",
+        clean(&c.name),
+        c.source
+    )?;
+    writeln!(o, "      base      new  key")?;
+    for m in &c.missing {
+        writeln!(
+            o,
+            "    {:>6}  {:>7}  {}",
+            format!("{:.2}%", m.base_share * 100.0),
+            format!("{:.2}%", m.new_share * 100.0),
+            clean(&m.key)
+        )?;
+    }
+    Ok(())
+}
+
+/// `/compare /functions`: the keys of one binary whose inclusive share moved most.
+fn moved(o: &mut impl Write, f: &FunctionsCompared) -> io::Result<()> {
+    writeln!(
+        o,
+        "  {}: the keys whose inclusive share of the call stacks moved most",
+        clean(&f.name)
+    )?;
+    writeln!(
+        o,
+        "    {:>9}  {:>9}  {:>9}  {:>9}  {:>8}  key",
+        "base incl", "new incl", "base excl", "new excl", "delta"
+    )?;
+    let pct = |v: f64| format!("{:.2}%", v * 100.0);
+    for k in &f.keys {
+        writeln!(
+            o,
+            "    {:>9}  {:>9}  {:>9}  {:>9}  {:>8}  {}",
+            pct(k.base_inclusive),
+            pct(k.new_inclusive),
+            pct(k.base_exclusive),
+            pct(k.new_exclusive),
+            format!("{:+.2}%", k.delta * 100.0),
+            clean(&k.key)
+        )?;
+    }
+    Ok(())
 }
 
 /// What names a record's addresses: a binary's symbols, and its source lines.

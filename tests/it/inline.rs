@@ -383,13 +383,10 @@ fn icicle_draws_the_outermost_frame_at_the_top() {
     assert!(y_of(true, "inline.exe!main_entry") < y_of(true, "inline.exe!rotate"));
 }
 
-/// `/compare BASE NEW /flamegraph:FILE`: NEW's stacks, each frame red where its share grew
-/// from BASE and blue where it shrank, titled with both traces.
-#[test]
-fn a_differential_flame_graph_shows_what_grew_in_red() {
+/// NEW for the comparisons: only the stack that ends in rotate (inlined in mix in digest),
+/// 900 hits, and the one that ends in checksum's own code, 10.
+fn hot_trace(dir: &tempfile::TempDir) -> std::path::PathBuf {
     use sptdump_testkit::builder::{Guid, SptBuilder};
-    // NEW: only the stack that ends in rotate (inlined in mix in digest), and the one that
-    // ends in checksum's own code, now rarer.
     let mut b = SptBuilder::new();
     let (guid, age) = fixtures::codeview("inline");
     let name = b.string("inline.exe");
@@ -402,9 +399,17 @@ fn a_differential_flame_graph_shows_what_grew_in_red() {
             .collect();
         b.repeat(hits - 1).callstack(&rvas);
     }
-    let dir = tempfile::tempdir().unwrap();
     let new = dir.path().join("hot.spt");
     std::fs::write(&new, b.build()).unwrap();
+    new
+}
+
+/// `/compare BASE NEW /flamegraph:FILE`: NEW's stacks, each frame red where its share grew
+/// from BASE and blue where it shrank, titled with both traces.
+#[test]
+fn a_differential_flame_graph_shows_what_grew_in_red() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = hot_trace(&dir);
     let svg = dir.path().join("diff.svg");
     let arg = format!("/flamegraph:{}", svg.display());
     let o = run_in(
@@ -444,4 +449,84 @@ fn a_differential_flame_graph_shows_what_grew_in_red() {
     // but main_entry's whole stack stayed 100%, neither red nor blue.
     let (r, g, b) = fill("inline.exe!main_entry");
     assert_eq!((r, g, b), (250, 250, 250), "main_entry is all of both");
+}
+
+/// `/compare BASE NEW /functions`: the keys whose inclusive share of the call stacks moved
+/// most, with both traces' inclusive and exclusive shares as `/functions` gives them.
+#[test]
+fn compare_functions_says_which_functions_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = hot_trace(&dir);
+    let new = new.to_str().unwrap();
+    let base = fixtures::dir().join("inline.spt");
+    let base = base.to_str().unwrap();
+    // Each side's shares, from its own /functions.
+    let shares = |trace: &str| -> BTreeMap<String, (f64, f64)> {
+        let o = run(&["/functions", "/json", "/top:0", "/pdb:inline.pdb", trace]);
+        let line = json_lines(&o)
+            .into_iter()
+            .find(|v| v["type"] == "functions" && v["source"] == "ETW_CALLSTACK")
+            .unwrap();
+        let hits = line["hits"].as_f64().unwrap();
+        line["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let share = |k: &str| r[k].as_f64().unwrap() / hits;
+                (
+                    r["key"].as_str().unwrap().to_owned(),
+                    (share("inclusive"), share("exclusive")),
+                )
+            })
+            .collect()
+    };
+    let (p, q) = (shares(base), shares(new));
+    let o = run(&[
+        "/compare",
+        "/functions",
+        "/json",
+        "/pdb:inline.pdb",
+        base,
+        new,
+    ]);
+    let rows: Vec<Value> = json_lines(&o)
+        .into_iter()
+        .filter(|v| v["type"] == "compare_function")
+        .collect();
+    assert_eq!(
+        rows.len(),
+        p.len().max(q.len()),
+        "every key, fewer than /top"
+    );
+    let mut previous = f64::MAX;
+    for r in &rows {
+        let key = r["key"].as_str().unwrap();
+        let (bi, be) = p.get(key).copied().unwrap_or_default();
+        let (ni, ne) = q.get(key).copied().unwrap_or_default();
+        let got = |k: &str| r[k].as_f64().unwrap();
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(
+            near(got("base_inclusive"), bi) && near(got("new_inclusive"), ni),
+            "{key}"
+        );
+        assert!(
+            near(got("base_exclusive"), be) && near(got("new_exclusive"), ne),
+            "{key}"
+        );
+        assert!((got("delta") - (ni - bi)).abs() < 1e-12, "{key}");
+        assert!(got("delta").abs() <= previous, "most moved first");
+        previous = got("delta").abs();
+        assert_eq!(r["name"], "inline.exe");
+    }
+    // rotate moved most: 300/690 to 900/910.
+    assert_eq!(rows[0]["key"], "inline.exe!rotate");
+    // The text says so too, and /functions alone is not printed per trace.
+    let o = run(&["/compare", "/functions", "/pdb:inline.pdb", base, new]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("inline.exe: the keys whose inclusive share of the call stacks moved most"),
+        "{text}"
+    );
+    assert!(!text.contains("Functions of progid"), "{text}");
 }

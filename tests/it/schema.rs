@@ -22,7 +22,7 @@ use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 24] = [
+const LINE_TYPES: [&str; 25] = [
     "file",
     "header",
     "string",
@@ -47,6 +47,7 @@ const LINE_TYPES: [&str; 24] = [
     "check_summary",
     "compare",
     "compare_binary",
+    "compare_function",
 ];
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -394,6 +395,14 @@ fn runs() -> &'static [Run] {
             &["/json", "/lines", PDBS, "testdata/pe/profile.spt"],
             &[
                 "/json",
+                "/compare",
+                "/functions",
+                "/pdb:testdata/pe/app.pdb",
+                "testdata/pe/profile.spt",
+                "testdata/pe/profile.spt",
+            ],
+            &[
+                "/json",
                 "/lines",
                 "/functions",
                 "/pdb:testdata/pe/inline.pdb",
@@ -581,7 +590,7 @@ fn every_line_of_every_json_mode_validates() {
             }
             // Shares (compare and source_line lines) are fractions; every other number is a
             // count or an offset, a plain integer.
-            let numbers = if kind == "compare" || kind == "source_line" {
+            let numbers = if ["compare", "source_line", "compare_function"].contains(&kind) {
                 Vec::new()
             } else {
                 non_integers(line)
