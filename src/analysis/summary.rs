@@ -667,11 +667,12 @@ pub(crate) struct TopFunctionArc {
     pub(crate) from: String,
     pub(crate) to: String,
     pub(crate) hits: u128,
-    /// For call-stack arcs: the called function, whichever end it is stored at.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// For call-stack arcs: the called function, whichever end it is stored at. Text only:
+    /// the summary's JSON line is fixed by the conformance suite.
+    #[serde(skip)]
     pub(crate) callee: Option<String>,
     /// For call-stack arcs: the calling function.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip)]
     pub(crate) caller: Option<String>,
 }
 
@@ -689,7 +690,9 @@ pub(crate) struct LbrSummary {
 #[derive(Serialize)]
 pub(crate) struct CallstackSummary {
     pub(crate) records: u64,
-    /// The records' hits: the stacks' total, as `/functions` and `/check` count it.
+    /// The records' hits: the stacks' total, as `/functions` and `/check` count it. Text
+    /// only: the summary's JSON line is fixed by the conformance suite.
+    #[serde(skip)]
     pub(crate) hits: u128,
     /// The arcs' hits: a stack of n frames adds n - 1 arcs, each with its hits.
     pub(crate) arcs: u128,
@@ -717,11 +720,12 @@ pub(crate) struct TopArc {
     pub(crate) from: u32,
     pub(crate) to: u32,
     pub(crate) hits: u128,
-    /// For call-stack arcs: the called frame's address, whichever end it is stored at.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// For call-stack arcs: the called frame's address, whichever end it is stored at. Text
+    /// only: the summary's JSON line is fixed by the conformance suite.
+    #[serde(skip)]
     pub(crate) callee: Option<u32>,
     /// For call-stack arcs: the calling frame's address.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip)]
     pub(crate) caller: Option<u32>,
 }
 

@@ -883,8 +883,6 @@ struct LbrSummary {
 #[serde(deny_unknown_fields)]
 struct CallstackSummary {
     records: u64,
-    /// The records' hits: the stacks' total.
-    hits: u128,
     arcs: u128,
     unique_arcs: usize,
     top: Vec<TopArc>,
@@ -896,26 +894,18 @@ struct TopArc {
     from: u32,
     to: u32,
     hits: u128,
-    /// Call-stack arcs only: the called and the calling frame (stored leaf first here).
-    #[serde(default)]
-    callee: Option<u32>,
-    #[serde(default)]
-    caller: Option<u32>,
 }
 
 /// Hits per key of one table, with its record count.
 #[derive(Default)]
 struct Count<K> {
     records: u64,
-    /// The records' hits, each record once.
-    record_hits: u128,
     hits: std::collections::BTreeMap<K, u128>,
 }
 
 impl<K: Ord + Copy> Count<K> {
     fn add(&mut self, keys: impl IntoIterator<Item = K>, hits: u128) {
         self.records += 1;
-        self.record_hits += hits;
         for k in keys {
             *self.hits.entry(k).or_default() += hits;
         }
@@ -972,16 +962,10 @@ fn expected_summary(t: &Trace, top: usize) -> Vec<SummaryLine> {
             }
         }
     }
-    let arcs = |c: &Count<(u32, u32)>, calls: bool| -> Vec<TopArc> {
+    let arcs = |c: &Count<(u32, u32)>| -> Vec<TopArc> {
         c.top(top)
             .into_iter()
-            .map(|((from, to), hits)| TopArc {
-                from,
-                to,
-                hits,
-                callee: calls.then_some(from),
-                caller: calls.then_some(to),
-            })
+            .map(|((from, to), hits)| TopArc { from, to, hits })
             .collect()
     };
     per_binary
@@ -1014,14 +998,13 @@ fn expected_summary(t: &Trace, top: usize) -> Vec<SummaryLine> {
                 records: c.records,
                 branches: c.total(),
                 unique_arcs: c.hits.len(),
-                top: arcs(c, false),
+                top: arcs(c),
             }),
             callstack: stack.as_ref().map(|c| CallstackSummary {
                 records: c.records,
-                hits: c.record_hits,
                 arcs: c.total(),
                 unique_arcs: c.hits.len(),
-                top: arcs(c, true),
+                top: arcs(c),
             }),
         })
         .collect()
