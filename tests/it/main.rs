@@ -6,6 +6,7 @@ mod builder_selftest;
 mod check;
 mod cli;
 mod compare;
+mod conformance;
 mod corruption;
 mod exports;
 mod faults;
