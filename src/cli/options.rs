@@ -216,6 +216,16 @@ pub const OPTIONS: &[Opt] = &[
         },
     ),
     valued(
+        "html",
+        "FILE",
+        "write a self-contained HTML report (binaries, check, samples, functions,\n\
+         lines, flame graph) to FILE",
+        |g, v| {
+            g.views.html = Some(PathBuf::from(v));
+            Ok(())
+        },
+    ),
+    valued(
         "speedscope",
         "FILE",
         "write the trace in speedscope's JSON format to FILE",

@@ -143,6 +143,8 @@ pub struct Views {
     pub pprof: Option<PathBuf>,
     /// A speedscope file, written to this file (`/speedscope:FILE`).
     pub speedscope: Option<PathBuf>,
+    /// A self-contained HTML report, written to this file (`/html:FILE`).
+    pub html: Option<PathBuf>,
 }
 
 impl Views {
@@ -157,6 +159,7 @@ impl Views {
             ("flamegraph", &self.flamegraph),
             ("pprof", &self.pprof),
             ("speedscope", &self.speedscope),
+            ("html", &self.html),
         ]
         .into_iter()
         .filter_map(|(name, path)| Some((name, path.as_deref()?)))
@@ -175,7 +178,7 @@ impl Views {
 
     /// Whether a profile for another viewer is written.
     fn exports(&self) -> bool {
-        self.pprof.is_some() || self.speedscope.is_some()
+        self.pprof.is_some() || self.speedscope.is_some() || self.html.is_some()
     }
 }
 
@@ -230,7 +233,7 @@ impl Plan {
         let compared = matches!(self.shape, Shape::Compared { .. });
         // The summary's tables hold every address and arc: the exports, /check and
         // /compare are made of them too.
-        let stack_arcs = views.summary || self.check || compared;
+        let stack_arcs = views.summary || self.check || compared || views.html.is_some();
         // /functions and the flame graph show the samples of traces without call stacks.
         let flat = views.functions || views.flamegraph.is_some();
         let counts = stack_arcs || views.exports() || views.lines || flat;

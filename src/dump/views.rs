@@ -11,10 +11,10 @@ use super::{Out, Plan, Shape};
 use crate::analysis::Counted;
 use crate::analysis::keys::Namers;
 use crate::analysis::stacks::{self, BinaryStacks, StackProfile};
-use crate::analysis::{functions, lines};
+use crate::analysis::{check, functions, lines};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
-use crate::output::{FileInfo, Printer, flamegraph, pprof, speedscope};
+use crate::output::{FileInfo, Printer, flamegraph, html, pprof, speedscope};
 
 /// Prints and writes the views of the profile `kept`, named `file`.
 pub(super) fn show<P: Printer>(
@@ -58,6 +58,7 @@ pub(super) fn show<P: Printer>(
     // for the flame graph of a trace without call stacks.
     let flat = views.functions
         || views.speedscope.is_some()
+        || views.html.is_some()
         || (views.flamegraph.is_some() && profile.is_empty());
     let sampled = match &counted {
         Some(counted) if flat => stacks::sampled(counted, &namers),
@@ -134,27 +135,18 @@ fn flame_graph<P: Printer>(
     sampled: &[BinaryStacks],
 ) -> Result<(), Error> {
     let label = file.label();
-    let (title, folded) = if profile.is_empty() {
-        match stacks::busiest(sampled) {
-            Some(source) => {
-                let what = match source {
-                    SampleKind::Lbr => "LBR branch targets".to_owned(),
-                    other => format!("{} samples", other.name()),
-                };
-                let message = format!("no call stacks: the flame graph shows {what}, by function");
-                out.print(|p| p.note(file, &message))?;
-                let title = format!("{label}: {what} (no call stacks)");
-                (title, stacks::folded_by_binary(sampled, source))
-            }
-            None => {
-                let message = "no samples: the flame graph says so and shows nothing";
-                out.print(|p| p.note(file, message))?;
-                (label.into_owned(), Vec::new())
-            }
-        }
-    } else {
-        (label.into_owned(), profile.folded())
+    let (title, folded) = flame_input(&label, profile, sampled);
+    let message = match stacks::busiest(sampled) {
+        _ if !profile.is_empty() => None,
+        Some(source) => Some(format!(
+            "no call stacks: the flame graph shows {}, by function",
+            drawn(source)
+        )),
+        None => Some("no samples: the flame graph says so and shows nothing".to_owned()),
     };
+    if let Some(message) = message {
+        out.print(|p| p.note(file, &message))?;
+    }
     let icicle = plan.views.icicle;
     if let Err(e) = write_file(path, |w| flamegraph::write(w, &title, &folded, icicle)) {
         cannot_write(out, file, "flame graph", path, &e)?;
@@ -162,7 +154,36 @@ fn flame_graph<P: Printer>(
     Ok(())
 }
 
-/// The profiles for other viewers: `/pprof` and `/speedscope`.
+/// What a flame graph of the profile draws, and its title: the call stacks when there are
+/// any; else one IP event's samples (the one with the most hits) or the LBR branches'
+/// targets, each address's function (and what was inlined there) under its binary; else
+/// nothing.
+fn flame_input(
+    label: &str,
+    profile: &StackProfile,
+    sampled: &[BinaryStacks],
+) -> (String, Vec<(String, u128)>) {
+    if !profile.is_empty() {
+        return (label.to_owned(), profile.folded());
+    }
+    match stacks::busiest(sampled) {
+        Some(source) => (
+            format!("{label}: {} (no call stacks)", drawn(source)),
+            stacks::folded_by_binary(sampled, source),
+        ),
+        None => (label.to_owned(), Vec::new()),
+    }
+}
+
+/// What a flame graph of a source's samples shows.
+fn drawn(source: SampleKind) -> String {
+    match source {
+        SampleKind::Lbr => "LBR branch targets".to_owned(),
+        other => format!("{} samples", other.name()),
+    }
+}
+
+/// The profiles for other viewers: `/pprof`, `/speedscope` and `/html`.
 fn exports<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
@@ -183,12 +204,52 @@ fn exports<P: Printer>(
             Err(e) => cannot_write(out, file, "pprof profile", path, &e)?,
         }
     }
+    if let Some(path) = &plan.views.html {
+        report(out, file, plan, counted, sampled, profile, path)?;
+    }
     if let Some(path) = &plan.views.speedscope
         && let Err(e) = write_file(path, |w| {
             speedscope::write(w, counted, sampled, profile, &file.label())
         })
     {
         cannot_write(out, file, "speedscope file", path, &e)?;
+    }
+    Ok(())
+}
+
+/// `/html`: the report of the profile, written to `path`.
+fn report<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    plan: &Plan,
+    counted: &Counted<'_>,
+    sampled: &[BinaryStacks],
+    profile: &StackProfile,
+    path: &Path,
+) -> Result<(), Error> {
+    let label = file.label();
+    let check = check::check(counted.summary, counted.tables, counted.symbols, &[]);
+    let functions = functions::functions(sampled, profile, plan.top);
+    let lines = (!counted.symbols.is_empty()).then(|| lines::lines(counted, plan.top));
+    let (flame_title, folded) = flame_input(&label, profile, sampled);
+    let written = write_file(path, |w| {
+        let (mut flame, mut icicle) = (Vec::new(), Vec::new());
+        flamegraph::write(&mut flame, &flame_title, &folded, false)?;
+        flamegraph::write(&mut icicle, &flame_title, &folded, true)?;
+        let report = html::Report {
+            label: &label,
+            tables: counted.tables,
+            check: &check,
+            functions: &functions,
+            lines: lines.as_ref(),
+            flame: &flame,
+            icicle: &icicle,
+            flame_title: &flame_title,
+        };
+        html::write(w, &report)
+    });
+    if let Err(e) = written {
+        cannot_write(out, file, "HTML report", path, &e)?;
     }
     Ok(())
 }

@@ -29,6 +29,7 @@ use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
 
 pub(crate) mod flamegraph;
+pub(crate) mod html;
 pub(crate) mod json;
 pub mod pprof;
 pub(crate) mod speedscope;
@@ -59,6 +60,19 @@ impl FileInfo<'_> {
         } else {
             Cow::Borrowed(self.path)
         }
+    }
+}
+
+/// The share of `part` in `total` as a percentage with two decimals, as tables show it.
+pub(crate) fn percent(part: u128, total: u128) -> String {
+    if total == 0 {
+        return "-".into();
+    }
+    let share = part as f64 * 100.0 / total as f64;
+    if part > 0 && share < 0.005 {
+        "<0.01%".into()
+    } else {
+        format!("{share:.2}%")
     }
 }
 

@@ -116,6 +116,7 @@ pub fn option_sets() -> Vec<OptionSet> {
         p.views.flamegraph = Some(export_path("flame.svg"));
         p.views.pprof = Some(export_path("profile.pb.gz"));
         p.views.speedscope = Some(export_path("speedscope.json"));
+        p.views.html = Some(export_path("report.html"));
     };
     let with = |mut set: OptionSet, company| {
         set.company = company;
@@ -170,7 +171,7 @@ pub fn option_sets() -> Vec<OptionSet> {
             p.check = true;
             json(p);
         }),
-        OptionSet::new("/flamegraph /pprof /speedscope", exports),
+        OptionSet::new("/flamegraph /pprof /speedscope /html", exports),
         with(
             OptionSet::new("/merge /summary /functions /json", |p| {
                 summary(p);

@@ -12,6 +12,7 @@ mod exports;
 mod faults;
 mod glossary;
 mod golden;
+mod html;
 mod ident;
 mod inline;
 mod layers;

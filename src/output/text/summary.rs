@@ -11,19 +11,7 @@ use crate::analysis::summary::{FunctionArcTable, IpSummary, Summary, SummaryLine
 use crate::format::record::SampleKind;
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
-
-/// The share of `part` in `total` as a percentage with two decimals.
-fn percent(part: u128, total: u128) -> String {
-    if total == 0 {
-        return "-".into();
-    }
-    let share = part as f64 * 100.0 / total as f64;
-    if part > 0 && share < 0.005 {
-        "<0.01%".into()
-    } else {
-        format!("{share:.2}%")
-    }
-}
+use crate::output::percent;
 
 /// Writes the summary as text: a block per binary, each table aligned like a profiler's
 /// report.

@@ -1,0 +1,290 @@
+//! `/html:FILE`: one self-contained HTML report of a trace, to open in a browser or attach to
+//! a bug (docs/output.md, "The HTML report").
+//!
+//! ```text
+//! identity      the binaries of the program-ID table: GUID, age, symbol-server key
+//! check         /check's verdicts, and the SPDConvert command line per sampled binary
+//! totals        per binary and source: records and hits
+//! functions     /functions' tables, sortable by any column
+//! lines         /lines' tables, with /pdb
+//! flame graph   the flame graph inline, with its search, and an icicle toggle
+//! ```
+//!
+//! Nothing is fetched: the style, the script and both drawings are in the file. The HTML is
+//! written with `maud`, whose templates are checked when sptdump is built and escape every
+//! string they insert (binary names and paths come from the trace); only the flame graphs'
+//! SVG, which inferno writes and escapes itself, goes in as it is. The same input gives the
+//! same bytes.
+
+use std::io::{self, Write};
+
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+
+use super::percent;
+use crate::analysis::check::{CheckReport, Mode};
+use crate::analysis::functions::FunctionsLine;
+use crate::analysis::lines::LinesReport;
+use crate::format::tables::{Tables, base_name};
+
+/// What the report shows.
+pub(crate) struct Report<'a> {
+    /// The trace, as named on the command line.
+    pub label: &'a str,
+    pub tables: &'a Tables,
+    pub check: &'a CheckReport,
+    pub functions: &'a [FunctionsLine],
+    pub lines: Option<&'a LinesReport>,
+    /// The flame graph's SVG, drawn bottom-up and top-down, and what it shows.
+    pub flame: &'a [u8],
+    pub icicle: &'a [u8],
+    pub flame_title: &'a str,
+}
+
+const STYLE: &str = "
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em auto; max-width: 1240px; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ccc; }
+h3 { font-size: 1em; margin-bottom: 0.3em; }
+table { border-collapse: collapse; margin: 0.3em 0 1em; }
+th, td { padding: 2px 10px; text-align: left; border-bottom: 1px solid #eee; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+table.sortable th { cursor: pointer; user-select: none; }
+table.sortable th:hover { background: #f0f0f0; }
+code, .mono { font-family: ui-monospace, monospace; }
+.error { color: #b00020; } .warning { color: #a05a00; } .note { color: #444; }
+pre.cmd { background: #f6f6f6; padding: 6px 10px; }
+.hidden { display: none; }
+";
+
+/// Sorts a table by the clicked column: numbers by their `data-v`, text by itself; a second
+/// click reverses.
+const SCRIPT: &str = "
+document.querySelectorAll('table.sortable').forEach(function (table) {
+  table.querySelectorAll('th').forEach(function (th, column) {
+    th.addEventListener('click', function () {
+      var body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      var down = th.dataset.order !== 'down';
+      th.dataset.order = down ? 'down' : 'up';
+      rows.sort(function (a, b) {
+        var x = a.cells[column], y = b.cells[column];
+        var v = x.dataset.v !== undefined
+          ? Number(x.dataset.v) - Number(y.dataset.v)
+          : x.textContent.localeCompare(y.textContent);
+        return down ? -v : v;
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
+var toggle = document.getElementById('icicle-toggle');
+if (toggle) {
+  toggle.addEventListener('click', function () {
+    document.getElementById('flame-up').classList.toggle('hidden');
+    document.getElementById('flame-down').classList.toggle('hidden');
+  });
+}
+";
+
+/// Writes the report.
+pub(crate) fn write(mut out: impl Write, r: &Report<'_>) -> io::Result<()> {
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="generator" content=(concat!("sptdump ", env!("CARGO_PKG_VERSION")));
+                title { "sptdump: " (r.label) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { "Sample profile trace " code { (r.label) } }
+                (identity(r.tables))
+                (check(r))
+                (totals(r.check))
+                (functions(r.functions))
+                @if let Some(lines) = r.lines { (source_lines(lines)) }
+                (flame(r))
+                script { (PreEscaped(SCRIPT)) }
+            }
+        }
+    };
+    out.write_all(page.into_string().as_bytes())?;
+    out.write_all(b"\n")
+}
+
+fn identity(tables: &Tables) -> Markup {
+    let entries = tables.progids.as_ref();
+    html! {
+        h2 id="identity" { "Binaries" }
+        table id="binaries" {
+            thead { tr { th.n { "progid" } th { "binary" } th { "GUID" } th.n { "age" } th { "symbol-server key" } } }
+            tbody {
+                @for progid in 0..tables.progid_count() as u16 {
+                    @let entry = entries.and_then(|t| t.get(progid));
+                    tr {
+                        td.n { (progid) }
+                        td { (tables.binary_name(progid)) }
+                        td.mono { (entry.map(|e| e.guid_string()).unwrap_or_default()) }
+                        td.n { (entry.map(|e| e.age.to_string()).unwrap_or_default()) }
+                        td.mono { (entry.map(|e| e.symkey().to_string()).unwrap_or_default()) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn check(r: &Report<'_>) -> Markup {
+    let mode = match r.check.mode {
+        Mode::Lbr => "LBR",
+        Mode::Ip => "IP",
+    };
+    html! {
+        h2 id="check" { "Fit for SPDConvert" }
+        @if r.check.verdicts.is_empty() {
+            p { "No verdicts." }
+        } @else {
+            ul id="verdicts" {
+                @for v in &r.check.verdicts {
+                    li class=(v.severity().as_str()) {
+                        b { (v.severity().as_str()) "[" (v.code.as_str()) "]" } ": " (v.message)
+                    }
+                }
+            }
+        }
+        p { "Import it into each sampled binary's SPD with:" }
+        pre.cmd id="spdconvert" {
+            @for b in r.check.binaries.iter().filter(|b| b.records > 0) {
+                "SPDConvert /mode:" (mode) " " (spd_name(&b.name)) " " (r.label) "\n"
+            }
+        }
+    }
+}
+
+/// The SPD the linker makes beside a binary: its name with `.spd` for the extension.
+fn spd_name(binary: &str) -> String {
+    let base = base_name(binary);
+    let stem = base.rsplit_once('.').map_or(base, |(stem, _)| stem);
+    format!("{stem}.spd")
+}
+
+fn totals(check: &CheckReport) -> Markup {
+    html! {
+        h2 id="totals" { "Samples" }
+        table id="totals-table" {
+            thead { tr { th.n { "progid" } th { "binary" } th { "source" } th.n { "records" } th.n { "hits" } } }
+            tbody {
+                @for b in &check.binaries {
+                    @for (source, records, hits) in &b.events {
+                        tr {
+                            td.n { (b.progid) }
+                            td { (b.name) }
+                            td { (source.name()) }
+                            td.n { (records) }
+                            td.n { (hits) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn functions(lines: &[FunctionsLine]) -> Markup {
+    html! {
+        h2 id="functions" { "Functions" }
+        @if lines.is_empty() { p { "No samples." } }
+        @for line in lines {
+            h3 { (line.name) ", " (line.source) ": " (count(line.hits(), "hit")) ", " (count(line.keys as u128, "key")) }
+            table.sortable.functions {
+                thead { tr { th.n { "inclusive" } th.n { "share" } th.n { "exclusive" } th.n { "share" } th { "key" } } }
+                tbody {
+                    @for row in line.rows() {
+                        tr {
+                            td.n data-v=(row.inclusive()) { (row.inclusive()) }
+                            td.n data-v=(row.inclusive()) { (percent(row.inclusive(), line.hits())) }
+                            td.n data-v=(row.exclusive()) { (row.exclusive()) }
+                            td.n data-v=(row.exclusive()) { (percent(row.exclusive(), line.hits())) }
+                            td.mono { (row.key()) @if row.inlined() { " (inlined)" } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn source_lines(report: &LinesReport) -> Markup {
+    html! {
+        h2 id="lines" { "Source lines" }
+        @for t in &report.tables {
+            h3 { (t.name) ", " (t.source.name()) ": " (count(t.hits, "hit")) ", " (count(t.unique as u128, "line")) }
+            table.sortable.lines {
+                thead { tr { th.n { "hits" } th.n { "share" } th { "line" } th { "function" } } }
+                tbody {
+                    @for row in &t.top {
+                        tr {
+                            td.n data-v=(row.hits) { (row.hits) }
+                            td.n data-v=(row.hits) { (percent(row.hits, t.hits)) }
+                            td.mono {
+                                @match (&row.file, row.line) {
+                                    (Some(file), Some(line)) => { (file) ":" (line) }
+                                    (Some(file), None) => { (file) }
+                                    (None, _) => { "(no line)" }
+                                }
+                            }
+                            td.mono { (row.function) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn flame(r: &Report<'_>) -> Markup {
+    html! {
+        h2 id="flame-graph" { "Flame graph" }
+        p {
+            (r.flame_title) ". Click a frame to zoom, Ctrl+F or the graph's Search to find one. "
+            button id="icicle-toggle" type="button" { "Flame graph / icicle" }
+        }
+        // Each drawing in a document of its own (inline, in srcdoc): inferno's script finds
+        // its elements by id, which two drawings in one page would share.
+        div id="flame" {
+            iframe id="flame-up" title="flame graph" srcdoc=(svg_text(r.flame))
+                style=(frame_style(r.flame)) {}
+            iframe id="flame-down" class="hidden" title="icicle graph" srcdoc=(svg_text(r.icicle))
+                style=(frame_style(r.icicle)) {}
+        }
+    }
+}
+
+/// `1 hit`, `2 hits`.
+fn count(n: u128, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// A page of its own for an SVG file, for an iframe's `srcdoc` (which maud escapes as an
+/// attribute): the drawing without its XML declaration and DOCTYPE, as wide as the frame.
+fn svg_text(svg: &[u8]) -> String {
+    let text = String::from_utf8_lossy(svg);
+    let body = text.find("<svg").map_or(&*text, |at| &text[at..]);
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>html, body {{ margin: 0 }} \
+         svg {{ display: block; width: 100%; height: auto }}</style></head><body>{body}</body></html>"
+    )
+}
+
+/// The style of the iframe of an SVG: the page's width, the drawing's height.
+fn frame_style(svg: &[u8]) -> String {
+    let text = String::from_utf8_lossy(svg);
+    let height = text
+        .split("height=\"")
+        .nth(1)
+        .and_then(|h| h.split('"').next())
+        .and_then(|h| h.parse::<u32>().ok())
+        .unwrap_or(400);
+    format!("width: 100%; height: {}px; border: 0", height + 8)
+}
