@@ -41,7 +41,7 @@ pub(crate) struct Report<'a> {
 }
 
 const STYLE: &str = "
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em auto; max-width: 1240px; color: #222; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em auto; padding: 0 1.5em; max-width: 1240px; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ccc; }
 h3 { font-size: 1em; margin-bottom: 0.3em; }
 table { border-collapse: collapse; margin: 0.3em 0 1em; }
