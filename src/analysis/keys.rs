@@ -11,7 +11,7 @@
 //!
 //! With inline frames (`/pdb`, unless `/noinline`), an address in code the compiler inlined
 //! is several keys: the procedure that holds it, then each function inlined there, outermost
-//! first ([`Namer::keys`]). An inlined function is one key per name, whatever it was inlined
+//! first ([`Namer::ids`]). An inlined function is one key per name, whatever it was inlined
 //! into.
 
 use std::collections::BTreeMap;
@@ -170,14 +170,6 @@ impl<'a> Namer<'a> {
             _ => key,
         }
     }
-
-    /// Pushes the keys of the address `rva` (a return address when `returns`) onto `out`,
-    /// outermost first, as [`Namer::ids`] and [`Namer::key`] give them.
-    pub fn keys(&self, rva: u32, returns: bool, out: &mut Vec<FrameKey>) {
-        let mut ids = Vec::new();
-        self.ids(rva, returns, &mut ids);
-        out.extend((0..ids.len()).map(|depth| self.key(rva, returns, depth)));
-    }
 }
 
 /// The namers of a profile's binaries, each made once for every address the views ask
@@ -263,13 +255,12 @@ pub(crate) fn by_key(
     let hits: Vec<(u32, u128)> = hits.collect();
     let namer = Namer::new(symbols, inline, hits.iter().map(|&(rva, _)| (rva, false)));
     let mut keys: BTreeMap<FrameKey, u128> = BTreeMap::new();
-    let mut chain = Vec::new();
+    let mut ids = Vec::new();
     for (rva, h) in hits {
-        chain.clear();
-        namer.keys(rva, false, &mut chain);
-        if let Some(key) = chain.pop() {
-            *keys.entry(key).or_default() += h;
-        }
+        ids.clear();
+        namer.ids(rva, false, &mut ids);
+        let innermost = namer.key(rva, false, ids.len().saturating_sub(1));
+        *keys.entry(innermost).or_default() += h;
     }
     keys
 }

@@ -294,8 +294,6 @@ impl Keyed<[u32; 2]> {
                     from: function_name(symbols, from),
                     to: function_name(symbols, to),
                     hits,
-                    callee: None,
-                    caller: None,
                 })
                 .collect(),
         }
@@ -561,56 +559,29 @@ impl Summary {
     }
 }
 
-/// The call-stack table's summary: its arcs, each with which end is the callee.
+/// The call-stack table's summary: its arcs as stored, and which end of each is the callee.
 fn callstack_summary(
     t: &Keyed<[u32; 2]>,
     symbols: Option<&Symbols>,
     n: usize,
     order: StackOrder,
 ) -> CallstackSummary {
-    let mut top = top_arcs(t, n);
-    let mut function_arcs = symbols.map(|s| t.function_arcs(s, n));
-    // Stored leaf first, the first frame of a pair is the one called.
-    let leaf_first = order == StackOrder::LeafFirst;
-    for arc in &mut top {
-        let (callee, caller) = if leaf_first {
-            (arc.from, arc.to)
-        } else {
-            (arc.to, arc.from)
-        };
-        arc.callee = Some(callee);
-        arc.caller = Some(caller);
-    }
-    for arc in function_arcs.iter_mut().flat_map(|f| &mut f.top) {
-        let (callee, caller) = if leaf_first {
-            (arc.from.clone(), arc.to.clone())
-        } else {
-            (arc.to.clone(), arc.from.clone())
-        };
-        arc.callee = Some(callee);
-        arc.caller = Some(caller);
-    }
     CallstackSummary {
         records: t.records,
         hits: t.record_hits,
         arcs: t.total,
         unique_arcs: t.hits.len(),
-        leaf_first,
-        top,
-        function_arcs,
+        // Stored leaf first, the first frame of a pair is the one called.
+        leaf_first: order == StackOrder::LeafFirst,
+        top: top_arcs(t, n),
+        function_arcs: symbols.map(|s| t.function_arcs(s, n)),
     }
 }
 
 fn top_arcs(t: &Keyed<[u32; 2]>, n: usize) -> Vec<TopArc> {
     t.top(n)
         .into_iter()
-        .map(|([from, to], hits)| TopArc {
-            from,
-            to,
-            hits,
-            callee: None,
-            caller: None,
-        })
+        .map(|([from, to], hits)| TopArc { from, to, hits })
         .collect()
 }
 
@@ -667,13 +638,6 @@ pub(crate) struct TopFunctionArc {
     pub(crate) from: String,
     pub(crate) to: String,
     pub(crate) hits: u128,
-    /// For call-stack arcs: the called function, whichever end it is stored at. Text only:
-    /// the summary's JSON line is fixed by the conformance suite.
-    #[serde(skip)]
-    pub(crate) callee: Option<String>,
-    /// For call-stack arcs: the calling function.
-    #[serde(skip)]
-    pub(crate) caller: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -720,13 +684,6 @@ pub(crate) struct TopArc {
     pub(crate) from: u32,
     pub(crate) to: u32,
     pub(crate) hits: u128,
-    /// For call-stack arcs: the called frame's address, whichever end it is stored at. Text
-    /// only: the summary's JSON line is fixed by the conformance suite.
-    #[serde(skip)]
-    pub(crate) callee: Option<u32>,
-    /// For call-stack arcs: the calling frame's address.
-    #[serde(skip)]
-    pub(crate) caller: Option<u32>,
 }
 
 #[cfg(test)]

@@ -135,17 +135,9 @@ fn flame_graph<P: Printer>(
     sampled: &[BinaryStacks],
 ) -> Result<(), Error> {
     let label = file.label();
-    let (title, folded) = flame_input(&label, profile, sampled);
-    let message = match stacks::busiest(sampled) {
-        _ if !profile.is_empty() => None,
-        Some(source) => Some(format!(
-            "no call stacks: the flame graph shows {}, by function",
-            drawn(source)
-        )),
-        None => Some("no samples: the flame graph says so and shows nothing".to_owned()),
-    };
-    if let Some(message) = message {
-        out.print(|p| p.note(file, &message))?;
+    let (title, folded, note) = flame_input(&label, profile, sampled);
+    if let Some(note) = note {
+        out.print(|p| p.note(file, &note))?;
     }
     let icicle = plan.views.icicle;
     if let Err(e) = write_file(path, |w| flamegraph::write(w, &title, &folded, icicle)) {
@@ -157,30 +149,30 @@ fn flame_graph<P: Printer>(
 /// What a flame graph of the profile draws, and its title: the call stacks when there are
 /// any; else one IP event's samples (the one with the most hits) or the LBR branches'
 /// targets, each address's function (and what was inlined there) under its binary; else
-/// nothing.
+/// nothing; with a note saying what was drawn when it is not the call stacks.
 fn flame_input(
     label: &str,
     profile: &StackProfile,
     sampled: &[BinaryStacks],
-) -> (String, Vec<(String, u128)>) {
+) -> (String, Vec<(String, u128)>, Option<String>) {
     if !profile.is_empty() {
-        return (label.to_owned(), profile.folded());
+        return (label.to_owned(), profile.folded(), None);
     }
-    match stacks::busiest(sampled) {
-        Some(source) => (
-            format!("{label}: {} (no call stacks)", drawn(source)),
-            stacks::folded_by_binary(sampled, source),
-        ),
-        None => (label.to_owned(), Vec::new()),
-    }
-}
-
-/// What a flame graph of a source's samples shows.
-fn drawn(source: SampleKind) -> String {
-    match source {
+    let Some(source) = stacks::busiest(sampled) else {
+        let note = "no samples: the flame graph says so and shows nothing";
+        return (label.to_owned(), Vec::new(), Some(note.to_owned()));
+    };
+    let drawn = match source {
         SampleKind::Lbr => "LBR branch targets".to_owned(),
         other => format!("{} samples", other.name()),
-    }
+    };
+    (
+        format!("{label}: {drawn} (no call stacks)"),
+        stacks::folded_by_binary(sampled, source),
+        Some(format!(
+            "no call stacks: the flame graph shows {drawn}, by function"
+        )),
+    )
 }
 
 /// The profiles for other viewers: `/pprof`, `/speedscope` and `/html`.
@@ -231,7 +223,7 @@ fn report<P: Printer>(
     let check = check::check(counted.summary, counted.tables, counted.symbols, &[]);
     let functions = functions::functions(sampled, profile, plan.top);
     let lines = (!counted.symbols.is_empty()).then(|| lines::lines(counted, plan.top));
-    let (flame_title, folded) = flame_input(&label, profile, sampled);
+    let (flame_title, folded, _) = flame_input(&label, profile, sampled);
     let written = write_file(path, |w| {
         let (mut flame, mut icicle) = (Vec::new(), Vec::new());
         flamegraph::write(&mut flame, &flame_title, &folded, false)?;

@@ -820,11 +820,7 @@ fn push_start(line: &mut Vec<u8>, offset: u64, name: &str) {
 
 /// `/compare`: the keys NEW samples more than BASE, of one binary and source.
 fn more_in_new(o: &mut impl Write, c: &Comparison) -> io::Result<()> {
-    let shown = if c.missing.len() < c.more_in_new {
-        format!(" (showing {} of {})", c.missing.len(), c.more_in_new)
-    } else {
-        String::new()
-    };
+    let shown = summary::of(c.missing.len(), c.more_in_new);
     writeln!(
         o,
         "  {} {}: what NEW samples more than BASE{shown}",

@@ -152,11 +152,7 @@ fn functions_of(o: &mut impl Write, line: &FunctionsLine) -> io::Result<()> {
     } else {
         (line.records, "record")
     };
-    let shown = if line.rows().len() < line.unique {
-        format!(", showing {}", line.rows().len())
-    } else {
-        String::new()
-    };
+    let shown = showing(line.rows().len(), line.unique);
     writeln!(
         o,
         "Functions of progid {} ({}), {}: {records} {what}{}, {} hit{}, {} key{}{shown}",
@@ -263,7 +259,7 @@ fn arc_rows(top: &[TopArc], total: u128, arrow: &str) -> Vec<(u128, String, Stri
 
 /// ` (showing N of M)` after the heading of a table of `unique` entries that shows only
 /// `shown` of them.
-fn of(shown: usize, unique: usize) -> String {
+pub(super) fn of(shown: usize, unique: usize) -> String {
     if shown < unique {
         format!(" (showing {shown} of {unique})")
     } else {
@@ -294,11 +290,7 @@ pub(super) fn source_lines<W: Write, E: Write>(
 /// The `/lines` table of one binary and source: `file:line` (or `(no line)`) and the
 /// function there.
 fn lines_of(o: &mut impl Write, t: &LinesTable) -> io::Result<()> {
-    let shown = if t.top.len() < t.unique {
-        format!(", showing {}", t.top.len())
-    } else {
-        String::new()
-    };
+    let shown = showing(t.top.len(), t.unique);
     writeln!(
         o,
         "Lines of progid {} ({}), {}: {} hit{}, {} line{}{shown}",
