@@ -244,6 +244,7 @@ def main():
             "/folded": [SPTDUMP, "/folded", path],
             "/pprof": [SPTDUMP, "/pprof:" + os.path.join(WORK, "out.pb.gz"), path],
             "/speedscope": [SPTDUMP, "/speedscope:" + os.path.join(WORK, "out.speedscope.json"), path],
+            "/html": [SPTDUMP, "/html:" + os.path.join(WORK, "out.html"), path],
             "/summary /pdb": [SPTDUMP, "/summary", "/pdb:" + os.path.join(ROOT, "testdata", "pe", "app.pdb"),
                               symbolized(path)],
         }
@@ -278,6 +279,7 @@ def main():
             ("/folded / /summary", med["/folded"] / med["/summary"], 2.0),
             ("/pprof / /summary", med["/pprof"] / med["/summary"], 2.0),
             ("/speedscope / /summary", med["/speedscope"] / med["/summary"], 2.0),
+            ("/html / /summary", med["/html"] / med["/summary"], 2.0),
         ]
         if yardstick:
             checks[:0] = [
@@ -292,9 +294,12 @@ def main():
             print(f"    {label:28} {ratio:6.2f}  (target <= {limit}: {verdict})")
         print(f"    {'/summary /pdb / /summary':28} {med['/summary /pdb'] / med['/summary']:6.2f}"
               "  (symbol lookups per unique RVA)")
-        for name in ("out.pb.gz", "out.speedscope.json"):
+        for name in ("out.pb.gz", "out.speedscope.json", "out.html"):
             size = os.path.getsize(os.path.join(WORK, name))
             print(f"    {name:28} {size / 1024:8.1f} KiB written")
+        html_size = os.path.getsize(os.path.join(WORK, "out.html"))
+        verdict = "met" if html_size < 5 * 1024 * 1024 else "MISSED"
+        print(f"    {'out.html < 5 MiB':28} {verdict}")
 
     # Many traces as one: /merge decodes them on both cores.
     copies = os.path.join(WORK, "copies")

@@ -96,16 +96,19 @@ pub struct CompareReport {
     pub comparisons: Vec<Comparison>,
     /// The binaries in one trace only.
     pub only_in: Vec<OnlyIn>,
-    /// With `/functions`: per paired binary with call stacks, the keys whose inclusive share
-    /// moved most.
+    /// With `/functions` (or `/html`): per paired binary and source, the keys whose inclusive
+    /// share moved most.
     pub functions: Vec<FunctionsCompared>,
 }
 
-/// The keys of one paired binary whose inclusive share of its call-stack hits moved most.
+/// The keys of one paired binary and source whose inclusive share of its hits moved most.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FunctionsCompared {
     /// The binary's name, as BASE spells it.
     pub name: String,
+    /// What the hits are of: `ETW_CALLSTACK` (call stacks), an IP event, or `LBR` (branch
+    /// targets), whose keys have no callees: there inclusive and exclusive are the same.
+    pub source: &'static str,
     /// At most `/top` keys, by |delta| descending, ties by key.
     pub keys: Vec<FunctionDelta>,
 }
@@ -123,14 +126,15 @@ pub struct FunctionDelta {
     pub delta: f64,
 }
 
-/// Per binary paired by name, the keys of its `/functions` call-stack lines whose inclusive
-/// share moved most from `base` to `new`, `top` each (`lines` hold every key: no `/top` cut).
+/// Per binary paired by name and source both traces have, the keys of its `/functions` lines
+/// whose inclusive share moved most from `base` to `new`, `top` each (the lines hold every
+/// key: no `/top` cut).
 pub(crate) fn functions(
     base: &[FunctionsLine],
     new: &[FunctionsLine],
     top: usize,
 ) -> Vec<FunctionsCompared> {
-    let paired = |line: &FunctionsLine| base_name(&line.name).to_lowercase();
+    let paired = |line: &FunctionsLine| (base_name(&line.name).to_lowercase(), line.source);
     let mut out = Vec::new();
     for b in base {
         let Some(n) = new.iter().find(|n| paired(n) == paired(b)) else {
@@ -169,6 +173,7 @@ pub(crate) fn functions(
         keys.truncate(top);
         out.push(FunctionsCompared {
             name: b.name.clone(),
+            source: b.source,
             keys,
         });
     }

@@ -7,11 +7,12 @@ use std::path::Path;
 
 use super::many::open_one;
 use super::trace::{Kept, Within};
+use super::views::{self, Named};
 use super::{Outcome, Plan, Status, Traces};
+use crate::analysis::check;
 use crate::analysis::compare::{self, Side};
 use crate::analysis::functions::{self, FunctionsLine};
-use crate::analysis::stacks;
-use crate::output::{FileInfo, Printer, flamegraph};
+use crate::output::{FileInfo, Printer, flamegraph, html};
 
 /// `/compare BASE NEW`: dumps both traces (their sections, views and verdicts as asked),
 /// then prints how NEW differs from BASE. Returns the traces' outcomes, and `Errors` when,
@@ -37,96 +38,172 @@ pub(super) fn compare<P: Printer>(
         }
         sides.push(kept);
     }
-    let mut status = Status::Clean;
-    if let [Some(base), Some(new)] = &sides[..] {
-        fn side(k: &Kept, inline: bool) -> Option<Side<'_>> {
-            Some(Side {
-                summary: k.summary.as_ref()?,
-                tables: &k.tables,
-                symbols: &k.symbols,
-                inline,
-            })
-        }
-        if let (Some(base), Some(new)) = (side(base, plan.inline), side(new, plan.inline)) {
-            let mut report = compare::compare(&base, &new, plan.top);
-            report.base = traces.paths[0].clone();
-            if plan.views.functions {
-                let [p, q] = [sides[0].as_ref(), sides[1].as_ref()]
-                    .map(|k| k.map(|k| stack_functions(plan, k)).unwrap_or_default());
-                report.functions = compare::functions(&p, &q, plan.top);
-            }
-            let new_file = FileInfo {
-                path: &traces.paths[1],
-                size: None,
-            };
-            printer.compare(&new_file, &report)?;
-            if min_overlap.is_some_and(|min| report.below(min)) {
-                status = Status::Errors;
-            }
-        }
-        if let Some(path) = &plan.views.flamegraph
-            && !differential(printer, plan, traces, [base, new], path)?
-        {
-            status = Status::Errors;
-        }
-    }
+    let status = match &sides[..] {
+        [Some(base), Some(new)] => compared(printer, plan, traces, [base, new], min_overlap)?,
+        _ => Status::Clean,
+    };
     Ok((outcomes, status))
 }
 
-/// The `/functions` lines of a trace's call stacks, every key of each binary.
-fn stack_functions(plan: &Plan, k: &Kept) -> Vec<FunctionsLine> {
-    let Some(counts) = &k.stacks else {
-        return Vec::new();
-    };
-    let summary = k.summary.as_ref();
-    let namers = stacks::namers(counts, summary, plan.stack_order, &k.symbols, plan.inline);
-    let profile = counts.profile(plan.stack_order, &k.tables, &namers);
-    functions::functions(&[], &profile, usize::MAX)
-}
-
-/// `/compare BASE NEW /flamegraph:FILE`: NEW's call stacks coloured by how each frame's
-/// share changed from BASE. Whether the file was written.
-fn differential<P: Printer>(
+/// How NEW differs from BASE, both read: printed, drawn, and reported as the plan asks.
+fn compared<P: Printer>(
     printer: &mut P,
     plan: &Plan,
     traces: &Traces<'_>,
-    sides: [&Kept; 2],
-    path: &Path,
-) -> io::Result<bool> {
-    let folded = |k: &Kept| -> Vec<(String, u128)> {
-        let Some(counts) = &k.stacks else {
-            return Vec::new();
-        };
-        let summary = k.summary.as_ref();
-        let namers = stacks::namers(counts, summary, plan.stack_order, &k.symbols, plan.inline);
-        counts
-            .profile(plan.stack_order, &k.tables, &namers)
-            .folded()
-    };
-    let (base, new) = (folded(sides[0]), folded(sides[1]));
+    [base, new]: [&Kept; 2],
+    min_overlap: Option<f64>,
+) -> io::Result<Status> {
+    let views = &plan.views;
     let new_file = FileInfo {
         path: &traces.paths[1],
         size: None,
     };
-    if new.is_empty() {
-        let message = "NEW has no call stacks: the differential flame graph says so";
-        printer.note(&new_file, message)?;
+    let mut status = Status::Clean;
+    let drawn = views.functions || views.flamegraph.is_some() || views.html.is_some();
+    let named = drawn.then(|| [views::named(plan, base), views::named(plan, new)]);
+    let mut report = None;
+    if let (Some(b), Some(n)) = (side(base, plan.inline), side(new, plan.inline)) {
+        let mut r = compare::compare(&b, &n, plan.top);
+        r.base = traces.paths[0].clone();
+        if let Some([p, q]) = &named {
+            r.functions = compare::functions(&functions_of(p), &functions_of(q), plan.top);
+        }
+        // The keys that moved are printed when asked; the report shows them anyway.
+        let moved = if views.functions {
+            Vec::new()
+        } else {
+            std::mem::take(&mut r.functions)
+        };
+        printer.compare(&new_file, &r)?;
+        if !views.functions {
+            r.functions = moved;
+        }
+        if min_overlap.is_some_and(|min| r.below(min)) {
+            status = Status::Errors;
+        }
+        report = Some(r);
     }
-    let title = format!("{} against {}", traces.paths[1], traces.paths[0]);
+    let Some([p, q]) = &named else {
+        return Ok(status);
+    };
+    let drawing = differential(printer, traces, &new_file, p, q)?;
+    if let Some(path) = &views.flamegraph
+        && !write(printer, &new_file, "flame graph", path, |w| {
+            drawing.draw(w, views.icicle)
+        })?
+    {
+        status = Status::Errors;
+    }
+    if let (Some(path), Some(report)) = (&views.html, &report) {
+        let page = |w: &mut BufWriter<File>| {
+            let sides = [(0, base), (1, new)].map(|(i, k)| html::Trace {
+                label: traces.paths[i].as_str(),
+                tables: &k.tables,
+                check: k
+                    .summary
+                    .as_ref()
+                    .map(|summary| check::check(summary, &k.tables, &k.symbols, &[])),
+            });
+            let (mut flame, mut icicle) = (Vec::new(), Vec::new());
+            drawing.draw(&mut flame, false)?;
+            drawing.draw(&mut icicle, true)?;
+            let page = html::Compared {
+                traces: &sides,
+                report,
+                flame: &flame,
+                icicle: &icicle,
+                flame_title: &drawing.title,
+            };
+            html::write_compared(w, &page)
+        };
+        if !write(printer, &new_file, "HTML report", path, page)? {
+            status = Status::Errors;
+        }
+    }
+    Ok(status)
+}
+
+/// What the differential flame graph draws, and the note that says what it is when it is
+/// not the call stacks.
+fn differential<P: Printer>(
+    printer: &mut P,
+    traces: &Traces<'_>,
+    new_file: &FileInfo<'_>,
+    base: &Named,
+    new: &Named,
+) -> io::Result<Differential> {
+    let input = views::differential_input(base, new);
+    let mut title = format!("{} against {}", traces.paths[1], traces.paths[0]);
+    match &input.what {
+        Some(what) => {
+            title = format!("{title}: {what} (no call stacks)");
+            let message =
+                format!("NEW has no call stacks: the differential views show {what}, by function");
+            printer.note(new_file, &message)?;
+        }
+        None if input.new.is_empty() => {
+            let message = "NEW has no samples: the differential flame graph says so";
+            printer.note(new_file, message)?;
+        }
+        None => {}
+    }
+    Ok(Differential {
+        title,
+        base: input.base,
+        new: input.new,
+    })
+}
+
+/// A side of the comparison, when its trace was counted.
+fn side(k: &Kept, inline: bool) -> Option<Side<'_>> {
+    Some(Side {
+        summary: k.summary.as_ref()?,
+        tables: &k.tables,
+        symbols: &k.symbols,
+        inline,
+    })
+}
+
+/// The `/functions` lines of a trace, every key of each binary and source.
+fn functions_of(named: &Named) -> Vec<FunctionsLine> {
+    functions::functions(&named.sampled, &named.profile, usize::MAX)
+}
+
+/// The differential flame graph of NEW against BASE: its title and both sides' folded stacks.
+struct Differential {
+    title: String,
+    base: Vec<(String, u128)>,
+    new: Vec<(String, u128)>,
+}
+
+impl Differential {
+    fn draw(&self, w: impl Write, icicle: bool) -> io::Result<()> {
+        flamegraph::write_differential(w, &self.title, &self.base, &self.new, icicle).map(|_| ())
+    }
+}
+
+/// Writes `path` with `write`; an error naming it when it cannot be. Whether it was written.
+fn write<P: Printer>(
+    printer: &mut P,
+    new_file: &FileInfo<'_>,
+    what: &str,
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<bool> {
     let written = File::create(path).and_then(|file| {
         let mut w = BufWriter::new(file);
-        flamegraph::write_differential(&mut w, &title, &base, &new, plan.views.icicle)?;
+        write(&mut w)?;
         w.flush()
     });
     match written {
         Ok(()) => Ok(true),
         Err(e) => {
             let message = format!(
-                "cannot write the flame graph {}: {}",
+                "cannot write the {what} {}: {}",
                 path.display(),
                 crate::input::describe(&e)
             );
-            printer.error(&new_file, &message)?;
+            printer.error(new_file, &message)?;
             Ok(false)
         }
     }

@@ -265,10 +265,15 @@ pub fn printer<W: Write, E: Write>(plan: &Plan, out: W, err: E) -> Output<W, E> 
 }
 
 /// The printer, and what was reported through it for the trace at hand.
+/// How many of a trace's diagnostics the HTML report lists; it counts them all.
+const FIRST_KEPT: usize = 100;
+
 struct Out<'a, P> {
     printer: &'a mut P,
     /// The diagnostics found.
     tally: Tally,
+    /// The first [`FIRST_KEPT`] of them, for the HTML report's list.
+    first: Vec<Diagnostic>,
     /// The other errors: `/match` and `/pdb` files that do not fit the trace, `/check`'s
     /// errors, files of ours that could not be written.
     failed: usize,
@@ -279,6 +284,7 @@ impl<'a, P: Printer> Out<'a, P> {
         Out {
             printer,
             tally: Tally::default(),
+            first: Vec::new(),
             failed: 0,
         }
     }
@@ -290,8 +296,16 @@ impl<'a, P: Printer> Out<'a, P> {
 
     /// Counts and prints a diagnostic.
     fn report(&mut self, d: Diagnostic) -> Result<(), Error> {
-        self.tally.add(&d);
+        self.count(&d);
         self.print(|p| p.diagnostic(&d))
+    }
+
+    /// Counts a diagnostic, and keeps it when it is one of the first.
+    fn count(&mut self, d: &Diagnostic) {
+        self.tally.add(d);
+        if self.first.len() < FIRST_KEPT {
+            self.first.push(d.clone());
+        }
     }
 
     /// Prints an error of the run about `file` that is not a problem in the trace (a file of

@@ -288,8 +288,10 @@ impl Plan {
                         "/compare takes exactly two traces, BASE and NEW ({traces} given)"
                     )));
                 }
-                // A flame graph of two traces is their differential one.
-                if let Some((name, _)) = files.iter().find(|(name, _)| *name != "flamegraph") {
+                // A flame graph of two traces is their differential one, their report one
+                // of both.
+                let both = ["flamegraph", "html"];
+                if let Some((name, _)) = files.iter().find(|(name, _)| !both.contains(name)) {
                     return Some(Conflict::new(format!(
                         "/{name} draws one profile: it does not go with /compare BASE NEW, \
                          which reads two apart"

@@ -388,18 +388,7 @@ fn verdicts<P: Printer>(
     plan: &Plan,
     kept: &Kept,
 ) -> Result<(), Error> {
-    let results: Vec<MatchResult<'_>> = plan
-        .matches
-        .iter()
-        .map(|file| MatchResult {
-            file,
-            verdict: file
-                .identity
-                .as_ref()
-                .ok()
-                .map(|id| matching::judge(id, &kept.tables)),
-        })
-        .collect();
+    let results = match_results(plan, &kept.tables);
     if !results.is_empty() {
         out.failed += results.iter().filter(|r| r.failed()).count();
         out.print(|p| p.matches(&results, &kept.tables))?;
@@ -413,6 +402,21 @@ fn verdicts<P: Printer>(
         out.failed += report.count(Severity::Error) as usize;
     }
     Ok(())
+}
+
+/// The verdict of each `/match` file on the trace's program IDs.
+pub(super) fn match_results<'p>(plan: &'p Plan, tables: &Tables) -> Vec<MatchResult<'p>> {
+    plan.matches
+        .iter()
+        .map(|file| MatchResult {
+            file,
+            verdict: file
+                .identity
+                .as_ref()
+                .ok()
+                .map(|id| matching::judge(id, tables)),
+        })
+        .collect()
 }
 
 /// Feeds the decoder's output to the printer, the counters and the tally.
@@ -447,7 +451,7 @@ impl<P: Printer> Sink for EventSink<'_, '_, P> {
     }
 
     fn diagnostic(&mut self, d: Diagnostic) -> io::Result<()> {
-        self.out.tally.add(&d);
+        self.out.count(&d);
         self.out.printer.diagnostic(&d)
     }
 }

@@ -162,10 +162,7 @@ fn flame_input(
         let note = "no samples: the flame graph says so and shows nothing";
         return (label.to_owned(), Vec::new(), Some(note.to_owned()));
     };
-    let drawn = match source {
-        SampleKind::Lbr => "LBR branch targets".to_owned(),
-        other => format!("{} samples", other.name()),
-    };
+    let drawn = drawn(source);
     (
         format!("{label}: {drawn} (no call stacks)"),
         stacks::folded_by_binary(sampled, source),
@@ -173,6 +170,77 @@ fn flame_input(
             "no call stacks: the flame graph shows {drawn}, by function"
         )),
     )
+}
+
+/// A trace's keys named, for `/compare`: its call stacks, and its samples without call
+/// stacks (one address each).
+pub(super) struct Named {
+    pub profile: StackProfile,
+    pub sampled: Vec<BinaryStacks>,
+}
+
+/// Names the keys of `kept` as the plan asks (functions with `/pdb`, inline frames).
+pub(super) fn named(plan: &Plan, kept: &Kept) -> Named {
+    let (Some(stacks), Some(summary)) = (&kept.stacks, &kept.summary) else {
+        return Named {
+            profile: StackProfile::default(),
+            sampled: Vec::new(),
+        };
+    };
+    let order = plan.stack_order;
+    let namers = stacks::namers(stacks, Some(summary), order, &kept.symbols, plan.inline);
+    let counted = Counted {
+        summary,
+        stacks,
+        order,
+        tables: &kept.tables,
+        symbols: &kept.symbols,
+    };
+    Named {
+        profile: stacks.profile(order, &kept.tables, &namers),
+        sampled: stacks::sampled(&counted, &namers),
+    }
+}
+
+/// What a differential flame graph draws of BASE and NEW.
+pub(super) struct DifferentialInput {
+    /// What it shows when it is not the call stacks: `UNHALT_CYCLE samples`.
+    pub what: Option<String>,
+    /// Each side's folded stacks.
+    pub base: Vec<(String, u128)>,
+    pub new: Vec<(String, u128)>,
+}
+
+/// NEW's call stacks when it has any; else the source without call stacks NEW has most hits
+/// of (an IP event or LBR targets), in both traces; else nothing.
+pub(super) fn differential_input(base: &Named, new: &Named) -> DifferentialInput {
+    if !new.profile.is_empty() {
+        return DifferentialInput {
+            what: None,
+            base: base.profile.folded(),
+            new: new.profile.folded(),
+        };
+    }
+    let Some(source) = stacks::busiest(&new.sampled) else {
+        return DifferentialInput {
+            what: None,
+            base: Vec::new(),
+            new: Vec::new(),
+        };
+    };
+    DifferentialInput {
+        what: Some(drawn(source)),
+        base: stacks::folded_by_binary(&base.sampled, source),
+        new: stacks::folded_by_binary(&new.sampled, source),
+    }
+}
+
+/// What a flame graph of a source without call stacks shows.
+fn drawn(source: SampleKind) -> String {
+    match source {
+        SampleKind::Lbr => "LBR branch targets".to_owned(),
+        other => format!("{} samples", other.name()),
+    }
 }
 
 /// The profiles for other viewers: `/pprof`, `/speedscope` and `/html`.
@@ -196,7 +264,10 @@ fn exports<P: Printer>(
             Err(e) => cannot_write(out, file, "pprof profile", path, &e)?,
         }
     }
-    if let Some(path) = &plan.views.html {
+    // Under /compare, the report is of the two traces (dump/compare.rs).
+    if let Some(path) = &plan.views.html
+        && !matches!(plan.shape, Shape::Compared { .. })
+    {
         report(out, file, plan, counted, sampled, profile, path)?;
     }
     if let Some(path) = &plan.views.speedscope
@@ -220,7 +291,8 @@ fn report<P: Printer>(
     path: &Path,
 ) -> Result<(), Error> {
     let label = file.label();
-    let check = check::check(counted.summary, counted.tables, counted.symbols, &[]);
+    let matches = super::trace::match_results(plan, counted.tables);
+    let check = check::check(counted.summary, counted.tables, counted.symbols, &matches);
     let functions = functions::functions(sampled, profile, plan.top);
     let lines = (!counted.symbols.is_empty()).then(|| lines::lines(counted, plan.top));
     let (flame_title, folded, _) = flame_input(&label, profile, sampled);
@@ -231,6 +303,9 @@ fn report<P: Printer>(
         let report = html::Report {
             label: &label,
             tables: counted.tables,
+            tally: out.tally,
+            diagnostics: &out.first,
+            matches: &matches,
             check: &check,
             functions: &functions,
             lines: lines.as_ref(),

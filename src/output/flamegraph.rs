@@ -95,9 +95,9 @@ pub fn write_differential(
     let merged = String::from_utf8_lossy(&merged);
     let mut options = Options::default();
     options.title = title.to_owned();
-    options.subtitle = Some(
-        "widths: NEW's hits; red: a larger share than in BASE, blue: a smaller one".to_owned(),
-    );
+    let subtitle = "widths: NEW's hits; red: a frame's own hits a larger share than in BASE, \
+                    blue: a smaller one";
+    options.subtitle = Some(subtitle.to_owned());
     options.count_name = "hits".to_owned();
     if icicle {
         options.direction = flamegraph::Direction::Inverted;

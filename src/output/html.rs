@@ -2,13 +2,18 @@
 //! a bug (docs/output.md, "The HTML report").
 //!
 //! ```text
+//! diagnostics   the trace's, first, when it has any
 //! identity      the binaries of the program-ID table: GUID, age, symbol-server key
+//! match         the /match verdicts, when files are given
 //! check         /check's verdicts, and the SPDConvert command line per sampled binary
 //! totals        per binary and source: records and hits
 //! functions     /functions' tables, sortable by any column
 //! lines         /lines' tables, with /pdb
 //! flame graph   the flame graph inline, with its search, and an icicle toggle
 //! ```
+//!
+//! The report of `/compare BASE NEW` ([`write_compared`]) has both traces' binaries and
+//! totals, the overlap table, the keys that moved, and the differential flame graph.
 //!
 //! Nothing is fetched: the style, the script and both drawings are in the file. The HTML is
 //! written with `maud`, whose templates are checked when sptdump is built and escape every
@@ -21,16 +26,26 @@ use std::io::{self, Write};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::percent;
+use super::text::match_row;
 use crate::analysis::check::{CheckReport, Mode};
+use crate::analysis::compare::{CompareReport, FunctionsCompared};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
+use crate::analysis::summary::counted;
+use crate::format::diag::{Diagnostic, Tally};
 use crate::format::tables::{Tables, base_name};
+use crate::image::matching::MatchResult;
 
 /// What the report shows.
 pub(crate) struct Report<'a> {
     /// The trace, as named on the command line.
     pub label: &'a str,
     pub tables: &'a Tables,
+    /// The trace's diagnostics: all counted, the first of them listed.
+    pub tally: Tally,
+    pub diagnostics: &'a [Diagnostic],
+    /// The `/match` verdicts.
+    pub matches: &'a [MatchResult<'a>],
     pub check: &'a CheckReport,
     pub functions: &'a [FunctionsLine],
     pub lines: Option<&'a LinesReport>,
@@ -51,6 +66,7 @@ table.sortable th { cursor: pointer; user-select: none; }
 table.sortable th:hover { background: #f0f0f0; }
 code, .mono { font-family: ui-monospace, monospace; }
 .error { color: #b00020; } .warning { color: #a05a00; } .note { color: #444; }
+td.grew { color: #b00020; } td.shrank { color: #0040b0; }
 pre.cmd { background: #f6f6f6; padding: 6px 10px; }
 .hidden { display: none; }
 ";
@@ -86,7 +102,64 @@ if (toggle) {
 ";
 
 /// Writes the report.
-pub(crate) fn write(mut out: impl Write, r: &Report<'_>) -> io::Result<()> {
+pub(crate) fn write(out: impl Write, r: &Report<'_>) -> io::Result<()> {
+    let body = html! {
+        h1 { "Sample profile trace " code { (r.label) } }
+        (diagnostics(r.tally, r.diagnostics))
+        (identity(r.tables, "binaries"))
+        (matches(r.matches, r.tables))
+        (check(r))
+        (totals(r.check, "totals-table"))
+        (functions(r.functions))
+        @if let Some(lines) = r.lines { (source_lines(lines)) }
+        (flame("Flame graph", r.flame, r.icicle, r.flame_title))
+    };
+    page(out, r.label, body)
+}
+
+/// One trace of a comparison.
+pub(crate) struct Trace<'a> {
+    /// As named on the command line.
+    pub label: &'a str,
+    pub tables: &'a Tables,
+    /// Its `/check` report, for its totals, when it was counted.
+    pub check: Option<CheckReport>,
+}
+
+/// What the report of `/compare BASE NEW /html:FILE` shows.
+pub(crate) struct Compared<'a> {
+    /// BASE and NEW.
+    pub traces: &'a [Trace<'a>; 2],
+    pub report: &'a CompareReport,
+    /// The differential flame graph, drawn bottom-up and top-down, and its title.
+    pub flame: &'a [u8],
+    pub icicle: &'a [u8],
+    pub flame_title: &'a str,
+}
+
+/// Writes the report of a comparison: both traces, the overlap of their distributions, the
+/// keys that moved, and the differential flame graph.
+pub(crate) fn write_compared(out: impl Write, c: &Compared<'_>) -> io::Result<()> {
+    let [base, new] = c.traces;
+    let body = html! {
+        h1 { "How " code { (new.label) } " differs from " code { (base.label) } }
+        h2 id="traces" { "The traces" }
+        @for (side, t) in [("BASE", base), ("NEW", new)] {
+            @let id = side.to_lowercase();
+            h3 { (side) " " code { (t.label) } }
+            (binaries_table(t.tables, &format!("binaries-{id}")))
+            @if let Some(check) = &t.check { (totals_table(check, &format!("totals-{id}"))) }
+        }
+        (overlap(c.report))
+        (moved(&c.report.functions))
+        (flame("Differential flame graph", c.flame, c.icicle, c.flame_title))
+    };
+    let title = format!("{} against {}", new.label, base.label);
+    page(out, &title, body)
+}
+
+/// The page around `body`: its head, style and script.
+fn page(mut out: impl Write, title: &str, body: Markup) -> io::Result<()> {
     let page = html! {
         (DOCTYPE)
         html lang="en" {
@@ -94,17 +167,11 @@ pub(crate) fn write(mut out: impl Write, r: &Report<'_>) -> io::Result<()> {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="generator" content=(concat!("sptdump ", env!("CARGO_PKG_VERSION")));
-                title { "sptdump: " (r.label) }
+                title { "sptdump: " (title) }
                 style { (PreEscaped(STYLE)) }
             }
             body {
-                h1 { "Sample profile trace " code { (r.label) } }
-                (identity(r.tables))
-                (check(r))
-                (totals(r.check))
-                (functions(r.functions))
-                @if let Some(lines) = r.lines { (source_lines(lines)) }
-                (flame(r))
+                (body)
                 script { (PreEscaped(SCRIPT)) }
             }
         }
@@ -113,11 +180,139 @@ pub(crate) fn write(mut out: impl Write, r: &Report<'_>) -> io::Result<()> {
     out.write_all(b"\n")
 }
 
-fn identity(tables: &Tables) -> Markup {
-    let entries = tables.progids.as_ref();
+/// The trace's diagnostics, at the top: a report of a damaged trace says so first.
+fn diagnostics(tally: Tally, first: &[Diagnostic]) -> Markup {
+    let total = tally.errors + tally.warnings;
+    html! {
+        @if total > 0 || !first.is_empty() {
+            h2 id="diagnostics" class="error" {
+                "Diagnostics: " (count(tally.errors.into(), "error")) ", "
+                (count(tally.warnings.into(), "warning"))
+            }
+            ul id="diagnostic-list" {
+                @for d in first {
+                    li class=(d.severity().as_str()) { code { (d.to_string()) } }
+                }
+            }
+            @if (first.len() as u64) < total {
+                p { "The first " (first.len()) " of " (total) " are listed; "
+                    code { "sptdump /validate" } " lists them all." }
+            }
+        }
+    }
+}
+
+/// The `/match` verdicts, when files were given.
+fn matches(results: &[MatchResult<'_>], tables: &Tables) -> Markup {
+    html! {
+        @if !results.is_empty() {
+            h2 id="match" { "Files matched against the program IDs" }
+            table id="matches" {
+                thead { tr { th { "file" } th { "kind" } th { "GUID" } th { "age" } th { "verdict" } } }
+                tbody {
+                    @for r in results {
+                        @let [file, kind, guid, age, verdict] = match_row(r, tables);
+                        tr class=(if r.failed() { "error" } else { "" }) {
+                            td.mono { (file) } td { (kind) } td.mono { (guid) } td { (age) }
+                            td { (verdict.split_whitespace().collect::<Vec<_>>().join(" ")) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The overlap of each paired binary and source, what NEW samples more, and the binaries
+/// in one trace only.
+fn overlap(report: &CompareReport) -> Markup {
+    let share = |v: f64| format!("{:.1}%", v * 100.0);
+    html! {
+        h2 id="overlap" { "Overlap" }
+        @if report.comparisons.is_empty() { p { "No binary and source in both traces." } }
+        @else {
+            table id="overlap-table" {
+                thead { tr {
+                    th { "binary" } th { "source" } th.n { "base" } th.n { "new" } th { "counted" }
+                    th.n { "overlap" } th.n { "coverage" }
+                } }
+                tbody {
+                    @for c in &report.comparisons {
+                        tr {
+                            td { (c.name) } td { (c.source) } td.n { (c.base_hits) } td.n { (c.new_hits) }
+                            td { (counted(c.source)) } td.n { (share(c.overlap)) } td.n { (share(c.coverage)) }
+                        }
+                    }
+                }
+            }
+        }
+        @for c in report.comparisons.iter().filter(|c| !c.missing.is_empty()) {
+            h3 { (c.name) ", " (c.source) ": what NEW samples more than BASE"
+                @if c.missing.len() < c.more_in_new { " (showing " (c.missing.len()) " of " (c.more_in_new) ")" } }
+            table.sortable.more-in-new {
+                thead { tr { th.n { "base" } th.n { "new" } th { "key" } } }
+                tbody {
+                    @for m in &c.missing {
+                        tr {
+                            td.n data-v=(m.base_share) { (share(m.base_share)) }
+                            td.n data-v=(m.new_share) { (share(m.new_share)) }
+                            td.mono { (m.key) }
+                        }
+                    }
+                }
+            }
+        }
+        @if !report.only_in.is_empty() {
+            ul id="only-in" {
+                @for o in &report.only_in { li { (o.name) ": only in " (o.only_in) } }
+            }
+        }
+    }
+}
+
+/// Per binary and source, the keys whose inclusive share moved most.
+fn moved(functions: &[FunctionsCompared]) -> Markup {
+    let share = |v: f64| format!("{:.2}%", v * 100.0);
+    html! {
+        h2 id="moved" { "What moved" }
+        @if functions.is_empty() { p { "No binary and source with samples in both traces." } }
+        @for f in functions {
+            h3 { (f.name) ", " (f.source) ": the keys whose inclusive share moved most" }
+            table.sortable.moved {
+                thead { tr {
+                    th.n { "base incl" } th.n { "new incl" } th.n { "base excl" } th.n { "new excl" }
+                    th.n { "delta" } th { "key" }
+                } }
+                tbody {
+                    @for k in &f.keys {
+                        tr {
+                            td.n data-v=(k.base_inclusive) { (share(k.base_inclusive)) }
+                            td.n data-v=(k.new_inclusive) { (share(k.new_inclusive)) }
+                            td.n data-v=(k.base_exclusive) { (share(k.base_exclusive)) }
+                            td.n data-v=(k.new_exclusive) { (share(k.new_exclusive)) }
+                            td.n class=(if k.delta > 0.0 { "grew" } else if k.delta < 0.0 { "shrank" } else { "" })
+                                data-v=(k.delta) { (format!("{:+.2}%", k.delta * 100.0)) }
+                            td.mono { (k.key) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn identity(tables: &Tables, id: &str) -> Markup {
     html! {
         h2 id="identity" { "Binaries" }
-        table id="binaries" {
+        (binaries_table(tables, id))
+    }
+}
+
+/// The program-ID table: each binary's identity.
+fn binaries_table(tables: &Tables, id: &str) -> Markup {
+    let entries = tables.progids.as_ref();
+    html! {
+        table.binaries id=(id) {
             thead { tr { th.n { "progid" } th { "binary" } th { "GUID" } th.n { "age" } th { "symbol-server key" } } }
             tbody {
                 @for progid in 0..tables.progid_count() as u16 {
@@ -169,10 +364,17 @@ fn spd_name(binary: &str) -> String {
     format!("{stem}.spd")
 }
 
-fn totals(check: &CheckReport) -> Markup {
+fn totals(check: &CheckReport, id: &str) -> Markup {
     html! {
         h2 id="totals" { "Samples" }
-        table id="totals-table" {
+        (totals_table(check, id))
+    }
+}
+
+/// Per binary and source: records and hits.
+fn totals_table(check: &CheckReport, id: &str) -> Markup {
+    html! {
+        table.totals id=(id) {
             thead { tr { th.n { "progid" } th { "binary" } th { "source" } th.n { "records" } th.n { "hits" } } }
             tbody {
                 @for b in &check.binaries {
@@ -243,20 +445,20 @@ fn source_lines(report: &LinesReport) -> Markup {
     }
 }
 
-fn flame(r: &Report<'_>) -> Markup {
+fn flame(heading: &str, up: &[u8], down: &[u8], title: &str) -> Markup {
     html! {
-        h2 id="flame-graph" { "Flame graph" }
+        h2 id="flame-graph" { (heading) }
         p {
-            (r.flame_title) ". Click a frame to zoom, Ctrl+F or the graph's Search to find one. "
+            (title) ". Click a frame to zoom, Ctrl+F or the graph's Search to find one. "
             button id="icicle-toggle" type="button" { "Flame graph / icicle" }
         }
         // Each drawing in a document of its own (inline, in srcdoc): inferno's script finds
         // its elements by id, which two drawings in one page would share.
         div id="flame" {
-            iframe id="flame-up" title="flame graph" srcdoc=(svg_text(r.flame))
-                style=(frame_style(r.flame)) {}
-            iframe id="flame-down" class="hidden" title="icicle graph" srcdoc=(svg_text(r.icicle))
-                style=(frame_style(r.icicle)) {}
+            iframe id="flame-up" title="flame graph" srcdoc=(svg_text(up))
+                style=(frame_style(up)) {}
+            iframe id="flame-down" class="hidden" title="icicle graph" srcdoc=(svg_text(down))
+                style=(frame_style(down)) {}
         }
     }
 }

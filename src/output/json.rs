@@ -283,6 +283,7 @@ struct CompareLine<'a> {
 struct CompareFunctionLine<'a> {
     path: &'a str,
     name: &'a str,
+    source: &'a str,
     key: &'a str,
     base_inclusive: f64,
     new_inclusive: f64,
@@ -675,6 +676,7 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                 self.line(&CompareFunctionLine {
                     path: file.path,
                     name: &f.name,
+                    source: f.source,
                     key: &k.key,
                     base_inclusive: k.base_inclusive,
                     new_inclusive: k.new_inclusive,

@@ -675,7 +675,7 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
 
 /// The cells of a `/match` line: file, kind, GUID, age, then the verdict and what it
 /// concerns.
-fn match_row(r: &MatchResult<'_>, tables: &Tables) -> [String; 5] {
+pub(super) fn match_row(r: &MatchResult<'_>, tables: &Tables) -> [String; 5] {
     let file = clean(&r.file.path).into_owned();
     let (Ok(id), Some(v)) = (&r.file.identity, &r.verdict) else {
         let why = r.file.identity.as_ref().err().map(ToString::to_string);
@@ -844,8 +844,9 @@ fn more_in_new(o: &mut impl Write, c: &Comparison) -> io::Result<()> {
 fn moved(o: &mut impl Write, f: &FunctionsCompared) -> io::Result<()> {
     writeln!(
         o,
-        "  {}: the keys whose inclusive share of the call stacks moved most",
-        clean(&f.name)
+        "  {} {}: the keys whose inclusive share moved most",
+        clean(&f.name),
+        f.source
     )?;
     writeln!(
         o,

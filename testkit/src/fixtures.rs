@@ -268,13 +268,27 @@ pub const INLINE_STACKS: &[Stack] = &[
 /// call stacks of [`INLINE_STACKS`], the leaf of each as an IP sample, and an LBR record
 /// whose branches end in inlined code.
 pub fn inline_trace() -> Vec<u8> {
+    let records: Vec<&[u64]> = INLINE_STACKS.iter().map(|(_, r)| *r).collect();
+    inline_sampled(&records)
+}
+
+/// `testdata/pe/inline-new.spt`: a later run of the same build as [`inline_trace`], NEW to
+/// its BASE in the `/compare` examples: the same stacks with other counts, `rotate`'s (the first)
+/// and `checksum`'s own code (the last) much hotter, `mix`'s and `checksum`'s call of
+/// `digest` cooler.
+pub fn inline_new_trace() -> Vec<u8> {
+    inline_sampled(&[&[600, 300], &[60], &[50], &[30], &[240]])
+}
+
+/// `inline.exe` sampled with [`INLINE_STACKS`]' frames, each stack's records as given.
+fn inline_sampled(records: &[&[u64]]) -> Vec<u8> {
     let mut b = SptBuilder::new();
     let (guid, age) = codeview("inline");
     let name = b.string("inline.exe");
     b.program_id(Guid(guid), age, name);
     b.binary_id(0);
     let rva = |name: &str, offset: u32| function("inline", name).rva + offset;
-    for (frames, records) in INLINE_STACKS {
+    for ((frames, _), records) in INLINE_STACKS.iter().zip(records) {
         let rvas: Vec<u32> = frames.iter().map(|&(f, o)| rva(f, o)).collect();
         for &hits in records.iter() {
             b.repeat(hits - 1).callstack(&rvas);

@@ -172,3 +172,189 @@ fn headless_chromium_loads_the_report() {
     // The flame graph's own script ran: inferno's init fills in its details line.
     assert!(dom.contains("id=\"flame-up\""));
 }
+
+/// Runs sptdump in `testdata/pe`; its output.
+fn sptdump(args: &[&str]) -> std::process::Output {
+    run_in(&fixtures::dir(), args)
+}
+
+#[test]
+fn the_report_of_a_comparison_holds_both_traces_the_overlap_and_what_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.html");
+    let html = format!("/html:{}", path.display());
+    let args = [
+        "/compare",
+        "/pdb:inline.pdb",
+        "inline.spt",
+        "inline-new.spt",
+    ];
+    let o = sptdump(&[&args[..], &[&html]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let page = std::fs::read_to_string(&path).unwrap();
+    let doc = Html::parse_document(&page);
+
+    // Both traces, each with its binaries and totals.
+    for side in ["base", "new"] {
+        let rows = select(&doc, &format!("#binaries-{side} tbody tr"));
+        assert_eq!(rows.len(), 1, "{side}");
+        assert!(text(&rows[0]).contains("inline.exe"), "{side}");
+        assert_eq!(select(&doc, &format!("#totals-{side} tbody tr")).len(), 3);
+    }
+    let heading = text(&select(&doc, "h1")[0]);
+    assert_eq!(heading, "How inline-new.spt differs from inline.spt");
+
+    // The overlap table and what moved are what /compare /functions /json says.
+    let o = sptdump(&[&args[..], &["/functions", "/json"]].concat());
+    let lines = json_lines(&o);
+    let expected: Vec<String> = lines
+        .iter()
+        .filter(|v| v["type"] == "compare")
+        .map(|v| {
+            let overlap = v["overlap"].as_f64().unwrap() * 100.0;
+            format!("{} {} {overlap:.1}%", v["source"], v["new_hits"])
+        })
+        .collect();
+    let got: Vec<String> = select(&doc, "#overlap-table tbody tr")
+        .iter()
+        .map(|tr| {
+            let cells: Vec<String> = tr
+                .children()
+                .filter_map(scraper::ElementRef::wrap)
+                .map(|c| text(&c))
+                .collect();
+            format!("\"{}\" {} {}", cells[1], cells[3], cells[5])
+        })
+        .collect();
+    assert_eq!(got, expected);
+    let moved: Vec<Vec<String>> = select(&doc, "table.moved")
+        .iter()
+        .map(|t| {
+            t.select(&Selector::parse("tbody tr td:last-child").unwrap())
+                .map(|td| text(&td))
+                .collect()
+        })
+        .collect();
+    let mut expected: Vec<Vec<String>> = Vec::new();
+    let mut last_source = None;
+    for v in lines.iter().filter(|v| v["type"] == "compare_function") {
+        if last_source != Some(&v["source"]) {
+            expected.push(Vec::new());
+            last_source = Some(&v["source"]);
+        }
+        expected
+            .last_mut()
+            .unwrap()
+            .push(v["key"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(moved, expected);
+    assert_eq!(moved.len(), 3, "UNHALT_CYCLE, LBR, call stacks");
+
+    // The differential flame graph, in both directions.
+    for id in ["#flame-up", "#flame-down"] {
+        let svg = select(&doc, &format!("iframe{id}"))[0]
+            .value()
+            .attr("srcdoc")
+            .unwrap()
+            .to_owned();
+        assert!(svg.contains("inline-new.spt against inline.spt"), "{id}");
+        assert!(svg.contains("inline.exe!rotate"), "{id}");
+    }
+    // The same bytes every time.
+    let again = dir.path().join("d.html");
+    sptdump(&[&args[..], &[&format!("/html:{}", again.display())]].concat());
+    assert_eq!(page, std::fs::read_to_string(again).unwrap());
+}
+
+#[test]
+fn a_damaged_trace_gets_a_report_with_its_diagnostics_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("cut.spt");
+    let whole = std::fs::read(fixtures::dir().join("profile.spt")).unwrap();
+    std::fs::write(&trace, &whole[..15_000]).unwrap();
+    let trace = trace.to_str().unwrap();
+    let path = dir.path().join("r.html");
+    let o = sptdump(&[&format!("/html:{}", path.display()), trace]);
+    assert_eq!(o.status.code(), Some(1), "the errors' exit status");
+    let doc = Html::parse_document(&std::fs::read_to_string(&path).unwrap());
+    let o = sptdump(&["/validate", "/json", trace]);
+    let expected: Vec<String> = json_lines(&o)
+        .iter()
+        .filter(|v| v["type"] == "diagnostic")
+        .map(|v| {
+            format!(
+                "{}[{}]",
+                v["severity"].as_str().unwrap(),
+                v["code"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(!expected.is_empty());
+    let listed: Vec<String> = select(&doc, "#diagnostic-list li")
+        .iter()
+        .map(|li| text(li).split(" at ").next().unwrap().to_owned())
+        .collect();
+    assert_eq!(listed, expected);
+    let first = text(&select(&doc, "h2")[0]);
+    assert_eq!(
+        first,
+        format!("Diagnostics: {} errors, 0 warnings", expected.len())
+    );
+}
+
+#[test]
+fn the_report_shows_the_match_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "/match:app.pdb,core.pdb,inline.pdb",
+        "/pdb:app.pdb,core.pdb",
+        "profile.spt",
+    ];
+    let path = dir.path().join("r.html");
+    let o = sptdump(&[&args[..], &[&format!("/html:{}", path.display())]].concat());
+    assert_eq!(o.status.code(), Some(1), "inline.pdb is not in the trace");
+    let doc = Html::parse_document(&std::fs::read_to_string(&path).unwrap());
+    let rows: Vec<(String, Option<String>)> = select(&doc, "#matches tbody tr")
+        .iter()
+        .map(|tr| (text(tr), tr.value().attr("class").map(str::to_owned)))
+        .collect();
+    assert_eq!(rows.len(), 3);
+    assert!(
+        rows[0].0.starts_with("app.pdbPDB") && rows[0].0.ends_with("match progid 0 (app.exe)"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[2].0.ends_with("absent") && rows[2].1.as_deref() == Some("error"),
+        "{rows:?}"
+    );
+    // /check counts the absent PDB as an error, as /check /match does.
+    let verdicts: Vec<String> = select(&doc, "#verdicts li").iter().map(text).collect();
+    assert!(
+        verdicts
+            .iter()
+            .any(|v| v.starts_with("error[binary-not-in-trace]")),
+        "{verdicts:?}"
+    );
+}
+
+#[test]
+fn an_unwritable_comparison_report_is_an_error_naming_it_and_the_rest_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("no-such-dir").join("c.html");
+    let svg = dir.path().join("d.svg");
+    let o = sptdump(&[
+        "/compare",
+        &format!("/html:{}", bad.display()),
+        &format!("/flamegraph:{}", svg.display()),
+        "inline.spt",
+        "inline-new.spt",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = crate::support::stderr(&o);
+    assert!(
+        err.contains(&format!("cannot write the HTML report {}", bad.display())),
+        "{err}"
+    );
+    assert!(std::fs::read_to_string(svg).unwrap().contains("<svg"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Compared with NEW inline-new.spt"));
+}

@@ -518,6 +518,8 @@ fn compare_functions_says_which_functions_moved() {
         assert!(got("delta").abs() <= previous, "most moved first");
         previous = got("delta").abs();
         assert_eq!(r["name"], "inline.exe");
+        // NEW has call stacks only: the sources both traces have.
+        assert_eq!(r["source"], "ETW_CALLSTACK");
     }
     // rotate moved most: 300/690 to 900/910.
     assert_eq!(rows[0]["key"], "inline.exe!rotate");
@@ -525,8 +527,41 @@ fn compare_functions_says_which_functions_moved() {
     let o = run(&["/compare", "/functions", "/pdb:inline.pdb", base, new]);
     let text = stdout(&o);
     assert!(
-        text.contains("inline.exe: the keys whose inclusive share of the call stacks moved most"),
+        text.contains("inline.exe ETW_CALLSTACK: the keys whose inclusive share moved most"),
         "{text}"
     );
     assert!(!text.contains("Functions of progid"), "{text}");
+}
+
+/// A differential flame graph of traces without call stacks draws the IP event NEW has most
+/// of, by function, in both: what the field's traces hold still compares.
+#[test]
+fn a_differential_flame_graph_without_call_stacks_draws_the_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("diff.svg");
+    let o = run_in(
+        &fixtures::dir(),
+        &[
+            "/compare",
+            "/pdb:app.pdb,core.pdb",
+            &format!("/flamegraph:{}", svg.display()),
+            "profile.spt",
+            "app-only.spt",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let err = crate::support::stderr(&o);
+    assert!(
+        err.contains("NEW has no call stacks: the differential views show UNHALT_CYCLE samples"),
+        "{err}"
+    );
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(
+        svg.contains("app-only.spt against profile.spt: UNHALT_CYCLE samples (no call stacks)")
+    );
+    // app-only.spt's one sample, in compute_checksum: all of NEW, 5.36% of BASE's.
+    assert!(
+        svg.contains("app.exe!compute_checksum (1 hits, 100.00%; +"),
+        "{svg}"
+    );
 }
