@@ -226,6 +226,16 @@ pub const OPTIONS: &[Opt] = &[
         },
     ),
     valued(
+        "parquet",
+        "DIR",
+        "write the counts as Parquet tables (samples, arcs, stacks; a file per trace)\n\
+         under DIR, for DuckDB, Spark or pandas to sum",
+        |g, v| {
+            g.views.parquet = Some(PathBuf::from(v));
+            Ok(())
+        },
+    ),
+    valued(
         "speedscope",
         "FILE",
         "write the trace in speedscope's JSON format to FILE",

@@ -145,6 +145,9 @@ pub struct Views {
     pub speedscope: Option<PathBuf>,
     /// A self-contained HTML report, written to this file (`/html:FILE`).
     pub html: Option<PathBuf>,
+    /// The counts as Parquet tables, written under this directory (`/parquet:DIR`), a file
+    /// per trace and table.
+    pub parquet: Option<PathBuf>,
 }
 
 impl Views {
@@ -178,7 +181,10 @@ impl Views {
 
     /// Whether a profile for another viewer is written.
     fn exports(&self) -> bool {
-        self.pprof.is_some() || self.speedscope.is_some() || self.html.is_some()
+        self.pprof.is_some()
+            || self.speedscope.is_some()
+            || self.html.is_some()
+            || self.parquet.is_some()
     }
 }
 
@@ -233,7 +239,11 @@ impl Plan {
         let compared = matches!(self.shape, Shape::Compared { .. });
         // The summary's tables hold every address and arc: the exports, /check and
         // /compare are made of them too.
-        let stack_arcs = views.summary || self.check || compared || views.html.is_some();
+        let stack_arcs = views.summary
+            || self.check
+            || compared
+            || views.html.is_some()
+            || views.parquet.is_some();
         // /functions and the flame graph show the samples of traces without call stacks.
         let flat = views.functions || views.flamegraph.is_some();
         let counts = stack_arcs || views.exports() || views.lines || flat;
@@ -281,6 +291,18 @@ impl Plan {
     /// reports it as a usage error.
     pub fn conflict(&self, traces: usize) -> Option<Conflict> {
         let files: Vec<(&str, &Path)> = self.views.files().collect();
+        if self.views.parquet.is_some() && self.shape != Shape::Each {
+            let with = if self.shape == Shape::Merged {
+                "/merge"
+            } else {
+                "/compare"
+            };
+            // The tables are each trace's: an engine sums them.
+            return Some(Conflict::new(format!(
+                "/parquet writes each trace's tables, for an engine to sum: it does not go \
+                 with {with}"
+            )));
+        }
         match self.shape {
             Shape::Compared { .. } => {
                 if traces != 2 {

@@ -14,7 +14,7 @@ use crate::analysis::stacks::{self, BinaryStacks, StackProfile};
 use crate::analysis::{check, functions, lines};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
-use crate::output::{FileInfo, Printer, flamegraph, html, pprof, speedscope};
+use crate::output::{FileInfo, Printer, flamegraph, html, parquet, pprof, speedscope};
 
 /// Prints and writes the views of the profile `kept`, named `file`.
 pub(super) fn show<P: Printer>(
@@ -270,6 +270,9 @@ fn exports<P: Printer>(
     {
         report(out, file, plan, counted, sampled, profile, path)?;
     }
+    if let Some(dir) = &plan.views.parquet {
+        tables(out, file, counted, dir)?;
+    }
     if let Some(path) = &plan.views.speedscope
         && let Err(e) = write_file(path, |w| {
             speedscope::write(w, counted, sampled, profile, &file.label())
@@ -278,6 +281,30 @@ fn exports<P: Printer>(
         cannot_write(out, file, "speedscope file", path, &e)?;
     }
     Ok(())
+}
+
+/// `/parquet`: the trace's tables, written under `dir`.
+fn tables<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    counted: &Counted<'_>,
+    dir: &Path,
+) -> Result<(), Error> {
+    match parquet::write(dir, file.path, counted) {
+        Ok(written) => {
+            if written.clamped {
+                let message = "a count above 10^38 - 1, more than decimal(38,0) holds, was \
+                               clamped to it in the Parquet tables";
+                out.print(|p| p.note(file, message))?;
+            }
+            if out.tally.errors > 0 {
+                let message = "the trace has errors: its Parquet tables hold what could be decoded";
+                out.print(|p| p.note(file, message))?;
+            }
+            Ok(())
+        }
+        Err(failed) => cannot_write(out, file, "Parquet table", &failed.path, &failed.error),
+    }
 }
 
 /// `/html`: the report of the profile, written to `path`.

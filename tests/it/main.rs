@@ -18,6 +18,7 @@ mod inline;
 mod layers;
 mod matching;
 mod merge;
+mod parquet;
 mod plan;
 mod properties;
 mod readme;

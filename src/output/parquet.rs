@@ -1,0 +1,553 @@
+//! `/parquet:DIR`: a trace's counts as Parquet tables, one row per key, for engines that sum
+//! many traces (DuckDB, Spark, Trino, pandas). SPEC section 13; the columns are in
+//! docs/output.md, "Parquet tables".
+//!
+//! ```text
+//! DIR/samples/NAME.parquet   trace binary guid age source rva hits function
+//! DIR/arcs/NAME.parquet      trace binary guid age source from_rva to_rva hits
+//!                            from_function to_function
+//! DIR/stacks/NAME.parquet    trace binary guid age frames hits function
+//! ```
+//!
+//! NAME is the trace's file name without its extension (`stdin` for standard input). A file
+//! is written beside its final name (`.NAME.parquet.partial`, which engines skip) and
+//! renamed when whole; an existing NAME.parquet is never overwritten: it is an error.
+//!
+//! Every row carries the trace, binary, GUID and age, so that rows of many traces and builds
+//! mix. `hits` is `decimal(38,0)`: a key's hits can pass 64 bits (REPEAT), and engines sum
+//! decimals exactly; a count above 10^38 - 1 is clamped to it (and said). RVAs are unsigned
+//! 32-bit integers. Each table has a row group per binary and source (per binary for
+//! stacks), so an engine reading one binary skips the others' row groups by their
+//! statistics. The rows of a table are written from the summary's counts, a column at a
+//! time, in bounded batches: memory stays that of `/summary`.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parquet::basic::Compression;
+use parquet::column::writer::ColumnWriterImpl;
+use parquet::data_type::{
+    ByteArray, ByteArrayType, DataType, FixedLenByteArray, FixedLenByteArrayType, Int32Type,
+};
+use parquet::errors::{ParquetError, Result};
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
+use parquet::schema::parser::parse_message_type;
+
+use crate::analysis::Counted;
+use crate::analysis::stacks::StackOrder;
+use crate::format::record::SampleKind;
+use crate::format::tables::Tables;
+use crate::image::symbols::Symbols;
+
+/// The largest count `decimal(38,0)` holds: 10^38 - 1.
+pub const DECIMAL_MAX: u128 = 10u128.pow(38) - 1;
+
+/// Values buffered per column before they go to the writer.
+const BATCH: usize = 4096;
+
+const SAMPLES: &str = "message samples {
+    required binary trace (STRING);
+    required binary binary (STRING);
+    optional binary guid (STRING);
+    optional int32 age (INTEGER(32, false));
+    required binary source (STRING);
+    required int32 rva (INTEGER(32, false));
+    required fixed_len_byte_array(16) hits (DECIMAL(38, 0));
+    optional binary function (STRING);
+}";
+
+const ARCS: &str = "message arcs {
+    required binary trace (STRING);
+    required binary binary (STRING);
+    optional binary guid (STRING);
+    optional int32 age (INTEGER(32, false));
+    required binary source (STRING);
+    required int32 from_rva (INTEGER(32, false));
+    required int32 to_rva (INTEGER(32, false));
+    required fixed_len_byte_array(16) hits (DECIMAL(38, 0));
+    optional binary from_function (STRING);
+    optional binary to_function (STRING);
+}";
+
+const STACKS: &str = "message stacks {
+    required binary trace (STRING);
+    required binary binary (STRING);
+    optional binary guid (STRING);
+    optional int32 age (INTEGER(32, false));
+    required group frames (LIST) {
+        repeated group list {
+            required int32 element (INTEGER(32, false));
+        }
+    }
+    required fixed_len_byte_array(16) hits (DECIMAL(38, 0));
+    optional binary function (STRING);
+}";
+
+/// What was written.
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    /// The files, in table order.
+    pub files: Vec<PathBuf>,
+    /// Whether a count above [`DECIMAL_MAX`] was clamped to it.
+    pub clamped: bool,
+}
+
+/// A file that could not be written, and why.
+#[derive(Debug)]
+pub(crate) struct Failed {
+    pub path: PathBuf,
+    pub error: io::Error,
+}
+
+/// The name of a trace's files: its file name without the extension; `stdin` for `-`.
+pub(crate) fn file_name(trace: &str) -> String {
+    if trace == "-" {
+        return "stdin".to_owned();
+    }
+    let base = Path::new(trace)
+        .file_name()
+        .map_or_else(|| trace.to_owned(), |n| n.to_string_lossy().into_owned());
+    match base.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
+        _ => base,
+    }
+}
+
+/// Writes the three tables of `counted`, the trace named `trace` on the command line, under
+/// `dir`.
+pub(crate) fn write(dir: &Path, trace: &str, counted: &Counted<'_>) -> Result<Written, Failed> {
+    let name = format!("{}.parquet", file_name(trace));
+    let mut written = Written::default();
+    let ids = Identities::new(trace, counted.tables);
+    for (table, schema) in [("samples", SAMPLES), ("arcs", ARCS), ("stacks", STACKS)] {
+        let folder = dir.join(table);
+        let path = folder.join(&name);
+        let failed = |error: io::Error| Failed {
+            path: path.clone(),
+            error,
+        };
+        fs::create_dir_all(&folder).map_err(|error| Failed {
+            path: folder.clone(),
+            error,
+        })?;
+        if path.exists() {
+            let why = "it exists, and sptdump never overwrites a table: give another /parquet \
+                       directory, or remove the file";
+            return Err(failed(io::Error::new(io::ErrorKind::AlreadyExists, why)));
+        }
+        let partial = folder.join(format!(".{name}.partial"));
+        let result = File::create(&partial).and_then(|file| {
+            let schema = Arc::new(parse_message_type(schema).map_err(io::Error::from)?);
+            let mut w = SerializedFileWriter::new(BufWriter::new(file), schema, properties())
+                .map_err(io::Error::from)?;
+            let clamped = match table {
+                "samples" => samples(&mut w, &ids, counted),
+                "arcs" => arcs(&mut w, &ids, counted),
+                _ => stacks(&mut w, &ids, counted),
+            }
+            .map_err(io::Error::from)?;
+            let mut inner = w.into_inner().map_err(io::Error::from)?;
+            inner.flush()?;
+            Ok(clamped)
+        });
+        match result.and_then(|clamped| fs::rename(&partial, &path).map(|()| clamped)) {
+            Ok(clamped) => {
+                written.clamped |= clamped;
+                written.files.push(path);
+            }
+            Err(e) => {
+                let _ = fs::remove_file(&partial);
+                return Err(failed(e));
+            }
+        }
+    }
+    Ok(written)
+}
+
+fn properties() -> Arc<WriterProperties> {
+    Arc::new(
+        WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_created_by(concat!("sptdump ", env!("CARGO_PKG_VERSION")).to_owned())
+            .build(),
+    )
+}
+
+/// The columns every row starts with, per binary.
+struct Identities<'a> {
+    trace: ByteArray,
+    tables: &'a Tables,
+}
+
+/// One binary's leading columns.
+struct Identity {
+    binary: ByteArray,
+    guid: Option<ByteArray>,
+    age: Option<u32>,
+}
+
+impl<'a> Identities<'a> {
+    fn new(trace: &str, tables: &'a Tables) -> Self {
+        Identities {
+            trace: ByteArray::from(trace),
+            tables,
+        }
+    }
+
+    fn of(&self, progid: u16) -> Identity {
+        let entry = self.tables.progids.as_ref().and_then(|t| t.get(progid));
+        Identity {
+            binary: ByteArray::from(self.tables.binary_name(progid).into_bytes()),
+            guid: entry.map(|e| ByteArray::from(e.guid_string().into_bytes())),
+            age: entry.map(|e| e.age),
+        }
+    }
+
+    /// Writes the trace, binary, GUID and age columns of `rows` rows of binary `id`.
+    fn columns<W: Write + Send>(
+        &self,
+        g: &mut SerializedRowGroupWriter<'_, W>,
+        id: &Identity,
+        rows: usize,
+    ) -> Result<()> {
+        column::<ByteArrayType, W>(g, Levels::Required, |c| {
+            (0..rows).try_for_each(|_| c.value(self.trace.clone()))
+        })?;
+        column::<ByteArrayType, W>(g, Levels::Required, |c| {
+            (0..rows).try_for_each(|_| c.value(id.binary.clone()))
+        })?;
+        column::<ByteArrayType, W>(g, Levels::Optional, |c| {
+            (0..rows).try_for_each(|_| c.optional(id.guid.clone()))
+        })?;
+        column::<Int32Type, W>(g, Levels::Optional, |c| {
+            (0..rows).try_for_each(|_| c.optional(id.age.map(|a| a as i32)))
+        })
+    }
+}
+
+/// The samples table: a row group per binary and IP event.
+fn samples<W: Write + Send>(
+    w: &mut SerializedFileWriter<W>,
+    ids: &Identities<'_>,
+    counted: &Counted<'_>,
+) -> Result<bool> {
+    let mut clamped = false;
+    let summary = counted.summary;
+    for progid in summary.progids() {
+        let id = ids.of(progid);
+        let symbols = counted.symbols.get(Some(progid));
+        for t in summary.ip_tables(progid) {
+            let rows = t.unique();
+            let mut g = w.next_row_group()?;
+            ids.columns(&mut g, &id, rows)?;
+            source_column(&mut g, t.source(), rows)?;
+            column::<Int32Type, W>(&mut g, Levels::Required, |c| {
+                t.iter().try_for_each(|(rva, _)| c.value(rva as i32))
+            })?;
+            hits_column(&mut g, t.iter().map(|(_, hits)| hits), &mut clamped)?;
+            function_column(&mut g, symbols, t.iter().map(|(rva, _)| rva))?;
+            g.close()?;
+        }
+    }
+    Ok(clamped)
+}
+
+/// The arcs table: a row group per binary and source (LBR, call stacks). A call-stack arc
+/// goes from the caller to the callee, whatever `/stackorder` says the frames' order is.
+fn arcs<W: Write + Send>(
+    w: &mut SerializedFileWriter<W>,
+    ids: &Identities<'_>,
+    counted: &Counted<'_>,
+) -> Result<bool> {
+    let mut clamped = false;
+    let summary = counted.summary;
+    for progid in summary.progids() {
+        let id = ids.of(progid);
+        let symbols = counted.symbols.get(Some(progid));
+        let leaf_first = counted.order == StackOrder::LeafFirst;
+        let tables = [
+            (SampleKind::Lbr, summary.lbr(progid), false),
+            (SampleKind::CallStack, summary.callstack(progid), leaf_first),
+        ];
+        for (source, t, swap) in tables {
+            let Some(t) = t else { continue };
+            let arcs = || {
+                t.iter()
+                    .map(move |([a, b], hits)| if swap { ([b, a], hits) } else { ([a, b], hits) })
+            };
+            let rows = t.unique();
+            let mut g = w.next_row_group()?;
+            ids.columns(&mut g, &id, rows)?;
+            source_column(&mut g, source, rows)?;
+            for end in 0..2 {
+                column::<Int32Type, W>(&mut g, Levels::Required, |c| {
+                    arcs().try_for_each(|(arc, _)| c.value(arc[end] as i32))
+                })?;
+            }
+            hits_column(&mut g, arcs().map(|(_, hits)| hits), &mut clamped)?;
+            // A caller's frame is a return address: its call is the byte before (SPEC 9.1).
+            let caller = u32::from(source == SampleKind::CallStack);
+            function_column(
+                &mut g,
+                symbols,
+                arcs().map(|([from, _], _)| from.saturating_sub(caller)),
+            )?;
+            function_column(&mut g, symbols, arcs().map(|([_, to], _)| to))?;
+            g.close()?;
+        }
+    }
+    Ok(clamped)
+}
+
+/// The stacks table: a row group per binary; frames leaf first, `function` the leaf's.
+fn stacks<W: Write + Send>(
+    w: &mut SerializedFileWriter<W>,
+    ids: &Identities<'_>,
+    counted: &Counted<'_>,
+) -> Result<bool> {
+    let mut clamped = false;
+    let stacks = counted.stacks;
+    let leaf_first = counted.order == StackOrder::LeafFirst;
+    for (progid, _, _) in stacks.totals() {
+        let id = ids.of(progid);
+        let symbols = counted.symbols.get(Some(progid));
+        // Each column walks the binary's stacks in the same order.
+        let each = |f: &mut dyn FnMut(&[u32], u128) -> Result<()>| -> Result<()> {
+            let mut result = Ok(());
+            let mut leaf_first_frames = Vec::new();
+            stacks.for_each(|p, frames, hits| {
+                if p != progid || result.is_err() {
+                    return;
+                }
+                let frames = if leaf_first {
+                    frames
+                } else {
+                    leaf_first_frames.clear();
+                    leaf_first_frames.extend(frames.iter().rev());
+                    &leaf_first_frames
+                };
+                result = f(frames, hits);
+            });
+            result
+        };
+        let mut rows = 0;
+        each(&mut |_, _| {
+            rows += 1;
+            Ok(())
+        })?;
+        let mut g = w.next_row_group()?;
+        ids.columns(&mut g, &id, rows)?;
+        column::<Int32Type, W>(&mut g, Levels::List, |c| {
+            each(&mut |frames, _| c.list(frames.iter().map(|&rva| rva as i32)))
+        })?;
+        column::<FixedLenByteArrayType, W>(&mut g, Levels::Required, |c| {
+            each(&mut |_, hits| c.value(decimal(hits, &mut clamped)))
+        })?;
+        column::<ByteArrayType, W>(&mut g, Levels::Optional, |c| {
+            each(&mut |frames, _| {
+                c.optional(frames.first().and_then(|&leaf| function(symbols, leaf)))
+            })
+        })?;
+        g.close()?;
+    }
+    Ok(clamped)
+}
+
+/// The `source` column: an IP event's name, `LBR` or `ETW_CALLSTACK`, on every row.
+fn source_column<W: Write + Send>(
+    g: &mut SerializedRowGroupWriter<'_, W>,
+    source: SampleKind,
+    rows: usize,
+) -> Result<()> {
+    let name = ByteArray::from(source.name());
+    column::<ByteArrayType, W>(g, Levels::Required, |c| {
+        (0..rows).try_for_each(|_| c.value(name.clone()))
+    })
+}
+
+fn hits_column<W: Write + Send>(
+    g: &mut SerializedRowGroupWriter<'_, W>,
+    hits: impl Iterator<Item = u128>,
+    clamped: &mut bool,
+) -> Result<()> {
+    let mut hits = hits;
+    column::<FixedLenByteArrayType, W>(g, Levels::Required, |c| {
+        hits.try_for_each(|h| c.value(decimal(h, clamped)))
+    })
+}
+
+/// The function the PDB places each address in, where there is a PDB and a function.
+fn function_column<W: Write + Send>(
+    g: &mut SerializedRowGroupWriter<'_, W>,
+    symbols: Option<&Symbols>,
+    rvas: impl Iterator<Item = u32>,
+) -> Result<()> {
+    let mut rvas = rvas;
+    column::<ByteArrayType, W>(g, Levels::Optional, |c| {
+        rvas.try_for_each(|rva| c.optional(function(symbols, rva)))
+    })
+}
+
+fn function(symbols: Option<&Symbols>, rva: u32) -> Option<ByteArray> {
+    let (symbol, _) = symbols?.lookup(rva)?;
+    Some(ByteArray::from(symbol.name))
+}
+
+/// `hits` as `decimal(38,0)`: 16 bytes, big-endian two's complement; clamped to
+/// [`DECIMAL_MAX`].
+fn decimal(hits: u128, clamped: &mut bool) -> FixedLenByteArray {
+    if hits > DECIMAL_MAX {
+        *clamped = true;
+    }
+    FixedLenByteArray::from(hits.min(DECIMAL_MAX).to_be_bytes().to_vec())
+}
+
+/// How a column's values are nested.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Levels {
+    /// One value per row.
+    Required,
+    /// A value or a null per row.
+    Optional,
+    /// A list per row (of required elements).
+    List,
+}
+
+/// Values on their way to a column's writer, in batches.
+struct Batch<'a, 'c, T: DataType> {
+    writer: &'a mut ColumnWriterImpl<'c, T>,
+    levels: Levels,
+    values: Vec<T::T>,
+    definition: Vec<i16>,
+    repetition: Vec<i16>,
+}
+
+impl<T: DataType> Batch<'_, '_, T> {
+    /// A row's value.
+    fn value(&mut self, value: T::T) -> Result<()> {
+        self.values.push(value);
+        if self.levels == Levels::Optional {
+            self.definition.push(1);
+        }
+        self.full()
+    }
+
+    /// A row's value, or its null.
+    fn optional(&mut self, value: Option<T::T>) -> Result<()> {
+        match value {
+            Some(v) => self.value(v),
+            None => {
+                self.definition.push(0);
+                self.full()
+            }
+        }
+    }
+
+    /// A row's list.
+    fn list(&mut self, items: impl Iterator<Item = T::T>) -> Result<()> {
+        let mut first = true;
+        for item in items {
+            self.values.push(item);
+            self.definition.push(1);
+            self.repetition.push(if first { 0 } else { 1 });
+            first = false;
+        }
+        if first {
+            // An empty list.
+            self.definition.push(0);
+            self.repetition.push(0);
+        }
+        self.full()
+    }
+
+    fn full(&mut self) -> Result<()> {
+        if self.values.len() >= BATCH || self.definition.len() >= BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        fn levels(v: &[i16]) -> Option<&[i16]> {
+            (!v.is_empty()).then_some(v)
+        }
+        self.writer.write_batch(
+            &self.values,
+            levels(&self.definition),
+            levels(&self.repetition),
+        )?;
+        self.values.clear();
+        self.definition.clear();
+        self.repetition.clear();
+        Ok(())
+    }
+}
+
+/// Writes the row group's next column with `fill`.
+fn column<T: DataType, W: Write + Send>(
+    g: &mut SerializedRowGroupWriter<'_, W>,
+    levels: Levels,
+    fill: impl FnOnce(&mut Batch<'_, '_, T>) -> Result<()>,
+) -> Result<()> {
+    let Some(mut column) = g.next_column()? else {
+        return Err(ParquetError::General(
+            "more columns written than the schema has".to_owned(),
+        ));
+    };
+    let mut batch = Batch {
+        writer: column.typed::<T>(),
+        levels,
+        values: Vec::with_capacity(BATCH),
+        definition: Vec::new(),
+        repetition: Vec::new(),
+    };
+    fill(&mut batch)?;
+    batch.flush()?;
+    column.close()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hits_are_big_endian_decimals_clamped_to_38_digits() {
+        let mut clamped = false;
+        let one = decimal(1, &mut clamped);
+        assert_eq!(
+            one.data(),
+            &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+        );
+        let big = decimal(1 << 64, &mut clamped);
+        assert_eq!(big.data()[7..9], [1, 0]);
+        assert!(!clamped);
+        assert_eq!(
+            decimal(DECIMAL_MAX, &mut clamped).data(),
+            &DECIMAL_MAX.to_be_bytes()
+        );
+        assert!(!clamped, "10^38 - 1 fits");
+        let over = decimal(DECIMAL_MAX + 1, &mut clamped);
+        assert!(clamped);
+        assert_eq!(over.data(), &DECIMAL_MAX.to_be_bytes());
+        assert_eq!(DECIMAL_MAX.to_string().len(), 38);
+    }
+
+    #[test]
+    fn a_trace_names_its_files_by_its_stem() {
+        assert_eq!(file_name("traces/app.spt"), "app");
+        assert_eq!(
+            file_name(r"C:\traces\run.1.spt"),
+            if cfg!(windows) {
+                "run.1"
+            } else {
+                r"C:\traces\run.1"
+            }
+        );
+        assert_eq!(file_name("-"), "stdin");
+        assert_eq!(file_name("noext"), "noext");
+        assert_eq!(file_name(".hidden"), ".hidden");
+    }
+}
