@@ -302,6 +302,21 @@ fn inline_sampled(records: &[&[u64]]) -> Vec<u8> {
     b.build()
 }
 
+/// `testdata/pe/huge.spt`: the same builds as [`profile_trace`], `app.exe` sampled with
+/// counts past 64 bits: two IP records and a call stack, each repeated 2^64 times (a REPEAT
+/// of 2^64 - 1), so that one key holds 2^65 hits: what engines must sum exactly.
+pub fn huge_trace() -> Vec<u8> {
+    let mut b = builds();
+    let mix = function("app", "mix_round").rva;
+    let caller = function("app", "hash_bytes").rva + 0x20;
+    b.binary_id(0);
+    for _ in 0..2 {
+        b.repeat(u64::MAX).ip(UNHALT_CYCLE, &[mix]);
+    }
+    b.repeat(u64::MAX).callstack(&[mix, caller]);
+    b.build()
+}
+
 /// `testdata/pe/app-only.spt`: the same builds as [`profile_trace`], but only `app.exe` was
 /// sampled, and only once (an IP sample, no LBR): `core.dll` is in the program-ID table with
 /// no sample records, as when SPTAggregate's `/binary` left it out.

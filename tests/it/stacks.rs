@@ -33,6 +33,7 @@ fn the_committed_profile_is_up_to_date() {
     up_to_date("app-only.spt", fixtures::app_only_trace());
     up_to_date("inline.spt", fixtures::inline_trace());
     up_to_date("inline-new.spt", fixtures::inline_new_trace());
+    up_to_date("huge.spt", fixtures::huge_trace());
 }
 
 fn up_to_date(name: &str, built: Vec<u8>) {
