@@ -291,6 +291,12 @@ impl Plan {
     /// reports it as a usage error.
     pub fn conflict(&self, traces: usize) -> Option<Conflict> {
         let files: Vec<(&str, &Path)> = self.views.files().collect();
+        if cfg!(not(feature = "parquet")) && self.views.parquet.is_some() {
+            return Some(Conflict::new(
+                "/parquet: this sptdump was built without Parquet tables (cargo's \"parquet\" \
+                 feature, on by default)",
+            ));
+        }
         if self.views.parquet.is_some() && self.shape != Shape::Each {
             let with = if self.shape == Shape::Merged {
                 "/merge"

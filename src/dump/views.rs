@@ -14,7 +14,9 @@ use crate::analysis::stacks::{self, BinaryStacks, StackProfile};
 use crate::analysis::{check, functions, lines};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
-use crate::output::{FileInfo, Printer, flamegraph, html, parquet, pprof, speedscope};
+#[cfg(feature = "parquet")]
+use crate::output::parquet;
+use crate::output::{FileInfo, Printer, flamegraph, html, pprof, speedscope};
 
 /// Prints and writes the views of the profile `kept`, named `file`.
 pub(super) fn show<P: Printer>(
@@ -270,6 +272,7 @@ fn exports<P: Printer>(
     {
         report(out, file, plan, counted, sampled, profile, path)?;
     }
+    #[cfg(feature = "parquet")]
     if let Some(dir) = &plan.views.parquet {
         tables(out, file, counted, dir)?;
     }
@@ -284,6 +287,7 @@ fn exports<P: Printer>(
 }
 
 /// `/parquet`: the trace's tables, written under `dir`.
+#[cfg(feature = "parquet")]
 fn tables<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,

@@ -31,6 +31,7 @@ use crate::image::symbols::SymbolMap;
 pub(crate) mod flamegraph;
 pub(crate) mod html;
 pub(crate) mod json;
+#[cfg(feature = "parquet")]
 pub(crate) mod parquet;
 pub mod pprof;
 pub(crate) mod speedscope;

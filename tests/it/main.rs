@@ -18,6 +18,7 @@ mod inline;
 mod layers;
 mod matching;
 mod merge;
+#[cfg(feature = "parquet")]
 mod parquet;
 mod plan;
 mod properties;
