@@ -38,11 +38,21 @@ def sh(cmd, **kw):
 
 def run(cmd):
     """Runs cmd with its output to /dev/null (the notes some modes print on these traces,
-    too); returns the wall time in seconds."""
+    too); returns the wall time in seconds. A callable cmd is called first, untimed, for the
+    command line."""
+    if callable(cmd):
+        cmd = cmd()
     with open(os.devnull, "wb") as null:
         start = time.perf_counter()
         subprocess.run(cmd, stdout=null, stderr=null, check=True)
         return time.perf_counter() - start
+
+
+def fresh_dir(name):
+    """An empty folder under WORK, for tables that are never overwritten."""
+    path = os.path.join(WORK, name)
+    shutil.rmtree(path, ignore_errors=True)
+    return path
 
 
 def peak_rss(cmd):
@@ -245,6 +255,8 @@ def main():
             "/pprof": [SPTDUMP, "/pprof:" + os.path.join(WORK, "out.pb.gz"), path],
             "/speedscope": [SPTDUMP, "/speedscope:" + os.path.join(WORK, "out.speedscope.json"), path],
             "/html": [SPTDUMP, "/html:" + os.path.join(WORK, "out.html"), path],
+            # A fresh folder per run: tables are never overwritten.
+            "/parquet": lambda: [SPTDUMP, "/parquet:" + fresh_dir("parquet"), path],
             "/summary /pdb": [SPTDUMP, "/summary", "/pdb:" + os.path.join(ROOT, "testdata", "pe", "app.pdb"),
                               symbolized(path)],
         }
@@ -280,6 +292,7 @@ def main():
             ("/pprof / /summary", med["/pprof"] / med["/summary"], 2.0),
             ("/speedscope / /summary", med["/speedscope"] / med["/summary"], 2.0),
             ("/html / /summary", med["/html"] / med["/summary"], 2.0),
+            ("/parquet / /summary", med["/parquet"] / med["/summary"], 2.0),
         ]
         if yardstick:
             checks[:0] = [
@@ -330,7 +343,9 @@ def main():
         print(f"peak RSS on {big} ({os.path.getsize(big):,} bytes):")
         for label, opts in [("/event", ["/event"]), ("/validate", ["/validate"]),
                             ("/json", ["/json"]), ("/summary", ["/summary"]),
-                            ("/functions", ["/functions"]), ("/folded", ["/folded"])]:
+                            ("/functions", ["/functions"]), ("/folded", ["/folded"]),
+                            ("/html", ["/html:" + os.path.join(WORK, "rss.html")]),
+                            ("/parquet", ["/parquet:" + fresh_dir("rss-parquet")])]:
             rss = peak_rss([SPTDUMP, *opts, big])
             limit = 16 if label in ("/event", "/validate", "/json") else 40 if label == "/summary" else None
             note = f"  (target <= {limit} MiB: {'met' if rss <= limit * 1024 else 'MISSED'})" if limit else ""
