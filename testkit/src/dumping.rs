@@ -96,7 +96,7 @@ fn quiet(plan: &mut Plan) {
 /// The option sets every hostile input goes through, every mode among them: the default
 /// dump, `/json`, `/validate` in text and JSON, `/summary /top:3` in text and JSON,
 /// `/json /event /binary:0`, `/functions /top:3 /folded` in text and JSON (and root first),
-/// `/check` with and beside `/validate /strict`, the three exports, and `/merge` and
+/// `/check` with and beside `/validate /strict`, the exports (Parquet tables too), and `/merge` and
 /// `/compare` with the bundled sample.
 pub fn option_sets() -> Vec<OptionSet> {
     let json = |p: &mut Plan| p.format = Format::Json;
@@ -171,7 +171,10 @@ pub fn option_sets() -> Vec<OptionSet> {
             p.check = true;
             json(p);
         }),
-        OptionSet::new("/flamegraph /pprof /speedscope /html", exports),
+        OptionSet::new("/flamegraph /pprof /speedscope /html /parquet", |p| {
+            exports(p);
+            p.views.parquet = Some(export_path("tables"));
+        }),
         with(
             OptionSet::new("/merge /summary /functions /json", |p| {
                 summary(p);
@@ -330,6 +333,10 @@ pub fn dump_input(input: Input, info: &FileInfo<'_>, set: &OptionSet) -> Dumped 
 
 /// Runs `set` over `traces` into memory; the one at `at` is under test.
 fn run(traces: &Traces<'_>, at: usize, set: &OptionSet) -> Dumped {
+    // Parquet tables are never overwritten: each run writes them afresh.
+    if let Some(dir) = &set.plan.views.parquet {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     let mut out = Vec::new();
     let mut err = Vec::new();
     let mut printer = dump::printer(&set.plan, &mut out, &mut err);
