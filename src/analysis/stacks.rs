@@ -153,6 +153,14 @@ impl StackCounts {
         }
     }
 
+    /// Every unique stack without copying it: its progid, its frames as stored (little-endian
+    /// RVAs, 4 bytes each), and its hits.
+    pub fn raw(&self) -> impl Iterator<Item = (u16, &[u8], u128)> + '_ {
+        self.stacks
+            .iter()
+            .map(|(stack, &hits)| (LE::read_u16(&stack[..2]), &stack[2..], hits))
+    }
+
     /// The binaries with call stacks, and the records and hits of each, in progid order.
     pub fn totals(&self) -> impl Iterator<Item = (u16, u64, u128)> + '_ {
         self.totals

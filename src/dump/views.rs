@@ -34,13 +34,20 @@ pub(super) fn show<P: Printer>(
     let Some(stacks) = &kept.stacks else {
         return Ok(());
     };
+    // The views that name frames by key; /lines and /parquet read the symbols themselves.
+    let profiled = views.functions
+        || views.folded
+        || views.flamegraph.is_some()
+        || views.speedscope.is_some()
+        || views.html.is_some();
+    let named = profiled || views.pprof.is_some();
     // Every address the views name, looked up once per binary.
     let namers = stacks::namers(
         stacks,
         kept.summary.as_ref(),
         plan.stack_order,
         &kept.symbols,
-        plan.inline,
+        plan.inline && named,
     );
     for (progid, problem) in namers.problems() {
         let binary = kept.tables.binary_name(progid);
@@ -48,7 +55,10 @@ pub(super) fn show<P: Printer>(
             format!("{binary}: {problem}: its functions are shown without inline frames or lines");
         out.print(|p| p.note(file, &message))?;
     }
-    let profile = stacks.profile(plan.stack_order, &kept.tables, &namers);
+    let profile = match profiled {
+        true => stacks.profile(plan.stack_order, &kept.tables, &namers),
+        false => StackProfile::default(),
+    };
     let counted = kept.summary.as_ref().map(|summary| Counted {
         summary,
         stacks,

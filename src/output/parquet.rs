@@ -21,11 +21,13 @@
 //! statistics. The rows of a table are written from the summary's counts, a column at a
 //! time, in bounded batches: memory stays that of `/summary`.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use byteorder::{ByteOrder, LE};
 use parquet::basic::Compression;
 use parquet::column::writer::ColumnWriterImpl;
 use parquet::data_type::{
@@ -35,6 +37,7 @@ use parquet::errors::{ParquetError, Result};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::ColumnPath;
 
 use crate::analysis::Counted;
 use crate::analysis::stacks::StackOrder;
@@ -167,13 +170,19 @@ pub(crate) fn write(dir: &Path, trace: &str, counted: &Counted<'_>) -> Result<Wr
     Ok(written)
 }
 
+/// Snappy; dictionaries for the strings (the same few values on every row) and for the arcs'
+/// and frames' addresses (which repeat: half the size), none for the hits and the samples'
+/// addresses, which are mostly distinct (a dictionary there costs time and saves nothing).
 fn properties() -> Arc<WriterProperties> {
-    Arc::new(
-        WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_created_by(concat!("sptdump ", env!("CARGO_PKG_VERSION")).to_owned())
-            .build(),
-    )
+    let mut builder = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_created_by(concat!("sptdump ", env!("CARGO_PKG_VERSION")).to_owned());
+    let numbers = ["rva", "hits"];
+    for column in numbers {
+        let path = ColumnPath::new(column.split('.').map(str::to_owned).collect());
+        builder = builder.set_column_dictionary_enabled(path, false);
+    }
+    Arc::new(builder.build())
 }
 
 /// The columns every row starts with, per binary.
@@ -311,33 +320,27 @@ fn stacks<W: Write + Send>(
     let mut clamped = false;
     let stacks = counted.stacks;
     let leaf_first = counted.order == StackOrder::LeafFirst;
-    for (progid, _, _) in stacks.totals() {
+    // Each binary's stacks, gathered in one walk, in place: (frames as stored, hits).
+    let mut by_binary: BTreeMap<u16, Vec<(&[u8], u128)>> = BTreeMap::new();
+    for (progid, frames, hits) in stacks.raw() {
+        by_binary.entry(progid).or_default().push((frames, hits));
+    }
+    let mut frames = Vec::new();
+    for (progid, rows) in by_binary {
         let id = ids.of(progid);
         let symbols = counted.symbols.get(Some(progid));
-        // Each column walks the binary's stacks in the same order.
-        let each = |f: &mut dyn FnMut(&[u32], u128) -> Result<()>| -> Result<()> {
-            let mut result = Ok(());
-            let mut leaf_first_frames = Vec::new();
-            stacks.for_each(|p, frames, hits| {
-                if p != progid || result.is_err() {
-                    return;
+        // The frames of each row, leaf first.
+        let mut each = |f: &mut dyn FnMut(&[u32], u128) -> Result<()>| -> Result<()> {
+            rows.iter().try_for_each(|&(stored, hits)| {
+                frames.clear();
+                frames.extend(stored.chunks_exact(4).map(LE::read_u32));
+                if !leaf_first {
+                    frames.reverse();
                 }
-                let frames = if leaf_first {
-                    frames
-                } else {
-                    leaf_first_frames.clear();
-                    leaf_first_frames.extend(frames.iter().rev());
-                    &leaf_first_frames
-                };
-                result = f(frames, hits);
-            });
-            result
+                f(&frames, hits)
+            })
         };
-        let mut rows = 0;
-        each(&mut |_, _| {
-            rows += 1;
-            Ok(())
-        })?;
+        let rows = rows.len();
         let mut g = w.next_row_group()?;
         ids.columns(&mut g, &id, rows)?;
         column::<Int32Type, W>(&mut g, Levels::List, |c| {
