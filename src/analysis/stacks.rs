@@ -454,7 +454,16 @@ impl StackProfile {
     /// The folded stacks (docs/output.md): `outer;...;leaf hits`, one line per distinct stack of
     /// names (two functions of one name fold together), sorted by byte value.
     pub fn folded(&self) -> Vec<(String, u128)> {
-        fold(self.binaries.iter(), false)
+        fold(self.binaries.iter(), false, None)
+    }
+
+    /// The folded stacks a flame graph draws: as [`StackProfile::folded`], but the stacks
+    /// through a frame whose hits are less than one `parts`-th of all the hits (too narrow
+    /// to be drawn, and so everything above it) end at that frame, as one line: every frame
+    /// drawn keeps its place, width and count. Far fewer, shorter lines for a profile of
+    /// many deep, distinct stacks.
+    pub fn drawn(&self, parts: u128) -> Vec<(String, u128)> {
+        fold(self.binaries.iter(), false, Some(parts))
     }
 }
 
@@ -481,25 +490,56 @@ pub(crate) fn busiest(sampled: &[BinaryStacks]) -> Option<SampleKind> {
 pub(crate) fn folded_by_binary(
     sampled: &[BinaryStacks],
     source: SampleKind,
+    parts: Option<u128>,
 ) -> Vec<(String, u128)> {
-    fold(sampled.iter().filter(|b| b.source == source), true)
+    fold(sampled.iter().filter(|b| b.source == source), true, parts)
 }
 
-/// Folds the stacks of `binaries` by name, each under its binary's name when `under_binary`.
+/// Folds the stacks of `binaries` by name, each under its binary's name when `under_binary`;
+/// with `parts`, without the frames of less than one `parts`-th of all the hits
+/// ([`StackProfile::drawn`]).
 fn fold<'b>(
-    binaries: impl Iterator<Item = &'b BinaryStacks>,
+    binaries: impl Iterator<Item = &'b BinaryStacks> + Clone,
     under_binary: bool,
+    parts: Option<u128>,
 ) -> Vec<(String, u128)> {
+    let total: u128 = binaries.clone().map(|b| b.hits).sum();
+    let visible = |hits: u128| match parts {
+        Some(parts) => hits.checked_mul(parts).is_none_or(|h| h >= total),
+        None => true,
+    };
     let mut lines: BTreeMap<String, u128> = BTreeMap::new();
     let mut line = String::new();
     for b in binaries {
         let names: Vec<String> = b.keys.iter().map(|k| k.frame_name(&b.name)).collect();
-        for (stack, hits) in &b.stacks {
+        // Narrow frames are left out by key, which is only leaving them out by name when no
+        // two keys have one name (else their frames are one, whose width is their sum).
+        let unique = names.iter().collect::<FxHashSet<_>>().len() == names.len();
+        let narrow = match parts.is_some() && unique {
+            true => narrow_frames(&b.stacks, visible),
+            false => Vec::new(),
+        };
+        let mut narrow = narrow.into_iter().peekable();
+        let mut i = 0;
+        while i < b.stacks.len() {
+            let (stack, mut hits) = (&b.stacks[i].0[..], b.stacks[i].1);
+            let mut kept = stack.len();
+            i += 1;
+            if let Some(&(start, end, depth)) = narrow.peek()
+                && start == i - 1
+            {
+                // The stacks through a narrow frame, as one line ending there: in its place
+                // among its siblings, with its width, and drawn no more than before.
+                narrow.next();
+                hits = b.stacks[start..end].iter().map(|(_, h)| h).sum();
+                kept = depth + 1;
+                i = end;
+            }
             line.clear();
             if under_binary {
                 line.push_str(&b.name);
             }
-            for &k in stack {
+            for &k in &stack[..kept] {
                 if !line.is_empty() {
                     line.push(';');
                 }
@@ -508,12 +548,54 @@ fn fold<'b>(
             match lines.get_mut(line.as_str()) {
                 Some(h) => *h += hits,
                 None => {
-                    lines.insert(line.clone(), *hits);
+                    lines.insert(line.clone(), hits);
                 }
             }
         }
     }
     lines.into_iter().collect()
+}
+
+/// The outermost frames that are not `visible` in `stacks` (sorted by path: each frame's
+/// stacks are consecutive), each as the range of its stacks and its depth, in order.
+fn narrow_frames(
+    stacks: &[(Vec<u32>, u128)],
+    visible: impl Fn(u128) -> bool,
+) -> Vec<(usize, usize, usize)> {
+    // The frames of the current path, outermost first: where their stacks start, and the
+    // hits so far.
+    let mut open: Vec<(usize, u128)> = Vec::new();
+    let mut narrow: Vec<(usize, usize, usize)> = Vec::new();
+    // Closes the frames deeper than `depth`, their stacks ending before `end`. A frame closes
+    // after the frames under it: a narrow one takes their place in `narrow`.
+    let mut close = |open: &mut Vec<(usize, u128)>, depth: usize, end: usize| {
+        while open.len() > depth {
+            let at = open.len() - 1;
+            let (start, hits) = open.pop().unwrap_or_default();
+            if !visible(hits) {
+                while narrow.last().is_some_and(|&(s, _, _)| s >= start) {
+                    narrow.pop();
+                }
+                narrow.push((start, end, at));
+            }
+        }
+    };
+    let mut previous: &[u32] = &[];
+    for (i, (path, hits)) in stacks.iter().enumerate() {
+        let common = previous
+            .iter()
+            .zip(path)
+            .take_while(|(a, b)| a == b)
+            .count();
+        close(&mut open, common, i);
+        open.extend((common..path.len()).map(|_| (i, 0)));
+        for frame in &mut open {
+            frame.1 += hits;
+        }
+        previous = path;
+    }
+    close(&mut open, 0, stacks.len());
+    narrow
 }
 
 #[cfg(test)]

@@ -168,7 +168,11 @@ fn flame_input(
     sampled: &[BinaryStacks],
 ) -> (String, Vec<(String, u128)>, Option<String>) {
     if !profile.is_empty() {
-        return (label.to_owned(), profile.folded(), None);
+        return (
+            label.to_owned(),
+            profile.drawn(flamegraph::DRAWN_PARTS),
+            None,
+        );
     }
     let Some(source) = stacks::busiest(sampled) else {
         let note = "no samples: the flame graph says so and shows nothing";
@@ -177,7 +181,7 @@ fn flame_input(
     let drawn = drawn(source);
     (
         format!("{label}: {drawn} (no call stacks)"),
-        stacks::folded_by_binary(sampled, source),
+        stacks::folded_by_binary(sampled, source, Some(flamegraph::DRAWN_PARTS)),
         Some(format!(
             "no call stacks: the flame graph shows {drawn}, by function"
         )),
@@ -242,8 +246,9 @@ pub(super) fn differential_input(base: &Named, new: &Named) -> DifferentialInput
     };
     DifferentialInput {
         what: Some(drawn(source)),
-        base: stacks::folded_by_binary(&base.sampled, source),
-        new: stacks::folded_by_binary(&new.sampled, source),
+        // A differential flame graph colours NEW's frames by BASE's: every frame of both.
+        base: stacks::folded_by_binary(&base.sampled, source, None),
+        new: stacks::folded_by_binary(&new.sampled, source, None),
     }
 }
 

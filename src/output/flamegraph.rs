@@ -15,6 +15,12 @@ use std::io::{self, Write};
 use inferno::flamegraph::color::{Color, PaletteMap};
 use inferno::flamegraph::{self, Options};
 
+/// inferno draws a frame of at least a ten-thousandth of the total (its `min_width`, 0.01%);
+/// the stacks given to it may leave out the frames of less than half that
+/// ([`StackProfile::drawn`](crate::analysis::stacks::StackProfile::drawn)): the picture is the
+/// same.
+pub const DRAWN_PARTS: u128 = 20_000;
+
 /// The largest total drawn unscaled: half the word, leaving inferno room to add.
 const LIMIT: u128 = (usize::MAX / 2) as u128;
 
@@ -156,11 +162,16 @@ fn inlined_colours(folded: &[(String, u128)]) -> PaletteMap {
 
 /// The lines inferno reads, `stack count`, their counts divided by a common factor when
 /// their total would not fit; every count stays at least 1.
+///
+/// inferno merges the frames of consecutive lines, so the lines go in frame by frame order
+/// (`a;b;c` before `a;b1`, where byte order puts `1` before `;`): each frame is one box.
 fn lines(folded: &[(String, u128)]) -> (Vec<String>, u128) {
     let total: u128 = folded.iter().map(|(_, hits)| hits).sum();
     let factor = scale(total, folded.len());
-    let lines = folded
-        .iter()
+    let mut sorted: Vec<&(String, u128)> = folded.iter().collect();
+    sorted.sort_by(|(a, _), (b, _)| a.split(';').cmp(b.split(';')));
+    let lines = sorted
+        .into_iter()
         .map(|(stack, hits)| format!("{stack} {}", hits.div_ceil(factor)))
         .collect();
     (lines, factor)
@@ -180,6 +191,65 @@ fn scale(total: u128, lines: usize) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::keys::plain;
+    use crate::analysis::stacks::{StackCounts, StackOrder};
+    use crate::format::opcode::Opcode;
+    use crate::format::record::Samples;
+    use crate::format::tables::Tables;
+
+    /// Leaving out the frames too narrow to be drawn changes nothing of the picture: on a
+    /// profile of a few wide stacks and thousands of narrow, deep ones (some below a
+    /// ten-thousandth of the total, some between it and half of it, some above), the SVG
+    /// of every stack and that of the drawn ones are the same bytes, and far fewer lines
+    /// are drawn.
+    #[test]
+    fn narrow_frames_left_out_draw_the_same_picture() {
+        let mut counts = StackCounts::default();
+        let mut add = |hits: u128, frames: &[u32]| {
+            let payload: Vec<u8> = frames.iter().flat_map(|f| f.to_le_bytes()).collect();
+            counts.add(&Samples {
+                offset: 0,
+                opcode: Opcode::ETW_CALLSTACK,
+                progid: Some(0),
+                hits,
+                count: frames.len() as u8,
+                payload: &payload,
+            });
+        };
+        // Leaf first: a wide path, and under it thousands of distinct narrow subtrees.
+        add(5_000_000, &[0x30, 0x20, 0x10]);
+        add(3_000_000, &[0x40, 0x10]);
+        let mut x: u32 = 1;
+        for i in 0..3000u32 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            // Root first, four ways at each level, 2 to 31 deep; then leaf first.
+            let mut frames = vec![0x10, 0x20, 0x50 + i % 7];
+            frames.extend((0..x % 30 + 2).map(|d| 0x1000 + d * 16 + (x >> (d % 24)) % 4));
+            frames.reverse();
+            // 1 to 40 hits, of about 8.1 million: each stack below a twenty-thousandth (400),
+            // its shared frames below it, between it and a ten-thousandth, and above.
+            add(u128::from(1 + x % 40), &frames);
+        }
+        let profile = counts.profile(StackOrder::LeafFirst, &Tables::default(), &plain());
+        let (all, drawn) = (profile.folded(), profile.drawn(DRAWN_PARTS));
+        assert!(
+            drawn.len() * 4 < all.len(),
+            "{} of {} lines",
+            drawn.len(),
+            all.len()
+        );
+        let total = |f: &[(String, u128)]| f.iter().map(|(_, h)| h).sum::<u128>();
+        assert_eq!(total(&all), total(&drawn), "every hit is kept");
+        let (a, b) = (svg(&all).0, svg(&drawn).0);
+        if a != b {
+            let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+            panic!(
+                "the pictures differ at byte {at}:\n{}\n---\n{}",
+                &a[at.saturating_sub(300)..(at + 300).min(a.len())],
+                &b[at.saturating_sub(300)..(at + 300).min(b.len())]
+            );
+        }
+    }
 
     fn svg(folded: &[(String, u128)]) -> (String, Drawn) {
         let mut out = Vec::new();
