@@ -320,12 +320,30 @@ pub(crate) fn flat(
 ) -> BinaryStacks {
     let mut folding = Folding::new(namer);
     let mut hits = 0;
+    // The addresses of a table are distinct: each is looked up once, nothing kept for a
+    // second time. Most chains are one key (no inline frames): their hits go by key.
+    let mut by_key: Vec<u128> = Vec::new();
     for (rva, h) in samples {
         hits += h;
-        let path = folding.chain(rva, false).to_vec();
-        *folding.stacks.entry(path).or_default() += h;
+        let (start, end) = folding.look_up(rva, false);
+        let path = &folding.chains[start as usize..end as usize];
+        if let [k] = *path {
+            let k = k as usize;
+            if by_key.len() <= k {
+                by_key.resize(k + 1, 0);
+            }
+            by_key[k] += h;
+        } else {
+            *folding.stacks.entry(path.to_vec()).or_default() += h;
+        }
+        // The chain is not needed again.
+        folding.chains.truncate(start as usize);
     }
-    let mut stacks: Vec<(Vec<u32>, u128)> = folding.stacks.into_iter().collect();
+    let single = by_key.into_iter().enumerate().filter(|&(_, h)| h > 0);
+    let mut stacks: Vec<(Vec<u32>, u128)> = single
+        .map(|(k, h)| (vec![k as u32], h))
+        .chain(folding.stacks)
+        .collect();
     stacks.sort_unstable();
     BinaryStacks {
         progid,
@@ -372,42 +390,47 @@ impl<'n, 'a> Folding<'n, 'a> {
         let (start, end) = match self.index.get(&(rva, returns)) {
             Some(&range) => range,
             None => {
-                let mut ids = std::mem::take(&mut self.scratch);
-                ids.clear();
-                self.namer.ids(rva, returns, &mut ids);
-                // The function holding the address, for the RVA inlined keys are shown at.
-                let outer = match ids.first() {
-                    Some(&KeyId::Function(start)) => start,
-                    _ => rva,
-                };
-                let start = self.chains.len() as u32;
-                for (depth, &id) in ids.iter().enumerate() {
-                    // Two addresses in one function share its key; an address, as leaf and as
-                    // return address, is one key; an inlined function is one key, whatever
-                    // it was inlined into (shown at the lowest of those).
-                    let k = match self.known.entry(id) {
-                        Entry::Occupied(e) => {
-                            let k = *e.get();
-                            let known = &mut self.keys[k as usize];
-                            known.rva = known.rva.min(outer);
-                            k
-                        }
-                        Entry::Vacant(e) => {
-                            let k = self.keys.len() as u32;
-                            e.insert(k);
-                            self.keys.push(self.namer.key(rva, returns, depth));
-                            k
-                        }
-                    };
-                    self.chains.push(k);
-                }
-                self.scratch = ids;
-                let range = (start, self.chains.len() as u32);
+                let range = self.look_up(rva, returns);
                 self.index.insert((rva, returns), range);
                 range
             }
         };
         &self.chains[start as usize..end as usize]
+    }
+
+    /// Looks the keys of `rva` up, appends their chain to `chains`, and gives its range.
+    fn look_up(&mut self, rva: u32, returns: bool) -> (u32, u32) {
+        let mut ids = std::mem::take(&mut self.scratch);
+        ids.clear();
+        self.namer.ids(rva, returns, &mut ids);
+        // The function holding the address, for the RVA inlined keys are shown at.
+        let outer = match ids.first() {
+            Some(&KeyId::Function(start)) => start,
+            _ => rva,
+        };
+        let start = self.chains.len() as u32;
+        for (depth, &id) in ids.iter().enumerate() {
+            // Two addresses in one function share its key; an address, as leaf and as
+            // return address, is one key; an inlined function is one key, whatever
+            // it was inlined into (shown at the lowest of those).
+            let k = match self.known.entry(id) {
+                Entry::Occupied(e) => {
+                    let k = *e.get();
+                    let known = &mut self.keys[k as usize];
+                    known.rva = known.rva.min(outer);
+                    k
+                }
+                Entry::Vacant(e) => {
+                    let k = self.keys.len() as u32;
+                    e.insert(k);
+                    self.keys.push(self.namer.key(rva, returns, depth));
+                    k
+                }
+            };
+            self.chains.push(k);
+        }
+        self.scratch = ids;
+        (start, self.chains.len() as u32)
     }
 }
 
