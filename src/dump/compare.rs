@@ -190,20 +190,10 @@ fn write<P: Printer>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 ) -> io::Result<bool> {
-    let written = File::create(path).and_then(|file| {
-        let mut w = BufWriter::new(file);
-        write(&mut w)?;
-        w.flush()
-    });
-    match written {
+    match views::write_file(path, write) {
         Ok(()) => Ok(true),
         Err(e) => {
-            let message = format!(
-                "cannot write the {what} {}: {}",
-                path.display(),
-                crate::input::describe(&e)
-            );
-            printer.error(new_file, &message)?;
+            printer.error(new_file, &views::cannot_write_message(what, path, &e))?;
             Ok(false)
         }
     }

@@ -368,7 +368,7 @@ fn report<P: Printer>(
 }
 
 /// Creates `path` and writes it with `write`, through a buffer.
-fn write_file<T>(
+pub(super) fn write_file<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<T>,
 ) -> io::Result<T> {
@@ -386,10 +386,14 @@ fn cannot_write<P: Printer>(
     path: &Path,
     e: &io::Error,
 ) -> Result<(), Error> {
-    let message = format!(
+    out.fail(file, &cannot_write_message(what, path, e))
+}
+
+/// `cannot write the flame graph PATH: why`.
+pub(super) fn cannot_write_message(what: &str, path: &Path, e: &io::Error) -> String {
+    format!(
         "cannot write the {what} {}: {}",
         path.display(),
         crate::input::describe(e)
-    );
-    out.fail(file, &message)
+    )
 }

@@ -30,6 +30,15 @@ fn text(e: &scraper::ElementRef<'_>) -> String {
     e.text().collect::<String>()
 }
 
+/// The last column (the keys) of each table `css` selects.
+fn keys(doc: &Html, css: &str) -> Vec<Vec<String>> {
+    let cell = Selector::parse("tbody tr td:last-child").unwrap();
+    select(doc, css)
+        .iter()
+        .map(|t| t.select(&cell).map(|td| text(&td)).collect())
+        .collect()
+}
+
 #[test]
 fn the_report_holds_the_identity_the_check_the_functions_and_the_flame_graph() {
     let dir = tempfile::tempdir().unwrap();
@@ -77,14 +86,7 @@ fn the_report_holds_the_identity_the_check_the_functions_and_the_flame_graph() {
                 .collect()
         })
         .collect();
-    let tables: Vec<Vec<String>> = select(&doc, "table.functions")
-        .iter()
-        .map(|t| {
-            t.select(&Selector::parse("tbody tr td:last-child").unwrap())
-                .map(|td| text(&td))
-                .collect()
-        })
-        .collect();
+    let tables = keys(&doc, "table.functions");
     assert_eq!(tables, expected);
 
     // /lines, and both drawings inline.
@@ -227,14 +229,7 @@ fn the_report_of_a_comparison_holds_both_traces_the_overlap_and_what_moved() {
         })
         .collect();
     assert_eq!(got, expected);
-    let moved: Vec<Vec<String>> = select(&doc, "table.moved")
-        .iter()
-        .map(|t| {
-            t.select(&Selector::parse("tbody tr td:last-child").unwrap())
-                .map(|td| text(&td))
-                .collect()
-        })
-        .collect();
+    let moved = keys(&doc, "table.moved");
     let mut expected: Vec<Vec<String>> = Vec::new();
     let mut last_source = None;
     for v in lines.iter().filter(|v| v["type"] == "compare_function") {
