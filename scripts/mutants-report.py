@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Prints cargo-mutants' outcomes file by file: mutants, caught, missed, timeouts, unviable;
+then every missed mutant. Usage: scripts/mutants-report.py target/mutants/out/mutants.out/outcomes.json"""
+import collections
+import json
+import sys
+
+KINDS = {
+    "CaughtMutant": "caught",
+    "MissedMutant": "missed",
+    "Timeout": "timeout",
+    "Unviable": "unviable",
+}
+
+
+def main(path):
+    with open(path) as f:
+        data = json.load(f)
+    per_file = collections.defaultdict(collections.Counter)
+    missed = []
+    for o in data["outcomes"]:
+        scenario = o["scenario"]
+        if not isinstance(scenario, dict) or "Mutant" not in scenario:
+            continue
+        m = scenario["Mutant"]
+        kind = KINDS.get(o["summary"], o["summary"])
+        per_file[m["file"]][kind] += 1
+        if kind == "missed":
+            line = m["span"]["start"]["line"]
+            missed.append(f"{m['file']}:{line}: {describe(m)}")
+    print(f"{'file':40} {'mutants':>7} {'caught':>7} {'missed':>7} {'timeout':>7} {'unviable':>8}")
+    total = collections.Counter()
+    for file in sorted(per_file):
+        c = per_file[file]
+        total.update(c)
+        print(f"{file:40} {sum(c.values()):7} {c['caught']:7} {c['missed']:7} {c['timeout']:7} {c['unviable']:8}")
+    print(f"{'all':40} {sum(total.values()):7} {total['caught']:7} {total['missed']:7} {total['timeout']:7} {total['unviable']:8}")
+    if missed:
+        print("\nmissed:")
+        for m in missed:
+            print("  " + m)
+
+
+def describe(m):
+    function = (m.get("function") or {}).get("function_name", "")
+    replacement = m.get("replacement", "")
+    genre = m.get("genre", "")
+    return f"{genre} {replacement!r} in {function}"
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
