@@ -6,7 +6,9 @@
 //!
 //! Besides "no panic, no hang, no runaway allocation", it checks what holds for any input
 //! when the output goes to memory: writing never fails, so the run returns `Ok`; reading
-//! never fails, so no outcome is `ReadFailed`; every line of `/json` output is JSON; and a
+//! never fails, so no outcome is `ReadFailed`; every line of `/json` output is JSON; the
+//! exports read back whole, every index in range, their sums those of `/functions`
+//! (`sptdump_testkit::exports`); and a
 //! file is reported (any diagnostic at all) exactly when the tests' second reading of the
 //! spec, `sptdump_testkit::reference`, finds something to report.
 
@@ -15,7 +17,7 @@
 use libfuzzer_sys::fuzz_target;
 use sptdump::dump::Outcome;
 use sptdump_testkit::dumping::{Dumped, OptionSet, Via, dump_bytes, option_sets};
-use sptdump_testkit::reference;
+use sptdump_testkit::{exports, reference};
 
 /// Checks the `/json` output of `data` run with `set`.
 fn check_json(d: &Dumped, data: &[u8], via: Via, set: &OptionSet) {
@@ -49,6 +51,12 @@ fuzz_target!(|data: &[u8]| {
             );
             if set.is_json() {
                 check_json(&d, data, via, &set);
+            }
+            if set.exports() && matches!(d.outcome, Outcome::Done(..)) {
+                let expected = exports::expected_hits(data, &set, via);
+                if let Err(e) = exports::check_exports(&set, &d, &expected) {
+                    panic!("{} via {via:?}: {e}", set.name);
+                }
             }
         }
     }

@@ -14,7 +14,7 @@
 use std::io;
 use std::sync::Arc;
 
-use super::{Out, Outcome, Plan, Sections, views};
+use super::{Out, Outcome, Plan, Sections, Shape, views};
 use crate::analysis::check;
 use crate::analysis::collect::Collector;
 use crate::analysis::stacks::StackCounts;
@@ -152,6 +152,7 @@ fn steps<P: Printer>(
     alone: bool,
 ) -> Result<Stepped, Error> {
     let Some((header, mut opened, found)) = tables(out, file, input, plan)? else {
+        unwritten(out, file, plan)?;
         return Ok(Stepped::Done(None));
     };
     let selection = match &plan.binaries {
@@ -192,6 +193,30 @@ fn steps<P: Printer>(
     }
     verdicts(out, file, plan, &kept)?;
     Ok(Stepped::Done(plan.keeps_counts().then_some(kept)))
+}
+
+/// Says which files a trace whose header ends it does not get: the files of a run that
+/// writes them per trace, so that a missing file is never a surprise.
+fn unwritten<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    plan: &Plan,
+) -> Result<(), Error> {
+    if plan.shape != Shape::Each {
+        return Ok(());
+    }
+    let mut options: Vec<&str> = plan.views.files().map(|(name, _)| name).collect();
+    if plan.views.parquet.is_some() {
+        options.push("parquet");
+    }
+    if options.is_empty() {
+        return Ok(());
+    }
+    let message = format!(
+        "nothing of the trace could be read: /{} write nothing for it",
+        options.join(", /")
+    );
+    out.print(|p| p.note(file, &message))
 }
 
 /// Reads the header and the tables, reporting what is wrong with them. `None` when the

@@ -15,6 +15,7 @@ use serde_json::Value;
 use sptdump::analysis::stacks::StackOrder;
 use sptdump::dump::{self, Outcome, Plan, Sections, Shape, Status, Traces};
 use sptdump::format::diag::Tally;
+use sptdump::format::tables::StringIndex;
 use sptdump::input::{Input, OpenError};
 use sptdump::output::{FileInfo, Format};
 
@@ -68,6 +69,12 @@ impl OptionSet {
         self.plan.format == Format::Json
     }
 
+    /// Whether the run writes a pprof profile, a speedscope file, a flame graph or a report.
+    pub fn exports(&self) -> bool {
+        let v = &self.plan.views;
+        v.pprof.is_some() || v.speedscope.is_some() || v.flamegraph.is_some() || v.html.is_some()
+    }
+
     /// Whether the trace under test is the only one of the run.
     pub fn alone(&self) -> bool {
         self.company == Company::Alone
@@ -94,7 +101,8 @@ fn quiet(plan: &mut Plan) {
 }
 
 /// The option sets every hostile input goes through, every mode among them: the default
-/// dump, `/json`, `/validate` in text and JSON, `/summary /top:3` in text and JSON,
+/// dump, `/json`, `/validate` in text and JSON, `/summary /top:3` in text and JSON, both
+/// forced readings of the string indices (`/strindex:ordinal`, `/strindex:offset`),
 /// `/json /event /binary:0`, `/functions /top:3 /folded` in text and JSON (and root first),
 /// `/check` with and beside `/validate /strict`, the exports (Parquet tables too), and `/merge` and
 /// `/compare` with the bundled sample.
@@ -138,6 +146,14 @@ pub fn option_sets() -> Vec<OptionSet> {
         OptionSet::new("/summary /top:3 /json", |p| {
             summary(p);
             json(p);
+        }),
+        OptionSet::new("/strindex:ordinal /json", |p| {
+            json(p);
+            p.strindex = StringIndex::Ordinal;
+        }),
+        OptionSet::new("/strindex:offset /summary /top:3", |p| {
+            summary(p);
+            p.strindex = StringIndex::Offset;
         }),
         OptionSet::new("/json /event /binary:0", |p| {
             json(p);
@@ -333,10 +349,12 @@ pub fn dump_input(input: Input, info: &FileInfo<'_>, set: &OptionSet) -> Dumped 
 
 /// Runs `set` over `traces` into memory; the one at `at` is under test.
 fn run(traces: &Traces<'_>, at: usize, set: &OptionSet) -> Dumped {
-    // Parquet tables are never overwritten: each run writes them afresh.
+    // Parquet tables are never overwritten: each run writes them afresh. The other exports
+    // are removed too, so that a run that does not write one is not judged by the last's.
     if let Some(dir) = &set.plan.views.parquet {
         let _ = std::fs::remove_dir_all(dir);
     }
+    crate::exports::remove_exports(set);
     let mut out = Vec::new();
     let mut err = Vec::new();
     let mut printer = dump::printer(&set.plan, &mut out, &mut err);

@@ -9,18 +9,20 @@
 //! synth      a realistic synthetic trace of any size, for benchmarks
 //! reference  a second, short reading of the spec: the first thing a decoder must report
 //! dumping    dumping a trace in-process, through the library, into memory
+//! exports    what the exports of any run must hold, read back
 //! fixtures   the real PE/PDB fixtures as llvm's tools describe them, and a profile of them
 //! golden     golden files: comparing an output with the pinned one, or rewriting it
 //! ```
 //!
 //! [`builder`], [`samples`], [`spd`], [`synth`] and [`reference`](mod@reference) share no code with
 //! sptdump's decoder: they are an independent reading of the format, so that a misreading
-//! in one cannot hide the same misreading in the other. Only [`dumping`] uses the library.
+//! in one cannot hide the same misreading in the other. Only [`dumping`] and [`exports`] use the library.
 
 #![deny(missing_docs)]
 
 pub mod builder;
 pub mod dumping;
+pub mod exports;
 pub mod fixtures;
 pub mod golden;
 pub mod reference;

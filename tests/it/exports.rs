@@ -289,6 +289,35 @@ fn the_exports_are_one_file_per_trace() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write the pprof profile"));
 }
 
+#[test]
+fn a_trace_with_nothing_to_read_says_that_its_files_are_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("empty.spt"), b"").unwrap();
+    let o = run_in(
+        dir.path(),
+        &["/pprof:x.pb.gz", "/speedscope:x.json", "/parquet:t", "empty.spt"],
+    );
+    assert_eq!(o.status.code(), Some(1), "the header's error");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "sptdump: empty.spt: note: nothing of the trace could be read: \
+             /pprof, /speedscope, /parquet write nothing for it"
+        ),
+        "{err}"
+    );
+    for name in ["x.pb.gz", "x.json", "t"] {
+        assert!(!dir.path().join(name).exists(), "{name}");
+    }
+    // A header that reads is enough for files, however little follows it.
+    let sample = std::fs::read(crate::support::crate_root().join("testdata/sample.spt")).unwrap();
+    std::fs::write(dir.path().join("short.spt"), &sample[..100]).unwrap();
+    let o = run_in(dir.path(), &["/pprof:x.pb.gz", "short.spt"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("nothing of the trace"));
+    assert!(dir.path().join("x.pb.gz").exists());
+}
+
 /// Whether Go is installed; else the test `name` says it skipped, unless
 /// `SPTDUMP_REQUIRE_GO=1` makes that a failure.
 fn has_go(name: &str) -> bool {

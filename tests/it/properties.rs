@@ -20,6 +20,7 @@ use sptdump::dump::{Outcome, Sections, Status};
 use sptdump::output::Format;
 use sptdump_testkit::builder::*;
 use sptdump_testkit::dumping::*;
+use sptdump_testkit::exports;
 use sptdump_testkit::reference::reference_problem;
 
 /// Cases per property.
@@ -719,6 +720,12 @@ fn check_hostile(bytes: &[u8]) -> Result<(), TestCaseError> {
         for via in [Via::File, Via::Pipe] {
             let d = dump_bytes(bytes, &set, via);
             let context = format!("{} via {via:?}", set.name);
+            if set.exports() && matches!(d.outcome, Outcome::Done(..)) {
+                let expected = exports::expected_hits(bytes, &set, via);
+                if let Err(e) = exports::check_exports(&set, &d, &expected) {
+                    return Err(TestCaseError::fail(format!("{context}: {e}")));
+                }
+            }
             let tally = match d.outcome {
                 Outcome::Done(t, _) => t,
                 Outcome::NoSuchBinary => {
