@@ -232,3 +232,32 @@ fn a_merged_flame_graph_is_one_file() {
     );
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn call_stacks_alone_merge_by_binary_too() {
+    // /folded keeps no summary: the binaries of the call stacks are renumbered from the
+    // stacks' own totals. b.dll is progid 1 in the first trace, 0 in the second.
+    let dir = tempfile::tempdir().unwrap();
+    const A: &str = "42AC0098-ADB5-E796-8C0E-161D2814780E";
+    const B: &str = "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0";
+    let mut one = SptBuilder::new();
+    one.binary("a.exe", A, 1);
+    one.binary("b.dll", B, 1);
+    one.binary_id(1).callstack(&[0x10, 0x20]);
+    std::fs::write(dir.path().join("one.spt"), one.build()).unwrap();
+    let mut two = SptBuilder::new();
+    two.binary("b.dll", B, 1);
+    two.binary_id(0).callstack(&[0x10, 0x20]).callstack(&[0x30]);
+    std::fs::write(dir.path().join("two.spt"), two.build()).unwrap();
+    let o = run_in(
+        dir.path(),
+        &["/merge", "/folded", "one.spt", "two.spt"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "b.dll+0x20;b.dll+0x10 2\nb.dll+0x30 1\n",
+        "both traces' stacks under b.dll"
+    );
+}
