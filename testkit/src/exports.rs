@@ -9,6 +9,9 @@
 //!   more than them.
 //! - **speedscope**: every sample's frames are frames of the file; samples and weights pair
 //!   up; a profile's weights add up to its `endValue` and to its binary's hits of its source.
+//! - **Parquet tables**: every file read back by the crate's reader; no row without hits;
+//!   per binary and source the `samples` table's hits add up to the IP events', the `arcs`
+//!   table's `LBR` rows to the branches, the `stacks` table's to the stack hits.
 //! - **flame graph** and **report**: a whole SVG and a whole HTML page.
 //!
 //! Used by the hostile-input property test and the `dump` fuzz target, on every option set
@@ -18,6 +21,8 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::record::Field;
 use prost::Message;
 use serde::Deserialize;
 use sptdump::dump::{Plan, Sections};
@@ -77,8 +82,10 @@ pub const NOTHING_READ: &str = "nothing of the trace could be read";
 pub fn check_exports(set: &OptionSet, d: &Dumped, expected: &Hits) -> Result<(), String> {
     let views = &set.plan.views;
     if d.err.contains(NOTHING_READ) {
+        let tables = views.parquet.as_deref().filter(|dir| dir.exists());
         return match views.files().find(|(_, path)| path.exists()) {
             Some((name, _)) => Err(format!("/{name} written though nothing could be read")),
+            None if tables.is_some() => Err("/parquet written though nothing could be read".into()),
             None => Ok(()),
         };
     }
@@ -87,6 +94,9 @@ pub fn check_exports(set: &OptionSet, d: &Dumped, expected: &Hits) -> Result<(),
     }
     if let Some(path) = &views.speedscope {
         check_speedscope(&read(path)?, expected).map_err(|e| format!("speedscope: {e}"))?;
+    }
+    if let Some(dir) = &views.parquet {
+        check_parquet(dir, expected).map_err(|e| format!("parquet: {e}"))?;
     }
     if let Some(path) = &views.flamegraph {
         let svg = String::from_utf8(read(path)?).map_err(|e| format!("flame graph: {e}"))?;
@@ -320,5 +330,80 @@ fn check_speedscope(bytes: &[u8], expected: &Hits) -> Result<(), String> {
     match got == want {
         true => Ok(()),
         false => Err(format!("totals {got:?}, /functions says {want:?}")),
+    }
+}
+
+/// Every row of the table files under `dir/table`, as field name to value.
+fn parquet_rows(dir: &Path, table: &str) -> Result<Vec<BTreeMap<String, Field>>, String> {
+    let mut out = Vec::new();
+    let entries = std::fs::read_dir(dir.join(table)).map_err(|e| format!("{table}: {e}"))?;
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_none_or(|e| e != "parquet") {
+            return Err(format!("{}: not a table file", path.display()));
+        }
+        let file = std::fs::File::open(&path).map_err(|e| e.to_string())?;
+        let reader =
+            SerializedFileReader::new(file).map_err(|e| format!("{}: {e}", path.display()))?;
+        let rows = reader.get_row_iter(None).map_err(|e| e.to_string())?;
+        for row in rows {
+            let row = row.map_err(|e| format!("{}: {e}", path.display()))?;
+            out.push(
+                row.get_column_iter()
+                    .map(|(n, f)| (n.clone(), f.clone()))
+                    .collect(),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// A row's `binary` and `hits` (a `decimal(38,0)`).
+fn binary_and_hits(row: &BTreeMap<String, Field>) -> Result<(String, u128), String> {
+    let binary = match row.get("binary") {
+        Some(Field::Str(s)) => s.clone(),
+        other => return Err(format!("binary {other:?}")),
+    };
+    let hits = match row.get("hits") {
+        Some(Field::Decimal(d)) if (d.precision(), d.scale()) == (38, 0) => {
+            let bytes: [u8; 16] = d.data().try_into().map_err(|_| "hits of 16 bytes")?;
+            u128::try_from(i128::from_be_bytes(bytes)).map_err(|_| "negative hits")?
+        }
+        other => return Err(format!("hits {other:?}")),
+    };
+    match hits {
+        0 => Err(format!("a row of {binary} without hits")),
+        _ => Ok((binary, hits)),
+    }
+}
+
+fn source(row: &BTreeMap<String, Field>) -> Result<String, String> {
+    match row.get("source") {
+        Some(Field::Str(s)) => Ok(s.clone()),
+        other => Err(format!("source {other:?}")),
+    }
+}
+
+fn check_parquet(dir: &Path, expected: &Hits) -> Result<(), String> {
+    let mut got = Hits::new();
+    for row in parquet_rows(dir, "samples")? {
+        let (binary, hits) = binary_and_hits(&row)?;
+        *got.entry((binary, source(&row)?)).or_default() += hits;
+    }
+    for row in parquet_rows(dir, "arcs")? {
+        let (binary, hits) = binary_and_hits(&row)?;
+        let source = source(&row)?;
+        // The call-stack arcs count arcs, not stacks: /functions has no total of them.
+        if source == "LBR" {
+            *got.entry((binary, source)).or_default() += hits;
+        }
+    }
+    for row in parquet_rows(dir, "stacks")? {
+        let (binary, hits) = binary_and_hits(&row)?;
+        *got.entry((binary, "ETW_CALLSTACK".into())).or_default() += hits;
+    }
+    match got == *expected {
+        true => Ok(()),
+        false => Err(format!("totals {got:?}, /functions says {expected:?}")),
     }
 }

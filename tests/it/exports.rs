@@ -295,7 +295,12 @@ fn a_trace_with_nothing_to_read_says_that_its_files_are_not_written() {
     std::fs::write(dir.path().join("empty.spt"), b"").unwrap();
     let o = run_in(
         dir.path(),
-        &["/pprof:x.pb.gz", "/speedscope:x.json", "/parquet:t", "empty.spt"],
+        &[
+            "/pprof:x.pb.gz",
+            "/speedscope:x.json",
+            "/parquet:t",
+            "empty.spt",
+        ],
     );
     assert_eq!(o.status.code(), Some(1), "the header's error");
     let err = String::from_utf8_lossy(&o.stderr);
@@ -446,4 +451,37 @@ fn go_tool_pprof_reads_the_profile() {
     assert!(!top.contains("app.exe!"), "{top}");
     let raw = go(&["-raw"]);
     assert!(raw.contains("app.exe"), "{raw}");
+}
+
+#[test]
+fn the_invariants_the_fuzzer_checks_hold_and_catch_a_lost_hit() {
+    use sptdump_testkit::dumping::{Via, dump_bytes, option_sets};
+    use sptdump_testkit::exports::{check_exports, expected_hits};
+    let bytes = std::fs::read(profile_spt()).unwrap();
+    let set = option_sets()
+        .into_iter()
+        .find(|s| s.exports() && s.alone())
+        .unwrap();
+    for via in [Via::File, Via::Pipe] {
+        let d = dump_bytes(&bytes, &set, via);
+        let expected = expected_hits(&bytes, &set, via);
+        assert_eq!(
+            expected[&("app.exe".to_owned(), "ETW_CALLSTACK".to_owned())],
+            1120
+        );
+        assert_eq!(expected.len(), 8, "{expected:?}");
+        check_exports(&set, &d, &expected).unwrap();
+        // One hit fewer anywhere is seen.
+        let mut fewer = expected.clone();
+        *fewer.values_mut().next().unwrap() -= 1;
+        let e = check_exports(&set, &d, &fewer).unwrap_err();
+        assert!(e.starts_with("pprof: totals"), "{e}");
+        // A frame index out of range is seen.
+        let path = set.plan.views.speedscope.as_ref().unwrap();
+        let mut json: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        json["profiles"][0]["samples"][0][0] = Value::from(1_000_000);
+        std::fs::write(path, json.to_string()).unwrap();
+        let e = check_exports(&set, &d, &expected).unwrap_err();
+        assert!(e.contains("frame 1000000 of"), "{e}");
+    }
 }

@@ -254,7 +254,12 @@ fn call_stacks_alone_merge_by_binary_too() {
         &["/merge", "/folded", "one.spt", "two.spt"],
         None,
     );
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_eq!(
         String::from_utf8(o.stdout).unwrap(),
         "b.dll+0x20;b.dll+0x10 2\nb.dll+0x30 1\n",
