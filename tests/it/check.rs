@@ -91,11 +91,31 @@ fn the_lbr_mode_needs_enough_lbr_records() {
         }
         built(&dir, &format!("lbr-{lbr}-{ip}.spt"), &b)
     };
-    for (lbr, ip, code, mode) in [
-        (enough - 1, true, "lbr-sparse", "IP"),
-        (enough, true, "lbr-present", "LBR"),
-        (3, false, "lbr-present", "LBR"),
-        (0, true, "no-lbr", "IP"),
+    let thin = "though fewer than 1000 records make a thin profile";
+    for (lbr, ip, code, mode, says) in [
+        (
+            enough - 1,
+            true,
+            "lbr-sparse",
+            "IP",
+            "too few beside 2 IP samples",
+        ),
+        (
+            enough,
+            true,
+            "lbr-present",
+            "LBR",
+            "1000 branches in 1000 LBR records: use",
+        ),
+        (
+            enough,
+            false,
+            "lbr-present",
+            "LBR",
+            "1000 LBR records: use SPDConvert /mode:LBR",
+        ),
+        (3, false, "lbr-present", "LBR", thin),
+        (0, true, "no-lbr", "IP", "no LBR records"),
     ] {
         let (lines, _) = check(Path::new("."), &[&trace(lbr, ip)]);
         assert_eq!(
@@ -104,6 +124,15 @@ fn the_lbr_mode_needs_enough_lbr_records() {
             "{lbr} LBR records, IP samples: {ip}"
         );
         assert_eq!(lines.last().unwrap()["mode"], mode, "{lbr} {ip}");
+        let message = lines.iter().find(|l| l["code"] == code).unwrap()["message"]
+            .as_str()
+            .unwrap();
+        assert!(message.contains(says), "{lbr} {ip}: {message}");
+        assert_eq!(
+            message.contains(thin),
+            says == thin,
+            "{lbr} {ip}: {message}"
+        );
     }
 }
 
