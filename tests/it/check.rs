@@ -169,6 +169,47 @@ fn a_binary_left_out_and_sparse_samples() {
     assert!(!verdicts(&lines).iter().any(|v| v.1 == "sparse"));
 }
 
+/// `sparse` is fewer IP hits than one per 100 bytes of the sampled functions' code, and the
+/// advice scales with how far below: one hit at each of app.exe's five functions (355 bytes)
+/// is dense enough; one at each of its two largest (241 bytes) is not, by a factor of 2.
+#[test]
+fn density_is_hits_per_100_bytes_of_the_sampled_functions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (guid, age) = fixtures::codeview("app");
+    let pdb = format!("/pdb:{}", fixtures::dir().join("app.pdb").display());
+    let sparse = |functions: &[&str]| {
+        let mut b = SptBuilder::new();
+        let name = b.string("app.exe");
+        b.program_id(sptdump_testkit::builder::Guid(guid), age, name);
+        let rvas: Vec<u32> = functions
+            .iter()
+            .map(|f| fixtures::function("app", f).rva)
+            .collect();
+        b.binary_id(0).ip(RETIRE_INSTR, &rvas);
+        let trace = built(&dir, &format!("{}.spt", functions.len()), &b);
+        let (lines, _) = check(Path::new("."), &[&pdb, &trace]);
+        lines
+            .iter()
+            .find(|l| l["code"] == "sparse")
+            .map(|l| l["message"].as_str().unwrap().to_owned())
+    };
+    let all = [
+        "hash_bytes",
+        "mix_round",
+        "parse_token",
+        "compute_checksum",
+        "main_entry",
+    ];
+    assert_eq!(sparse(&all), None, "5 hits over 355 bytes");
+    assert_eq!(
+        sparse(&["parse_token", "compute_checksum"]).as_deref(),
+        Some(
+            "app.exe: 2 IP hits over 241 bytes of code in 2 sampled functions, fewer than 1 \
+             per 100 bytes; sample about 2 times longer"
+        )
+    );
+}
+
 #[test]
 fn another_build_is_not_in_the_trace() {
     let (lines, status) = check(&fixtures::dir(), &["/match:v2/core.dll", "trace.spt"]);
