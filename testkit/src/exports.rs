@@ -3,7 +3,7 @@
 //! and held against what `/functions /json` reports for the same traces.
 //!
 //! - **pprof**: string 0 is empty; every string index, location id, mapping id and function
-//!   id points at something; every sample has a value per sample type, none negative; the
+//!   id points at something; every location lies in its mapping's address range; every sample has a value per sample type, none negative; the
 //!   values of each sample type add up to that source's hits over every binary (`branches`
 //!   is `LBR`, `stacks` is `ETW_CALLSTACK`), or, when a value was clamped to 2^63 - 1, to no
 //!   more than them.
@@ -198,12 +198,19 @@ fn check_pprof(bytes: &[u8], expected: &Hits) -> Result<(), String> {
             false => Err(format!("{what} ids are not distinct and non-zero: {ids:?}")),
         }
     };
-    let mappings = ids(p.mapping.iter().map(|m| m.id).collect(), "mapping")?;
+    ids(p.mapping.iter().map(|m| m.id).collect(), "mapping")?;
     let functions = ids(p.function.iter().map(|f| f.id).collect(), "function")?;
     let locations = ids(p.location.iter().map(|l| l.id).collect(), "location")?;
     for l in &p.location {
-        if mappings.binary_search(&l.mapping_id).is_err() {
+        let Some(m) = p.mapping.iter().find(|m| m.id == l.mapping_id) else {
             return Err(format!("location {} names mapping {}", l.id, l.mapping_id));
+        };
+        // Viewers find a location's binary by its address.
+        if !(m.memory_start..m.memory_limit).contains(&l.address) {
+            return Err(format!(
+                "location {} at {:#x}, outside its mapping {:#x}..{:#x}",
+                l.id, l.address, m.memory_start, m.memory_limit
+            ));
         }
         if let Some(line) = l
             .line
