@@ -262,3 +262,45 @@ fn function_tables_add_up_to_the_rva_tables() {
                {"from": "main_entry", "to": "compute_checksum", "hits": 1}])
     );
 }
+
+/// SPEC 9.1: a caller's frame is a return address, looked up a byte back, at its call. One
+/// just past a function's last byte is that function's; one at a function's first byte is
+/// the function before it (here the padding before it: no function, the address as stored).
+/// The leaf is where the sample was taken, looked up where it points. In either stored order.
+#[test]
+fn return_addresses_are_looked_up_a_byte_back_at_either_end_of_a_function() {
+    let mix = function("mix_round");
+    let parse = function("parse_token");
+    assert!(mix.rva + mix.size < parse.rva, "padding between them");
+    let (guid, age) = codeview("app");
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, frames: &[u32]| {
+        let mut b = SptBuilder::new();
+        let s = b.string("app.exe");
+        let app = b.program_id(Guid(guid), age, s);
+        b.binary_id(app).callstack(frames);
+        let path = dir.path().join(name);
+        std::fs::write(&path, b.build()).unwrap();
+        path
+    };
+    let leaf_first = [parse.rva, mix.rva + mix.size, parse.rva];
+    let root_first: Vec<u32> = leaf_first.iter().rev().copied().collect();
+    let expected = format!(
+        "app.exe+0x{:X};app.exe!mix_round;app.exe!parse_token 1\n",
+        parse.rva
+    );
+    for (name, frames, order) in [
+        ("leaf.spt", &leaf_first[..], "/stackorder:leaf-first"),
+        ("root.spt", &root_first[..], "/stackorder:root-first"),
+    ] {
+        let path = write(name, frames);
+        let o = Command::cargo_bin("sptdump")
+            .unwrap()
+            .current_dir(root().join("testdata/pe"))
+            .args(["/folded", "/pdb:app.pdb", order])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8(o.stdout).unwrap(), expected, "{order}");
+    }
+}
