@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Prints cargo-mutants' outcomes file by file: mutants, caught, missed, timeouts, unviable;
-then every missed mutant. Usage: scripts/mutants-report.py target/mutants/out/mutants.out/outcomes.json"""
+then every missed mutant. With --markdown, the table as docs/testing.md records it.
+
+Usage: scripts/mutants-report.py [--markdown] target/mutants/out/mutants.out/outcomes.json"""
 import collections
 import json
 import sys
@@ -13,7 +15,7 @@ KINDS = {
 }
 
 
-def main(path):
+def main(path, markdown=False):
     with open(path) as f:
         data = json.load(f)
     per_file = collections.defaultdict(collections.Counter)
@@ -28,13 +30,22 @@ def main(path):
         if kind == "missed":
             line = m["span"]["start"]["line"]
             missed.append(f"{m['file']}:{line}: {describe(m)}")
-    print(f"{'file':40} {'mutants':>7} {'caught':>7} {'missed':>7} {'timeout':>7} {'unviable':>8}")
+    if markdown:
+        row = lambda name, c: print(
+            f"| {name} | {sum(c.values())} | {c['caught']} | {c['timeout']} | {c['missed']} | {c['unviable']} |"
+        )
+        print("| file | mutants | caught | timeouts | missed | unviable |")
+        print("|---|---:|---:|---:|---:|---:|")
+    else:
+        row = lambda name, c: print(
+            f"{name:40} {sum(c.values()):7} {c['caught']:7} {c['timeout']:7} {c['missed']:7} {c['unviable']:8}"
+        )
+        print(f"{'file':40} {'mutants':>7} {'caught':>7} {'timeout':>7} {'missed':>7} {'unviable':>8}")
     total = collections.Counter()
     for file in sorted(per_file):
-        c = per_file[file]
-        total.update(c)
-        print(f"{file:40} {sum(c.values()):7} {c['caught']:7} {c['missed']:7} {c['timeout']:7} {c['unviable']:8}")
-    print(f"{'all':40} {sum(total.values()):7} {total['caught']:7} {total['missed']:7} {total['timeout']:7} {total['unviable']:8}")
+        total.update(per_file[file])
+        row(f"`{file}`" if markdown else file, per_file[file])
+    row("**all**" if markdown else "all", total)
     if missed:
         print("\nmissed:")
         for m in missed:
@@ -49,4 +60,6 @@ def describe(m):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    markdown = "--markdown" in args
+    main([a for a in args if a != "--markdown"][0], markdown)
