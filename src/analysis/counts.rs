@@ -520,6 +520,27 @@ mod tests {
         assert_eq!(sorted(&a), arcs.into_iter().collect::<Vec<_>>());
     }
 
+    /// Hits are kept as 32 low bits in the table and the rest carried apart: every part of
+    /// a u128 survives, including high bits whose low 96 are zero.
+    #[test]
+    fn hits_of_every_width_are_exact() {
+        let mut c = Counts::<u32>::new();
+        let widths = [
+            1,
+            u128::from(u32::MAX),
+            1 << 32,
+            (1 << 64) + 3,
+            1 << 96,
+            u128::MAX >> 1,
+        ];
+        for (key, &hits) in (7u32..).zip(&widths) {
+            c.add(key, hits);
+            c.add(key, hits);
+        }
+        let expected: Vec<(u32, u128)> = (7u32..).zip(widths.map(|h| 2 * h)).collect();
+        assert_eq!(sorted(&c), expected);
+    }
+
     #[test]
     fn long_runs_of_keys_count_alike_through_growth_and_spills() {
         // Runs longer than the ring of waiting keys, with repeats inside a run, that grow
