@@ -71,8 +71,7 @@ impl OptionSet {
 
     /// Whether the run writes a pprof profile, a speedscope file, a flame graph or a report.
     pub fn exports(&self) -> bool {
-        let v = &self.plan.views;
-        v.pprof.is_some() || v.speedscope.is_some() || v.flamegraph.is_some() || v.html.is_some()
+        self.plan.views.files().next().is_some()
     }
 
     /// Whether the trace under test is the only one of the run.

@@ -116,16 +116,7 @@ pub fn check_exports(set: &OptionSet, d: &Dumped, expected: &Hits) -> Result<(),
 /// Removes the files `set` exports to, so that a run that fails to write one is not judged
 /// by an earlier run's.
 pub fn remove_exports(set: &OptionSet) {
-    let views = &set.plan.views;
-    for path in [
-        &views.pprof,
-        &views.speedscope,
-        &views.flamegraph,
-        &views.html,
-    ]
-    .into_iter()
-    .flatten()
-    {
+    for (_, path) in set.plan.views.files() {
         let _ = std::fs::remove_file(path);
     }
 }

@@ -25,6 +25,16 @@ fn lines(o: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// Asserts that the run exited 0, showing its standard error when not.
+fn succeeded(o: &Output) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// The summary lines of a run, by binary name, without their path.
 fn summaries(o: &Output) -> Vec<Value> {
     lines(o)
@@ -53,12 +63,7 @@ fn a_b_a_counts_a_twice_and_b_once() {
         ],
         None,
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(&o);
     let merged = summaries(&o);
     let single =
         |trace: &str| summaries(&run_in(&dir, &["/json", "/summary", "/top:0", trace], None));
@@ -181,12 +186,7 @@ fn sptlist_adds_the_traces_it_lists() {
     .unwrap();
     let arg = format!("/sptlist:{}", list.display());
     let o = run_in(Path::new("."), &["/json", "/merge", "/summary", &arg], None);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(&o);
     let merged = summaries(&o);
     let one = summaries(&run_in(&pe, &["/json", "/summary", "profile.spt"], None));
     assert_eq!(
@@ -213,12 +213,7 @@ fn a_merged_flame_graph_is_one_file() {
         &["/merge", &arg, "/pdb:app.pdb", "profile.spt", "profile.spt"],
         None,
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(&o);
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(
         text.contains("app.exe!main_entry (2,240 hits"),
@@ -254,12 +249,7 @@ fn call_stacks_alone_merge_by_binary_too() {
         &["/merge", "/folded", "one.spt", "two.spt"],
         None,
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(&o);
     assert_eq!(
         String::from_utf8(o.stdout).unwrap(),
         "b.dll+0x20;b.dll+0x10 2\nb.dll+0x30 1\n",
