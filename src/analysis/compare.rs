@@ -228,8 +228,8 @@ fn distribution(side: &Side<'_>, progids: &[u16], source: SampleKind) -> Distrib
                 };
                 let symbols = side.symbols.get(Some(p));
                 for (key, hits) in keys::by_key(t.iter(), symbols, side.inline) {
-                    let shared = match key.function {
-                        Some(f) => PairedKey::Function(f),
+                    let shared = match key.function_name() {
+                        Some(f) => PairedKey::Function(f.to_owned()),
                         None => PairedKey::Address(key.rva),
                     };
                     *keys.entry(shared).or_default() += hits;

@@ -118,13 +118,32 @@ fn binary(b: &BinaryStacks, top: usize) -> FunctionsLine {
             }
         }
     }
-    let mut rows: Vec<FunctionRow> = (0..b.keys.len())
+    let rank = |k: u32| {
+        (
+            Reverse(inclusive[k as usize]),
+            Reverse(exclusive[k as usize]),
+        )
+    };
+    // Only the keys that can be among the first `top` are named: those ranked at or above the
+    // `top`-th by hits (ties at that rank are ordered by name, so all of them are).
+    let mut shown: Vec<u32> = (0..b.keys.len() as u32).collect();
+    if top < shown.len() {
+        match top.checked_sub(1) {
+            None => shown.clear(),
+            Some(last) => {
+                let bound = rank(*shown.select_nth_unstable_by_key(last, |&k| rank(k)).1);
+                shown.retain(|&k| rank(k) <= bound);
+            }
+        }
+    }
+    let mut rows: Vec<FunctionRow> = shown
+        .into_iter()
         .map(|k| FunctionRow {
-            key: b.key_name(k as u32),
-            rva: b.keys[k].rva,
-            inclusive: inclusive[k],
-            exclusive: exclusive[k],
-            inlined: b.keys[k].inlined,
+            key: b.key_name(k),
+            rva: b.keys[k as usize].rva,
+            inclusive: inclusive[k as usize],
+            exclusive: exclusive[k as usize],
+            inlined: b.keys[k as usize].inlined,
         })
         .collect();
     rows.sort_by(|a, b| {
@@ -135,8 +154,9 @@ fn binary(b: &BinaryStacks, top: usize) -> FunctionsLine {
             b.rva,
         ))
     });
-    let unique = rows.len();
     rows.truncate(top);
+    rows.shrink_to_fit();
+    let unique = b.keys.len();
     FunctionsLine {
         progid: b.progid,
         name: b.name.clone(),
@@ -239,6 +259,33 @@ mod tests {
         assert_eq!(line.unique, 3);
         let keys: Vec<&str> = line.top.iter().map(|r| r.key.as_str()).collect();
         assert_eq!(keys, ["progid 0+0x1", "progid 0+0x2"]);
+    }
+
+    #[test]
+    fn every_top_is_the_first_rows_of_the_whole_ranking() {
+        // Ties of both columns across every boundary: 0x9 leads; 0x5, 0x7, 0x6 tie on hits
+        // (so their names order them); so do 0x8 and the leaf 0x3, ahead of its caller 0x4,
+        // which ties with them on inclusive hits alone.
+        let c = counts(&[
+            (5, &[0x9]),
+            (2, &[0x7]),
+            (2, &[0x5]),
+            (2, &[0x6]),
+            (1, &[0x8]),
+            (1, &[0x3, 0x4]),
+        ]);
+        let p = c.profile(StackOrder::LeafFirst, &Tables::default(), &plain());
+        let keys = |top| -> Vec<String> {
+            let line = &functions(&[], &p, top)[0];
+            assert_eq!(line.keys, 7);
+            line.top.iter().map(|r| r.key.clone()).collect()
+        };
+        let all = keys(usize::MAX);
+        let order = ["9", "5", "6", "7", "3", "8", "4"].map(|k| format!("progid 0+0x{k}"));
+        assert_eq!(all, order);
+        for top in 0..=8 {
+            assert_eq!(keys(top), all[..top.min(7)], "/top:{top}");
+        }
     }
 
     #[test]

@@ -22,20 +22,28 @@ use crate::image::lines::{SourceFrame, SourceLines};
 use crate::image::symbols::{SymbolMap, Symbols};
 
 /// What a frame or sample is attributed to: a function, or an address no function holds.
+///
+/// 16 bytes: a profile without symbols has a key per sampled address, and its names are
+/// made when shown; a function's name and source are boxed.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FrameKey {
     /// The function's first byte, or the address as stored; for an inlined function, the
     /// first byte of the lowest function it was seen inlined into.
     pub rva: u32,
-    /// The function's name, when the binary's symbols have one there.
-    pub function: Option<String>,
     /// Whether the function is one the compiler inlined (a frame of an inline chain).
     pub inlined: bool,
-    /// Where the function's code is, with inline frames: its source file, as the PDB
-    /// records it (for speedscope and pprof).
-    pub file: Option<String>,
-    /// The line the function starts on, where the PDB says (a procedure's first line).
-    pub line: Option<u32>,
+    /// The function's name and source, when the binary's symbols have a function there.
+    function: Option<Box<Function>>,
+}
+
+/// A key's function: its name, and with inline frames, where its code is.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Function {
+    name: String,
+    /// Its source file, as the PDB records it (for speedscope and pprof).
+    file: Option<String>,
+    /// The line it starts on, where the PDB says (a procedure's first line).
+    line: Option<u32>,
 }
 
 /// What identifies a key within its binary, as one [`Namer`] gives it: cheap to compare,
@@ -59,27 +67,53 @@ impl FrameKey {
             .zip(looked_up_at(rva, returns))
             .and_then(|(s, at)| s.lookup(at))
         {
-            Some((f, _)) => FrameKey {
-                rva: f.rva,
-                function: Some(f.name.to_owned()),
-                inlined: false,
-                file: None,
-                line: None,
-            },
-            None => FrameKey {
-                rva,
-                function: None,
-                inlined: false,
-                file: None,
-                line: None,
-            },
+            Some((f, _)) => FrameKey::function(f.rva, f.name),
+            None => FrameKey::address(rva),
         }
+    }
+
+    /// The key of an address no function holds.
+    pub fn address(rva: u32) -> FrameKey {
+        FrameKey {
+            rva,
+            inlined: false,
+            function: None,
+        }
+    }
+
+    /// The key of the function `name`, which starts at `rva`.
+    pub fn function(rva: u32, name: &str) -> FrameKey {
+        FrameKey {
+            rva,
+            inlined: false,
+            function: Some(Box::new(Function {
+                name: name.to_owned(),
+                file: None,
+                line: None,
+            })),
+        }
+    }
+
+    /// The function's name, when the binary's symbols have one there.
+    pub fn function_name(&self) -> Option<&str> {
+        self.function.as_ref().map(|f| f.name.as_str())
+    }
+
+    /// Where the function's code is, with inline frames: its source file, as the PDB
+    /// records it.
+    pub fn file(&self) -> Option<&str> {
+        self.function.as_ref()?.file.as_deref()
+    }
+
+    /// The line the function starts on, where the PDB says.
+    pub fn line(&self) -> Option<u32> {
+        self.function.as_ref()?.line
     }
 
     /// The key's name in text, folded stacks and exports: `binary!function`, or
     /// `binary+0x1A2B` (the RVA as stored, upper-case hex, no padding).
     pub fn name(&self, binary: &str) -> String {
-        key_name(binary, self.function.as_deref(), self.rva)
+        key_name(binary, self.function_name(), self.rva)
     }
 
     /// The key's name in folded stacks and flame graphs: [`FrameKey::name`], with
@@ -162,10 +196,12 @@ impl<'a> Namer<'a> {
         match self.frames(rva, returns).and_then(|c| c.rev().nth(depth)) {
             Some(frame) if key.function.is_some() => FrameKey {
                 rva: key.rva,
-                function: Some(frame.function.to_owned()),
                 inlined: frame.inlined,
-                file: frame.file.map(str::to_owned),
-                line: frame.start_line,
+                function: Some(Box::new(Function {
+                    name: frame.function.to_owned(),
+                    file: frame.file.map(str::to_owned),
+                    line: frame.start_line,
+                })),
             },
             _ => key,
         }
@@ -274,20 +310,8 @@ mod tests {
         // main [0x100, 0x140).
         let symbols = Symbols::from_functions(&[(0x100, 0x40, "main")]);
         let s = Some(&symbols);
-        let main = |rva| FrameKey {
-            rva,
-            function: Some("main".to_owned()),
-            inlined: false,
-            file: None,
-            line: None,
-        };
-        let address = |rva| FrameKey {
-            rva,
-            function: None,
-            inlined: false,
-            file: None,
-            line: None,
-        };
+        let main = |rva| FrameKey::function(rva, "main");
+        let address = |rva| FrameKey::address(rva);
         assert_eq!(FrameKey::of(s, 0x13F, false), main(0x100));
         // Sampled at 0x140, past main's end: its own key.
         assert_eq!(FrameKey::of(s, 0x140, false), address(0x140));
@@ -300,22 +324,16 @@ mod tests {
     }
 
     #[test]
+    fn a_key_takes_16_bytes() {
+        // A profile without symbols holds one per sampled address (docs/performance.md).
+        assert_eq!(std::mem::size_of::<FrameKey>(), 16);
+    }
+
+    #[test]
     fn names() {
-        let k = FrameKey {
-            rva: 0x1A2B,
-            function: None,
-            inlined: false,
-            file: None,
-            line: None,
-        };
+        let k = FrameKey::address(0x1A2B);
         assert_eq!(k.name("app.exe"), "app.exe+0x1A2B");
-        let mut k = FrameKey {
-            rva: 0x10,
-            function: Some("main".to_owned()),
-            inlined: false,
-            file: None,
-            line: None,
-        };
+        let mut k = FrameKey::function(0x10, "main");
         assert_eq!(k.name("app.exe"), "app.exe!main");
         assert_eq!(k.frame_name("app.exe"), "app.exe!main");
         k.inlined = true;
@@ -332,15 +350,6 @@ mod tests {
             true,
         );
         assert_eq!(keys.len(), 2);
-        assert_eq!(
-            keys[&FrameKey {
-                rva: 0x100,
-                function: Some("main".to_owned()),
-                inlined: false,
-                file: None,
-                line: None,
-            }],
-            3
-        );
+        assert_eq!(keys[&FrameKey::function(0x100, "main")], 3);
     }
 }

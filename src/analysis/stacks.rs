@@ -203,8 +203,7 @@ impl StackCounts {
             .map(|(progid, folding)| {
                 let name = tables.binary_name(progid);
                 let (records, hits) = self.totals.get(&progid).copied().unwrap_or_default();
-                let mut stacks: Vec<(Vec<u32>, u128)> = folding.stacks.into_iter().collect();
-                stacks.sort_unstable();
+                let stacks = Paths::sorted(folding.stacks.into_iter().collect());
                 BinaryStacks {
                     progid,
                     name,
@@ -339,12 +338,22 @@ pub(crate) fn flat(
         // The chain is not needed again.
         folding.chains.truncate(start as usize);
     }
-    let single = by_key.into_iter().enumerate().filter(|&(_, h)| h > 0);
-    let mut stacks: Vec<(Vec<u32>, u128)> = single
-        .map(|(k, h)| (vec![k as u32], h))
-        .chain(folding.stacks)
-        .collect();
-    stacks.sort_unstable();
+    // One-key stacks come in key order; the rest (few: addresses in inlined code) are sorted
+    // and merged in, each before the first one-key stack that sorts after it.
+    let mut longer: Vec<(Vec<u32>, u128)> = folding.stacks.into_iter().collect();
+    longer.sort_unstable();
+    let singles = by_key.iter().filter(|&&h| h > 0).count();
+    let keys = singles + longer.iter().map(|(path, _)| path.len()).sum::<usize>();
+    let mut stacks = Paths::with_capacity(singles + longer.len(), keys);
+    let mut longer = longer.into_iter().peekable();
+    for (k, &h) in by_key.iter().enumerate().filter(|&(_, &h)| h > 0) {
+        let k = [k as u32];
+        while let Some((path, h)) = longer.next_if(|(path, _)| path[..] < k[..]) {
+            stacks.push(&path, h);
+        }
+        stacks.push(&k, h);
+    }
+    longer.for_each(|(path, h)| stacks.push(&path, h));
     BinaryStacks {
         progid,
         name,
@@ -458,7 +467,67 @@ pub(crate) struct BinaryStacks {
     /// The keys, which the stacks index.
     pub keys: Vec<FrameKey>,
     /// The stacks by key, outermost frame first, each with its hits; sorted by keys.
-    pub stacks: Vec<(Vec<u32>, u128)>,
+    pub stacks: Paths,
+}
+
+/// Distinct stacks of keys, outermost frame first, each with its hits, their keys one after
+/// another in one vector: a stack of one key (an IP sample's address) takes 28 bytes, where
+/// a vector of its own would take a heap block besides.
+#[derive(Debug, Default)]
+pub(crate) struct Paths {
+    keys: Vec<u32>,
+    /// Where each stack's keys end in `keys`.
+    ends: Vec<usize>,
+    hits: Vec<u128>,
+}
+
+impl Paths {
+    /// Room for `stacks` stacks of `keys` keys in all.
+    fn with_capacity(stacks: usize, keys: usize) -> Paths {
+        Paths {
+            keys: Vec::with_capacity(keys),
+            ends: Vec::with_capacity(stacks),
+            hits: Vec::with_capacity(stacks),
+        }
+    }
+
+    /// `stacks`, distinct, sorted by keys.
+    fn sorted(mut stacks: Vec<(Vec<u32>, u128)>) -> Paths {
+        stacks.sort_unstable();
+        let keys = stacks.iter().map(|(path, _)| path.len()).sum();
+        let mut paths = Paths::with_capacity(stacks.len(), keys);
+        for (path, hits) in stacks {
+            paths.push(&path, hits);
+        }
+        paths
+    }
+
+    fn push(&mut self, path: &[u32], hits: u128) {
+        self.keys.extend_from_slice(path);
+        self.ends.push(self.keys.len());
+        self.hits.push(hits);
+    }
+
+    /// How many stacks there are.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Stack `i`: its keys and hits.
+    pub fn get(&self, i: usize) -> (&[u32], u128) {
+        let start = i.checked_sub(1).map_or(0, |j| self.ends[j]);
+        (&self.keys[start..self.ends[i]], self.hits[i])
+    }
+
+    /// Every stack, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[u32], u128)> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The summed hits of the stacks in `range`.
+    pub fn hits(&self, range: std::ops::Range<usize>) -> u128 {
+        self.hits[range].iter().sum()
+    }
 }
 
 impl BinaryStacks {
@@ -545,7 +614,7 @@ fn fold<'b>(
         let mut narrow = narrow.into_iter().peekable();
         let mut i = 0;
         while i < b.stacks.len() {
-            let (stack, mut hits) = (&b.stacks[i].0[..], b.stacks[i].1);
+            let (stack, mut hits) = b.stacks.get(i);
             let mut kept = stack.len();
             i += 1;
             if let Some(&(start, end, depth)) = narrow.peek()
@@ -554,7 +623,7 @@ fn fold<'b>(
                 // The stacks through a narrow frame, as one line ending there: in its place
                 // among its siblings, with its width, and drawn no more than before.
                 narrow.next();
-                hits = b.stacks[start..end].iter().map(|(_, h)| h).sum();
+                hits = b.stacks.hits(start..end);
                 kept = depth + 1;
                 i = end;
             }
@@ -581,10 +650,7 @@ fn fold<'b>(
 
 /// The outermost frames that are not `visible` in `stacks` (sorted by path: each frame's
 /// stacks are consecutive), each as the range of its stacks and its depth, in order.
-fn narrow_frames(
-    stacks: &[(Vec<u32>, u128)],
-    visible: impl Fn(u128) -> bool,
-) -> Vec<(usize, usize, usize)> {
+fn narrow_frames(stacks: &Paths, visible: impl Fn(u128) -> bool) -> Vec<(usize, usize, usize)> {
     // The frames of the current path, outermost first: where their stacks start, and the
     // hits so far.
     let mut open: Vec<(usize, u128)> = Vec::new();

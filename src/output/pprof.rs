@@ -621,7 +621,10 @@ impl Builder {
                         .collect(),
                     None => {
                         let key = FrameKey::of(symbols, rva, returns);
-                        let name = key.function.clone().unwrap_or_else(|| key.name(&binary));
+                        let name = match key.function_name() {
+                            Some(f) => f.to_owned(),
+                            None => key.name(&binary),
+                        };
                         let function_id = functions.id(self, ids[0], &name, None, None);
                         vec![Line {
                             function_id,

@@ -137,13 +137,7 @@ fn profile(frames: &mut Frames, binary: &str, b: &BinaryStacks) -> SampledProfil
     let ids: Vec<usize> = b
         .keys
         .iter()
-        .map(|k| {
-            frames.of(
-                k.name(&b.name),
-                k.file.as_deref().unwrap_or(&b.name),
-                k.line,
-            )
-        })
+        .map(|k| frames.of(k.name(&b.name), k.file().unwrap_or(&b.name), k.line()))
         .collect();
     let source = match b.source {
         SampleKind::CallStack => "stacks",
@@ -160,6 +154,6 @@ fn profile(frames: &mut Frames, binary: &str, b: &BinaryStacks) -> SampledProfil
             .iter()
             .map(|(s, _)| s.iter().map(|&k| ids[k as usize]).collect())
             .collect(),
-        weights: b.stacks.iter().map(|&(_, w)| w).collect(),
+        weights: b.stacks.iter().map(|(_, w)| w).collect(),
     }
 }
