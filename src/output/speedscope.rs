@@ -18,18 +18,18 @@
 use std::io::{self, Write};
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use crate::analysis::Counted;
-use crate::analysis::stacks::{BinaryStacks, StackProfile};
+use crate::analysis::stacks::{BinaryStacks, Paths, StackProfile};
 use crate::format::record::SampleKind;
 
 #[derive(Serialize)]
 struct File<'a> {
     #[serde(rename = "$schema")]
     schema: &'static str,
-    shared: Shared,
-    profiles: Vec<SampledProfile>,
+    shared: Shared<'a>,
+    profiles: Vec<SampledProfile<'a>>,
     name: &'a str,
     #[serde(rename = "activeProfileIndex")]
     active_profile_index: usize,
@@ -37,22 +37,22 @@ struct File<'a> {
 }
 
 #[derive(Serialize)]
-struct Shared {
-    frames: Vec<Frame>,
+struct Shared<'a> {
+    frames: Vec<Frame<'a>>,
 }
 
 #[derive(Serialize)]
-struct Frame {
+struct Frame<'a> {
     name: String,
     /// The source file, with a PDB's lines; else the binary.
-    file: String,
+    file: &'a str,
     /// The line the function starts on, where the PDB says.
     #[serde(skip_serializing_if = "Option::is_none")]
     line: Option<u32>,
 }
 
 #[derive(Serialize)]
-struct SampledProfile {
+struct SampledProfile<'a> {
     r#type: &'static str,
     name: String,
     unit: &'static str,
@@ -60,29 +60,62 @@ struct SampledProfile {
     start_value: u128,
     #[serde(rename = "endValue")]
     end_value: u128,
-    samples: Vec<Vec<usize>>,
-    weights: Vec<u128>,
+    /// Written as they are read from the profile, not copied first.
+    samples: Samples<'a>,
+    weights: Weights<'a>,
+}
+
+/// The samples of a profile, each its frames' indices: the stacks' keys through `frames`.
+struct Samples<'a> {
+    stacks: &'a Paths,
+    /// The frame of each key.
+    frames: Vec<usize>,
+}
+
+impl Serialize for Samples<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.stacks.iter().map(|(keys, _)| Sample {
+            keys,
+            frames: &self.frames,
+        }))
+    }
+}
+
+struct Sample<'a> {
+    keys: &'a [u32],
+    frames: &'a [usize],
+}
+
+impl Serialize for Sample<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.keys.iter().map(|&k| self.frames[k as usize]))
+    }
+}
+
+/// The hits of a profile's samples.
+struct Weights<'a>(&'a Paths);
+
+impl Serialize for Weights<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|(_, hits)| hits))
+    }
 }
 
 /// The shared frames, one per name.
 #[derive(Default)]
-struct Frames {
-    frames: Vec<Frame>,
+struct Frames<'a> {
+    frames: Vec<Frame<'a>>,
     index: FxHashMap<String, usize>,
 }
 
-impl Frames {
-    fn of(&mut self, name: String, file: &str, line: Option<u32>) -> usize {
+impl<'a> Frames<'a> {
+    fn of(&mut self, name: String, file: &'a str, line: Option<u32>) -> usize {
         if let Some(&i) = self.index.get(&name) {
             return i;
         }
         let i = self.frames.len();
         self.index.insert(name.clone(), i);
-        self.frames.push(Frame {
-            name,
-            file: file.to_owned(),
-            line,
-        });
+        self.frames.push(Frame { name, file, line });
         i
     }
 }
@@ -90,12 +123,12 @@ impl Frames {
 /// Writes the speedscope file of `counted` to `out`, named `name` (the trace's path);
 /// `sampled` are its IP samples as stacks of one address (`stacks::sampled`), `stacks` the
 /// profile of `counted.stacks`, folded by key.
-pub fn write(
+pub fn write<'a>(
     out: impl Write,
     counted: &Counted<'_>,
-    sampled: &[BinaryStacks],
-    stacks: &StackProfile,
-    name: &str,
+    sampled: &'a [BinaryStacks],
+    stacks: &'a StackProfile,
+    name: &'a str,
 ) -> io::Result<()> {
     let mut frames = Frames::default();
     let mut profiles = Vec::new();
@@ -133,7 +166,7 @@ pub fn write(
 /// The `sampled` profile of one binary and source, each sample's frames outermost first:
 /// its call stacks (named `stacks`), or an IP event's samples, each with the functions
 /// inlined at it.
-fn profile(frames: &mut Frames, binary: &str, b: &BinaryStacks) -> SampledProfile {
+fn profile<'a>(frames: &mut Frames<'a>, binary: &str, b: &'a BinaryStacks) -> SampledProfile<'a> {
     let ids: Vec<usize> = b
         .keys
         .iter()
@@ -149,11 +182,10 @@ fn profile(frames: &mut Frames, binary: &str, b: &BinaryStacks) -> SampledProfil
         unit: "none",
         start_value: 0,
         end_value: b.hits,
-        samples: b
-            .stacks
-            .iter()
-            .map(|(s, _)| s.iter().map(|&k| ids[k as usize]).collect())
-            .collect(),
-        weights: b.stacks.iter().map(|(_, w)| w).collect(),
+        samples: Samples {
+            stacks: &b.stacks,
+            frames: ids,
+        },
+        weights: Weights(&b.stacks),
     }
 }
