@@ -272,14 +272,19 @@ pub(crate) fn namers<'a>(
 }
 
 /// The samples of every binary as [`flat`] stacks, in progid order: per IP event, then the
-/// targets of LBR branches (where control went), named by `namers`.
-pub(crate) fn sampled(counted: &Counted<'_>, namers: &Namers<'_>) -> Vec<BinaryStacks> {
+/// targets of LBR branches (where control went), named by `namers`; only the sources `keep`
+/// keeps.
+pub(crate) fn sampled(
+    counted: &Counted<'_>,
+    namers: &Namers<'_>,
+    keep: impl Fn(SampleKind) -> bool,
+) -> Vec<BinaryStacks> {
     let summary = counted.summary;
     let mut out = Vec::new();
     for progid in summary.progids() {
         let name = counted.tables.binary_name(progid);
         let namer = namers.get(progid);
-        for t in summary.ip_tables(progid) {
+        for t in summary.ip_tables(progid).filter(|t| keep(t.source())) {
             let stacks = flat(
                 progid,
                 name.clone(),
@@ -290,7 +295,7 @@ pub(crate) fn sampled(counted: &Counted<'_>, namers: &Namers<'_>) -> Vec<BinaryS
             );
             out.push(stacks);
         }
-        if let Some(t) = summary.lbr(progid) {
+        if let Some(t) = summary.lbr(progid).filter(|t| keep(t.source())) {
             let targets = t.iter().map(|([_, to], hits)| (to, hits));
             let stacks = flat(
                 progid,
@@ -559,13 +564,23 @@ impl StackProfile {
     }
 }
 
-/// The source of `sampled` with the most hits over all binaries, IP events first (of equal
-/// hits, the first in opcode order), LBR branch targets only without IP samples; `None`
-/// without samples.
-pub(crate) fn busiest(sampled: &[BinaryStacks]) -> Option<SampleKind> {
+/// The hits of each binary's samples without call stacks, per source: what [`sampled`]
+/// makes stacks of, read from the summary's totals.
+pub(crate) fn sources(summary: &Summary) -> impl Iterator<Item = (SampleKind, u128)> + '_ {
+    summary.progids().flat_map(|p| {
+        let ip = summary.ip_tables(p).map(|t| (t.source(), t.total()));
+        ip.chain(summary.lbr(p).map(|t| (t.source(), t.total())))
+    })
+}
+
+/// Of `sources` (each a source and hits, as [`sources`] gives them, or the sources of
+/// `sampled` stacks), the one with the most hits over all binaries, IP events first (of
+/// equal hits, the first in opcode order), LBR branch targets only without IP samples;
+/// `None` without samples.
+pub(crate) fn busiest(sources: impl Iterator<Item = (SampleKind, u128)>) -> Option<SampleKind> {
     let mut hits: BTreeMap<SampleKind, u128> = BTreeMap::new();
-    for b in sampled.iter().filter(|b| b.hits > 0) {
-        *hits.entry(b.source).or_default() += b.hits;
+    for (source, h) in sources.filter(|&(_, h)| h > 0) {
+        *hits.entry(source).or_default() += h;
     }
     let ip = hits
         .iter()

@@ -73,7 +73,14 @@ pub(super) fn show<P: Printer>(
         || views.html.is_some()
         || (views.flamegraph.is_some() && profile.is_empty());
     let sampled = match &counted {
-        Some(counted) if flat => stacks::sampled(counted, &namers),
+        // The flame graph alone draws one source: the others are not made.
+        Some(counted)
+            if flat && !(views.functions || views.speedscope.is_some() || views.html.is_some()) =>
+        {
+            let drawn = stacks::busiest(stacks::sources(counted.summary));
+            stacks::sampled(counted, &namers, |s| Some(s) == drawn)
+        }
+        Some(counted) if flat => stacks::sampled(counted, &namers, |_| true),
         _ => Vec::new(),
     };
     // Under /compare, /functions is how the two traces' functions moved (dump/compare.rs).
@@ -174,7 +181,7 @@ fn flame_input(
             None,
         );
     }
-    let Some(source) = stacks::busiest(sampled) else {
+    let Some(source) = stacks::busiest(sampled.iter().map(|b| (b.source, b.hits))) else {
         let note = "no samples: the flame graph says so and shows nothing";
         return (label.to_owned(), Vec::new(), Some(note.to_owned()));
     };
@@ -214,7 +221,7 @@ pub(super) fn named(plan: &Plan, kept: &Kept) -> Named {
     };
     Named {
         profile: stacks.profile(order, &kept.tables, &namers),
-        sampled: stacks::sampled(&counted, &namers),
+        sampled: stacks::sampled(&counted, &namers, |_| true),
     }
 }
 
@@ -237,7 +244,7 @@ pub(super) fn differential_input(base: &Named, new: &Named) -> DifferentialInput
             new: new.profile.folded(),
         };
     }
-    let Some(source) = stacks::busiest(&new.sampled) else {
+    let Some(source) = stacks::busiest(new.sampled.iter().map(|b| (b.source, b.hits))) else {
         return DifferentialInput {
             what: None,
             base: Vec::new(),

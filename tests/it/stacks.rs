@@ -402,6 +402,43 @@ fn a_trace_without_call_stacks_still_has_functions_and_a_flame_graph() {
 }
 
 #[test]
+fn the_flame_graph_of_samples_draws_the_busiest_source_over_every_binary() {
+    use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder, UNHALT_CYCLE};
+    // a.exe: RETIRE_INSTR 4 hits in 3 records, UNHALT_CYCLE 2 in 1; b.dll: UNHALT_CYCLE 3 in
+    // 1, branches 9. Over both, UNHALT_CYCLE has the most IP samples (5, in fewer records),
+    // though it is not a.exe's busiest; branch targets are drawn only without IP samples.
+    let mut b = SptBuilder::new();
+    let a = b.binary("a.exe", "11111111-2222-3333-4444-555555555555", 1);
+    let d = b.binary("b.dll", "66666666-2222-3333-4444-555555555555", 1);
+    b.binary_id(a).ip(RETIRE_INSTR, &[0x10, 0x20]);
+    b.ip(RETIRE_INSTR, &[0x20]).ip(RETIRE_INSTR, &[0x20]);
+    b.ip(UNHALT_CYCLE, &[0x10, 0x30]);
+    b.binary_id(d).ip(UNHALT_CYCLE, &[0x40, 0x40, 0x40]);
+    b.lbr(&[(0x1, 0x2); 9]);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("two.spt");
+    std::fs::write(&trace, b.build()).unwrap();
+    let svg = |others: &[&str]| {
+        let path = dir.path().join("flame.svg");
+        let arg = format!("/flamegraph:{}", path.display());
+        let mut args = vec![arg.as_str()];
+        args.extend(others);
+        args.push(trace.to_str().unwrap());
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(&path).unwrap()
+    };
+    let alone = svg(&[]);
+    assert!(alone.contains("two.spt: UNHALT_CYCLE samples (no call stacks)"), "{alone}");
+    assert!(alone.contains("<title>a.exe (2 hits, 40.00%)</title>"), "{alone}");
+    assert!(alone.contains("<title>b.dll+0x40 (3 hits, 60.00%)</title>"), "{alone}");
+    // Drawn from the one source it shows, or beside views that need every source: the same.
+    assert_eq!(alone, svg(&["/functions"]));
+    let speedscope = format!("/speedscope:{}", dir.path().join("x.json").display());
+    assert_eq!(alone, svg(&[&speedscope]));
+}
+
+#[test]
 fn a_trace_without_samples_gets_a_flame_graph_that_says_so() {
     let mut b = sptdump_testkit::builder::SptBuilder::new();
     let name = b.string("idle.exe");
