@@ -18,9 +18,11 @@
 use std::io::{self, Write};
 
 use rustc_hash::FxHashMap;
+use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use crate::analysis::Counted;
+use crate::analysis::keys::FrameKey;
 use crate::analysis::stacks::{BinaryStacks, Paths, StackProfile};
 use crate::format::record::SampleKind;
 
@@ -41,14 +43,26 @@ struct Shared<'a> {
     frames: Vec<Frame<'a>>,
 }
 
-#[derive(Serialize)]
+/// A frame: `{"name": ..., "file": ..., "line": ...}`, named when written (the frames'
+/// index holds each name once).
 struct Frame<'a> {
-    name: String,
-    /// The source file, with a PDB's lines; else the binary.
-    file: &'a str,
-    /// The line the function starts on, where the PDB says.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line: Option<u32>,
+    key: &'a FrameKey,
+    binary: &'a str,
+}
+
+impl Serialize for Frame<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let line = self.key.line();
+        let mut frame = s.serialize_struct("Frame", 2 + usize::from(line.is_some()))?;
+        frame.serialize_field("name", &self.key.name(self.binary))?;
+        // The source file, with a PDB's lines; else the binary.
+        frame.serialize_field("file", self.key.file().unwrap_or(self.binary))?;
+        // The line the function starts on, where the PDB says.
+        if let Some(line) = line {
+            frame.serialize_field("line", &line)?;
+        }
+        frame.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -109,13 +123,13 @@ struct Frames<'a> {
 }
 
 impl<'a> Frames<'a> {
-    fn of(&mut self, name: String, file: &'a str, line: Option<u32>) -> usize {
-        if let Some(&i) = self.index.get(&name) {
-            return i;
+    /// The frame of `key` of `binary`: the first key of its name.
+    fn of(&mut self, key: &'a FrameKey, binary: &'a str) -> usize {
+        let next = self.frames.len();
+        let i = *self.index.entry(key.name(binary)).or_insert(next);
+        if i == next {
+            self.frames.push(Frame { key, binary });
         }
-        let i = self.frames.len();
-        self.index.insert(name.clone(), i);
-        self.frames.push(Frame { name, file, line });
         i
     }
 }
@@ -167,11 +181,7 @@ pub fn write<'a>(
 /// its call stacks (named `stacks`), or an IP event's samples, each with the functions
 /// inlined at it.
 fn profile<'a>(frames: &mut Frames<'a>, binary: &str, b: &'a BinaryStacks) -> SampledProfile<'a> {
-    let ids: Vec<usize> = b
-        .keys
-        .iter()
-        .map(|k| frames.of(k.name(&b.name), k.file().unwrap_or(&b.name), k.line()))
-        .collect();
+    let ids: Vec<usize> = b.keys.iter().map(|k| frames.of(k, &b.name)).collect();
     let source = match b.source {
         SampleKind::CallStack => "stacks",
         other => other.name(),

@@ -425,13 +425,27 @@ fn the_flame_graph_of_samples_draws_the_busiest_source_over_every_binary() {
         args.extend(others);
         args.push(trace.to_str().unwrap());
         let o = run(&args);
-        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         std::fs::read_to_string(&path).unwrap()
     };
     let alone = svg(&[]);
-    assert!(alone.contains("two.spt: UNHALT_CYCLE samples (no call stacks)"), "{alone}");
-    assert!(alone.contains("<title>a.exe (2 hits, 40.00%)</title>"), "{alone}");
-    assert!(alone.contains("<title>b.dll+0x40 (3 hits, 60.00%)</title>"), "{alone}");
+    assert!(
+        alone.contains("two.spt: UNHALT_CYCLE samples (no call stacks)"),
+        "{alone}"
+    );
+    assert!(
+        alone.contains("<title>a.exe (2 hits, 40.00%)</title>"),
+        "{alone}"
+    );
+    assert!(
+        alone.contains("<title>b.dll+0x40 (3 hits, 60.00%)</title>"),
+        "{alone}"
+    );
     // Drawn from the one source it shows, or beside views that need every source: the same.
     assert_eq!(alone, svg(&["/functions"]));
     let speedscope = format!("/speedscope:{}", dir.path().join("x.json").display());
