@@ -551,6 +551,11 @@ impl StackProfile {
     /// The folded stacks (docs/output.md): `outer;...;leaf hits`, one line per distinct stack of
     /// names (two functions of one name fold together), sorted by byte value.
     pub fn folded(&self) -> Vec<(String, u128)> {
+        self.folded_lines().to_vec()
+    }
+
+    /// The same lines, each made when it is written.
+    pub fn folded_lines(&self) -> Folded<'_> {
         fold(self.binaries.iter(), false, None)
     }
 
@@ -560,7 +565,7 @@ impl StackProfile {
     /// drawn keeps its place, width and count. Far fewer, shorter lines for a profile of
     /// many deep, distinct stacks.
     pub fn drawn(&self, parts: u128) -> Vec<(String, u128)> {
-        fold(self.binaries.iter(), false, Some(parts))
+        fold(self.binaries.iter(), false, Some(parts)).to_vec()
     }
 }
 
@@ -599,7 +604,7 @@ pub(crate) fn folded_by_binary(
     source: SampleKind,
     parts: Option<u128>,
 ) -> Vec<(String, u128)> {
-    fold(sampled.iter().filter(|b| b.source == source), true, parts)
+    fold(sampled.iter().filter(|b| b.source == source), true, parts).to_vec()
 }
 
 /// Folds the stacks of `binaries` by name, each under its binary's name when `under_binary`;
@@ -609,15 +614,14 @@ fn fold<'b>(
     binaries: impl Iterator<Item = &'b BinaryStacks> + Clone,
     under_binary: bool,
     parts: Option<u128>,
-) -> Vec<(String, u128)> {
+) -> Folded<'b> {
     let total: u128 = binaries.clone().map(|b| b.hits).sum();
     let visible = |hits: u128| match parts {
         Some(parts) => hits.checked_mul(parts).is_none_or(|h| h >= total),
         None => true,
     };
-    let mut lines: BTreeMap<String, u128> = BTreeMap::new();
-    let mut line = String::new();
-    for b in binaries {
+    let mut folded = Folded::default();
+    for (binary, b) in binaries.enumerate() {
         let names: Vec<String> = b.keys.iter().map(|k| k.frame_name(&b.name)).collect();
         // Narrow frames are left out by key, which is only leaving them out by name when no
         // two keys have one name (else their frames are one, whose width is their sum).
@@ -629,11 +633,12 @@ fn fold<'b>(
         let mut narrow = narrow.into_iter().peekable();
         let mut i = 0;
         while i < b.stacks.len() {
-            let (stack, mut hits) = b.stacks.get(i);
-            let mut kept = stack.len();
+            let (keys, mut hits) = b.stacks.get(i);
+            let mut kept = keys.len();
+            let stack = i;
             i += 1;
             if let Some(&(start, end, depth)) = narrow.peek()
-                && start == i - 1
+                && start == stack
             {
                 // The stacks through a narrow frame, as one line ending there: in its place
                 // among its siblings, with its width, and drawn no more than before.
@@ -642,25 +647,136 @@ fn fold<'b>(
                 kept = depth + 1;
                 i = end;
             }
-            line.clear();
-            if under_binary {
-                line.push_str(&b.name);
+            folded.lines.push(Line {
+                binary,
+                stack,
+                kept,
+                hits,
+            });
+        }
+        // A line starts with its binary's name, unless that is empty.
+        let under = Some(b.name.as_str()).filter(|n| under_binary && !n.is_empty());
+        folded.binaries.push(FoldedBinary {
+            stacks: &b.stacks,
+            names,
+            under,
+        });
+    }
+    folded.sort();
+    folded
+}
+
+/// Folded stacks, each line made when it is asked for: a stack of one binary (or its
+/// frames a flame graph draws) by name, the lines in byte order, equal ones summed. A
+/// line's text is not held: deep stacks make long lines, and many.
+#[derive(Default)]
+pub(crate) struct Folded<'b> {
+    binaries: Vec<FoldedBinary<'b>>,
+    lines: Vec<Line>,
+}
+
+/// A binary's stacks and the names of their keys.
+struct FoldedBinary<'b> {
+    stacks: &'b Paths,
+    names: Vec<String>,
+    /// The binary's name, first on each line, when the lines are under it.
+    under: Option<&'b str>,
+}
+
+/// A line: its binary's `stack`-th stack, its first `kept` frames, with `hits`.
+#[derive(Clone, Copy)]
+struct Line {
+    binary: usize,
+    stack: usize,
+    kept: usize,
+    hits: u128,
+}
+
+impl<'b> Folded<'b> {
+    /// The names a line is made of, to be joined by `;`.
+    fn parts<'s>(binaries: &'s [FoldedBinary<'b>], l: &Line) -> impl Iterator<Item = &'s str> {
+        let b = &binaries[l.binary];
+        let (keys, _) = b.stacks.get(l.stack);
+        let names = keys[..l.kept].iter().map(|&k| b.names[k as usize].as_str());
+        b.under.into_iter().chain(names)
+    }
+
+    /// Puts the lines in the byte order of their text and sums the equal ones.
+    fn sort(&mut self) {
+        let binaries = &self.binaries;
+        let cmp =
+            |a: &Line, b: &Line| joined_cmp(Self::parts(binaries, a), Self::parts(binaries, b));
+        self.lines.sort_unstable_by(cmp);
+        self.lines.dedup_by(|next, kept| {
+            let equal = cmp(kept, next).is_eq();
+            if equal {
+                kept.hits += next.hits;
             }
-            for &k in &stack[..kept] {
-                if !line.is_empty() {
-                    line.push(';');
+            equal
+        });
+    }
+
+    /// Calls `f` with each line, in order: its text (`outer;...;leaf`) and hits.
+    pub fn try_for_each<E>(&self, mut f: impl FnMut(&str, u128) -> Result<(), E>) -> Result<(), E> {
+        let mut text = String::new();
+        for l in &self.lines {
+            text.clear();
+            for (i, part) in Self::parts(&self.binaries, l).enumerate() {
+                if i > 0 {
+                    text.push(';');
                 }
-                line.push_str(&names[k as usize]);
+                text.push_str(part);
             }
-            match lines.get_mut(line.as_str()) {
-                Some(h) => *h += hits,
-                None => {
-                    lines.insert(line.clone(), hits);
-                }
-            }
+            f(&text, l.hits)?;
+        }
+        Ok(())
+    }
+
+    /// Every line, made.
+    pub fn to_vec(&self) -> Vec<(String, u128)> {
+        let mut lines = Vec::with_capacity(self.lines.len());
+        let made: Result<(), std::convert::Infallible> = self.try_for_each(|text, hits| {
+            lines.push((text.to_owned(), hits));
+            Ok(())
+        });
+        let Ok(()) = made;
+        lines
+    }
+}
+
+/// Compares two lists of names as the strings they make joined by `;`, without making them:
+/// equal names are skipped whole, and the rest compared byte by byte.
+fn joined_cmp<'s>(
+    mut a: impl Iterator<Item = &'s str>,
+    mut b: impl Iterator<Item = &'s str>,
+) -> std::cmp::Ordering {
+    let mut skipped = false;
+    loop {
+        match (a.next(), b.next()) {
+            (Some(x), Some(y)) if x == y => skipped = true,
+            (x, y) => return rest(skipped, x, a).cmp(rest(skipped, y, b)),
         }
     }
-    lines.into_iter().collect()
+}
+
+/// The bytes of the names `first` and `rest` joined by `;`; after names `skipped`, with
+/// the `;` before them, if there are any.
+fn rest<'s>(
+    skipped: bool,
+    first: Option<&'s str>,
+    rest: impl Iterator<Item = &'s str>,
+) -> impl Iterator<Item = u8> {
+    let separator = (skipped && first.is_some()).then_some(b';');
+    separator
+        .into_iter()
+        .chain(joined_bytes(first.into_iter().chain(rest)))
+}
+
+/// The bytes of `parts` joined by `;`.
+fn joined_bytes<'s>(parts: impl Iterator<Item = &'s str>) -> impl Iterator<Item = u8> {
+    parts
+        .enumerate()
+        .flat_map(|(i, p)| (i > 0).then_some(b';').into_iter().chain(p.bytes()))
 }
 
 /// The outermost frames that are not `visible` in `stacks` (sorted by path: each frame's
@@ -772,6 +888,27 @@ mod tests {
         assert_eq!(p.binaries[0].hits, 2 * max + 1);
         assert_eq!(p.binaries[0].records, 3);
         assert_eq!(p.folded()[0].1, 2 * max);
+    }
+
+    #[test]
+    fn lists_of_names_compare_as_the_lines_they_make() {
+        // Names that are prefixes of others, followed by bytes below, at and above `;`.
+        let names = ["a", "a!", "a;", "a;b", "a<", "ab", "b", ""];
+        let mut lists: Vec<Vec<&str>> = vec![vec![]];
+        for x in names {
+            lists.push(vec![x]);
+            for y in names {
+                lists.push(vec![x, y]);
+                lists.extend(names.iter().map(|&z| vec![x, y, z]));
+            }
+        }
+        for a in &lists {
+            for b in &lists {
+                let want = a.join(";").cmp(&b.join(";"));
+                let got = joined_cmp(a.iter().copied(), b.iter().copied());
+                assert_eq!(got, want, "{a:?} against {b:?}");
+            }
+        }
     }
 
     #[test]

@@ -138,7 +138,7 @@ fn folded<P: Printer>(
         let message = "no binary has call stacks (ETW_CALLSTACK records): nothing to fold";
         return out.print(|p| p.note(file, message));
     }
-    out.print(|p| p.folded(&profile.folded()))
+    out.print(|p| p.folded(&profile.folded_lines()))
 }
 
 /// `/flamegraph`: always a file. The call stacks when there are any; else one IP event's

@@ -29,7 +29,7 @@ use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::{LineRow, LinesReport};
 use crate::analysis::share;
-use crate::analysis::stacks::StackOrder;
+use crate::analysis::stacks::{Folded, StackOrder};
 use crate::analysis::summary::counted;
 use crate::analysis::summary::{Summary, SummaryLine};
 use crate::format::diag::{Diagnostic, Severity, Tally};
@@ -590,16 +590,15 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
         Ok(())
     }
 
-    fn folded(&mut self, folded: &[(String, u128)]) -> io::Result<()> {
-        for (stack, hits) in folded {
+    fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()> {
+        folded.try_for_each(|stack, hits| {
             let line = FoldedLine {
                 path: &self.path,
                 stack,
-                hits: *hits,
+                hits,
             };
-            write_line(&mut self.out, &line)?;
-        }
-        Ok(())
+            write_line(&mut self.out, &line)
+        })
     }
 
     fn check(

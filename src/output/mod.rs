@@ -18,7 +18,7 @@ use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
-use crate::analysis::stacks::StackOrder;
+use crate::analysis::stacks::{Folded, StackOrder};
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::Header;
@@ -114,7 +114,7 @@ pub(crate) trait Printer {
     /// The hottest source lines (`/lines`).
     fn source_lines(&mut self, report: &LinesReport) -> io::Result<()>;
     /// The folded call stacks (`/folded`): `outer;...;leaf` and the hits, sorted.
-    fn folded(&mut self, folded: &[(String, u128)]) -> io::Result<()>;
+    fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()>;
     /// The check of `/check`: each binary's counts, the verdicts and the SPDConvert mode;
     /// `diagnostics` are the format diagnostics found, which count in the closing line.
     fn check(
@@ -301,7 +301,7 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         source_lines(report: &LinesReport);
         check(file: &FileInfo<'_>, report: &CheckReport, diagnostics: Tally);
         compare(file: &FileInfo<'_>, report: &CompareReport);
-        folded(folded: &[(String, u128)]);
+        folded(folded: &Folded<'_>);
         matches(results: &[MatchResult<'_>], tables: &Tables);
         validation(file: &FileInfo<'_>, tally: Tally, valid: bool);
         end_file(last: bool);

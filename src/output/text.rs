@@ -30,7 +30,7 @@ use crate::analysis::check::CheckReport;
 use crate::analysis::compare::{CompareReport, Comparison, FunctionsCompared};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
-use crate::analysis::stacks::StackOrder;
+use crate::analysis::stacks::{Folded, StackOrder};
 use crate::analysis::summary::Summary;
 use crate::analysis::summary::counted;
 use crate::format::diag::{Diagnostic, Severity, Tally};
@@ -403,16 +403,15 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         summary::source_lines(self, report)
     }
 
-    fn folded(&mut self, folded: &[(String, u128)]) -> io::Result<()> {
-        for (stack, hits) in folded {
+    fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()> {
+        folded.try_for_each(|stack, hits| {
             self.line.clear();
             self.line.extend_from_slice(stack.as_bytes());
             self.line.push(b' ');
-            push_dec(&mut self.line, *hits);
+            push_dec(&mut self.line, hits);
             self.line.push(b'\n');
-            self.out.write_all(&self.line)?;
-        }
-        Ok(())
+            self.out.write_all(&self.line)
+        })
     }
 
     fn check(
