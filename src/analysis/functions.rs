@@ -96,13 +96,26 @@ pub(crate) fn functions(
     profile: &StackProfile,
     top: usize,
 ) -> Vec<FunctionsLine> {
-    let mut all: Vec<&BinaryStacks> = sampled.iter().chain(&profile.binaries).collect();
-    // Stable: each binary's sampled sources stay before its call stacks.
-    all.sort_by_key(|b| b.progid);
-    all.into_iter().map(|b| binary(b, top)).collect()
+    let sampled = sampled.iter().map(|b| line(b, top)).collect();
+    with_stacks(sampled, profile, top)
 }
 
-fn binary(b: &BinaryStacks, top: usize) -> FunctionsLine {
+/// The report of every binary, from the lines of its `sampled` sources (made by [`line`], in
+/// the order of `stacks::sampled`) and its call stacks.
+pub(crate) fn with_stacks(
+    sampled: Vec<FunctionsLine>,
+    profile: &StackProfile,
+    top: usize,
+) -> Vec<FunctionsLine> {
+    let mut all = sampled;
+    all.extend(profile.binaries.iter().map(|b| line(b, top)));
+    // Stable: each binary's sampled sources stay before its call stacks.
+    all.sort_by_key(|l| l.progid);
+    all
+}
+
+/// The report of one binary and source, `top` rows.
+pub(crate) fn line(b: &BinaryStacks, top: usize) -> FunctionsLine {
     let mut inclusive = vec![0u128; b.keys.len()];
     let mut exclusive = vec![0u128; b.keys.len()];
     // Which keys the current stack has counted already: recursion counts once.

@@ -279,36 +279,47 @@ pub(crate) fn sampled(
     namers: &Namers<'_>,
     keep: impl Fn(SampleKind) -> bool,
 ) -> Vec<BinaryStacks> {
-    let summary = counted.summary;
     let mut out = Vec::new();
+    each_sampled(counted, namers, keep, |b| out.push(b));
+    out
+}
+
+/// Calls `visit` with the samples of each binary and source as [`flat`] stacks, in the
+/// order of [`sampled`], one at a time: what a view does not keep is let go before the next
+/// is made.
+pub(crate) fn each_sampled(
+    counted: &Counted<'_>,
+    namers: &Namers<'_>,
+    keep: impl Fn(SampleKind) -> bool,
+    mut visit: impl FnMut(BinaryStacks),
+) {
+    let summary = counted.summary;
     for progid in summary.progids() {
         let name = counted.tables.binary_name(progid);
         let namer = namers.get(progid);
         for t in summary.ip_tables(progid).filter(|t| keep(t.source())) {
-            let stacks = flat(
+            let records = t.records();
+            visit(flat(
                 progid,
                 name.clone(),
                 t.source(),
-                t.records(),
+                records,
                 t.iter(),
                 namer,
-            );
-            out.push(stacks);
+            ));
         }
         if let Some(t) = summary.lbr(progid).filter(|t| keep(t.source())) {
             let targets = t.iter().map(|([_, to], hits)| (to, hits));
-            let stacks = flat(
+            visit(flat(
                 progid,
                 name.clone(),
                 t.source(),
                 t.records(),
                 targets,
                 namer,
-            );
-            out.push(stacks);
+            ));
         }
     }
-    out
 }
 
 /// The samples of one binary and source, each a stack of one address: its chain of keys,

@@ -66,26 +66,13 @@ pub(super) fn show<P: Printer>(
         tables: &kept.tables,
         symbols: &kept.symbols,
     });
-    // The samples without call stacks, as stacks of one address each: for /functions, and
-    // for the flame graph of a trace without call stacks.
-    let flat = views.functions
-        || views.speedscope.is_some()
-        || views.html.is_some()
-        || (views.flamegraph.is_some() && profile.is_empty());
-    let sampled = match &counted {
-        // The flame graph alone draws one source: the others are not made.
-        Some(counted)
-            if flat && !(views.functions || views.speedscope.is_some() || views.html.is_some()) =>
-        {
-            let drawn = stacks::busiest(stacks::sources(counted.summary));
-            stacks::sampled(counted, &namers, |s| Some(s) == drawn)
-        }
-        Some(counted) if flat => stacks::sampled(counted, &namers, |_| true),
-        _ => Vec::new(),
+    let Flat { sampled, functions } = match &counted {
+        Some(counted) => flat(plan, counted, &namers, &profile),
+        None => Flat::default(),
     };
     // Under /compare, /functions is how the two traces' functions moved (dump/compare.rs).
     if views.functions && !matches!(plan.shape, Shape::Compared { .. }) {
-        out.print(|p| p.functions(&functions::functions(&sampled, &profile, plan.top)))?;
+        out.print(|p| p.functions(&functions))?;
     }
     if views.folded {
         folded(out, file, &profile)?;
@@ -100,9 +87,49 @@ pub(super) fn show<P: Printer>(
         if views.lines {
             source_lines(out, file, plan, &counted)?;
         }
-        exports(out, file, plan, &counted, &namers, &sampled, &profile)?;
+        let flat = Flat { sampled, functions };
+        exports(out, file, plan, &counted, &namers, &flat, &profile)?;
     }
     Ok(())
+}
+
+/// The samples without call stacks as the views need them (each a stack of one address):
+/// the `/functions` lines of every binary and source (for `/functions` and `/html`), and
+/// the sources kept whole: those speedscope writes, and the one a flame graph of a trace
+/// without call stacks draws. Each source is made and let go in turn.
+#[derive(Default)]
+struct Flat {
+    sampled: Vec<BinaryStacks>,
+    functions: Vec<functions::FunctionsLine>,
+}
+
+fn flat(plan: &Plan, counted: &Counted<'_>, namers: &Namers<'_>, profile: &StackProfile) -> Flat {
+    let views = &plan.views;
+    let lines = views.functions || views.html.is_some();
+    let flame = (views.flamegraph.is_some() || views.html.is_some()) && profile.is_empty();
+    let drawn = flame
+        .then(|| stacks::busiest(stacks::sources(counted.summary)))
+        .flatten();
+    let keep =
+        |s: SampleKind| (views.speedscope.is_some() && s != SampleKind::Lbr) || Some(s) == drawn;
+    let (mut sampled, mut functions) = (Vec::new(), Vec::new());
+    stacks::each_sampled(
+        counted,
+        namers,
+        |s| lines || keep(s),
+        |b| {
+            if lines {
+                functions.push(functions::line(&b, plan.top));
+            }
+            if keep(b.source) {
+                sampled.push(b);
+            }
+        },
+    );
+    if lines {
+        functions = functions::with_stacks(functions, profile, plan.top);
+    }
+    Flat { sampled, functions }
 }
 
 /// `/lines`: the hottest source lines, and what kept a binary from having any.
@@ -274,9 +301,10 @@ fn exports<P: Printer>(
     plan: &Plan,
     counted: &Counted<'_>,
     namers: &Namers<'_>,
-    sampled: &[BinaryStacks],
+    flat: &Flat,
     profile: &StackProfile,
 ) -> Result<(), Error> {
+    let sampled = &flat.sampled;
     if let Some(path) = &plan.views.pprof {
         match write_file(path, |w| pprof::write(w, counted, namers, &file.label())) {
             Ok(written) if written.clamped => {
@@ -292,7 +320,7 @@ fn exports<P: Printer>(
     if let Some(path) = &plan.views.html
         && !matches!(plan.shape, Shape::Compared { .. })
     {
-        report(out, file, plan, counted, sampled, profile, path)?;
+        report(out, file, plan, counted, flat, profile, path)?;
     }
     #[cfg(feature = "parquet")]
     if let Some(dir) = &plan.views.parquet {
@@ -339,14 +367,14 @@ fn report<P: Printer>(
     file: &FileInfo<'_>,
     plan: &Plan,
     counted: &Counted<'_>,
-    sampled: &[BinaryStacks],
+    flat: &Flat,
     profile: &StackProfile,
     path: &Path,
 ) -> Result<(), Error> {
     let label = file.label();
     let matches = super::trace::match_results(plan, counted.tables);
     let check = check::check(counted.summary, counted.tables, counted.symbols, &matches);
-    let functions = functions::functions(sampled, profile, plan.top);
+    let (sampled, functions) = (&flat.sampled, &flat.functions);
     let lines = (!counted.symbols.is_empty()).then(|| lines::lines(counted, plan.top));
     let (flame_title, folded, _) = flame_input(&label, profile, sampled);
     let written = write_file(path, |w| {
@@ -360,7 +388,7 @@ fn report<P: Printer>(
             diagnostics: &out.first,
             matches: &matches,
             check: &check,
-            functions: &functions,
+            functions,
             lines: lines.as_ref(),
             flame: &flame,
             icicle: &icicle,

@@ -453,6 +453,48 @@ fn the_flame_graph_of_samples_draws_the_busiest_source_over_every_binary() {
 }
 
 #[test]
+fn functions_are_the_same_beside_any_other_view() {
+    // The views share the samples' profiles, each made as the views ask for them.
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| dir.path().join(name).display().to_string();
+    let others = [
+        format!("/flamegraph:{}", file("f.svg")),
+        format!("/speedscope:{}", file("s.json")),
+        format!("/html:{}", file("r.html")),
+        format!("/pprof:{}", file("p.pb.gz")),
+        "/folded".to_owned(),
+    ];
+    let traces = [
+        ("profile.spt", "/pdb:app.pdb,core.pdb"),
+        ("trace.spt", "/pdb:app.pdb"),
+        ("inline.spt", "/pdb:inline.pdb"),
+    ];
+    for (trace, symbols) in traces {
+        for pdb in [None, Some(symbols)] {
+            let functions = |other: Option<&str>| {
+                let mut args = vec!["/functions", "/json", "/top:5"];
+                args.extend(pdb);
+                args.extend(other);
+                args.push(trace);
+                let o = run(&args);
+                assert_eq!(o.status.code(), Some(0), "{args:?}");
+                let lines: Vec<String> = stdout(&o)
+                    .lines()
+                    .filter(|l| l.contains("\"type\":\"functions\""))
+                    .map(str::to_owned)
+                    .collect();
+                assert!(!lines.is_empty(), "{args:?}");
+                lines
+            };
+            let alone = functions(None);
+            for other in &others {
+                assert_eq!(functions(Some(other)), alone, "{trace} {pdb:?} {other}");
+            }
+        }
+    }
+}
+
+#[test]
 fn a_trace_without_samples_gets_a_flame_graph_that_says_so() {
     let mut b = sptdump_testkit::builder::SptBuilder::new();
     let name = b.string("idle.exe");
