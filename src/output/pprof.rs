@@ -219,8 +219,9 @@ pub(crate) struct Written {
 ///
 /// prost writes a message's fields in tag order, each on its own, and a message is the
 /// concatenation of its fields: the sample types (1), then each sample (2) as it is made,
-/// then the rest (3 to 14) are the same bytes as the whole message encoded at once, without
-/// a `Sample` held per distinct stack.
+/// then each mapping, location, function and string (3 to 6), then the rest (7 to 14) are
+/// the same bytes as the whole message encoded at once, without a `Sample` held per
+/// distinct stack, nor the whole profile's bytes.
 fn profile(
     out: &mut impl Write,
     counted: &Counted<'_>,
@@ -272,11 +273,31 @@ fn profile(
 
     let comment = vec![b.string(comment)];
     let default_sample_type = head.sample_type.last().map_or(0, |t| t.r#type);
+    // The mappings (3), locations (4), functions (5) and strings (6), each encoded on its
+    // own as it is written, then the rest.
+    let mut buffer = Vec::new();
+    let mut piece = |encode: &dyn Fn(&mut Vec<u8>)| -> io::Result<()> {
+        encode(&mut buffer);
+        if buffer.len() >= 1 << 16 {
+            out.write_all(&buffer)?;
+            buffer.clear();
+        }
+        Ok(())
+    };
+    for m in &b.mappings {
+        piece(&|buf| prost::encoding::message::encode(3, m, buf))?;
+    }
+    for l in &b.locations {
+        piece(&|buf| prost::encoding::message::encode(4, l, buf))?;
+    }
+    for f in &b.functions {
+        piece(&|buf| prost::encoding::message::encode(5, f, buf))?;
+    }
+    for s in &b.strings {
+        piece(&|buf| prost::encoding::string::encode(6, s, buf))?;
+    }
+    out.write_all(&buffer)?;
     let tail = Profile {
-        mapping: b.mappings,
-        location: b.locations,
-        function: b.functions,
-        string_table: b.strings,
         comment,
         default_sample_type,
         ..Profile::default()
