@@ -396,7 +396,10 @@ impl<K: CountKey> Counts<K> {
             // (under three quarters full, a free slot is ahead): checked in debug builds,
             // where a broken table then fails at once instead of looping.
             probed += 1;
-            debug_assert!(probed < self.buckets.len(), "a lap of the table without room");
+            debug_assert!(
+                probed < self.buckets.len(),
+                "a lap of the table without room"
+            );
             at = self.next(at);
         }
     }

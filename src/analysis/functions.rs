@@ -100,7 +100,7 @@ pub(crate) fn functions(
     with_stacks(sampled, profile, top)
 }
 
-/// The report of every binary, from the lines of its `sampled` sources (made by [`line`], in
+/// The report of every binary, from the lines of its `sampled` sources (made by [`fn@line`], in
 /// the order of `stacks::sampled`) and its call stacks.
 pub(crate) fn with_stacks(
     sampled: Vec<FunctionsLine>,

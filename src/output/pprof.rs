@@ -272,9 +272,18 @@ fn profile(
     let written = samples.written;
 
     let comment = vec![b.string(comment)];
-    let default_sample_type = head.sample_type.last().map_or(0, |t| t.r#type);
-    // The mappings (3), locations (4), functions (5) and strings (6), each encoded on its
-    // own as it is written, then the rest.
+    let tail = Profile {
+        comment,
+        default_sample_type: head.sample_type.last().map_or(0, |t| t.r#type),
+        ..Profile::default()
+    };
+    write_tail(out, &b, &tail)?;
+    Ok(written)
+}
+
+/// Writes the mappings (3), locations (4), functions (5) and strings (6) of `b`, each
+/// encoded on its own as it is written, then `tail`, the fields after them.
+fn write_tail(out: &mut impl Write, b: &Builder, tail: &Profile) -> io::Result<()> {
     let mut buffer = Vec::new();
     let mut piece = |encode: &dyn Fn(&mut Vec<u8>)| -> io::Result<()> {
         encode(&mut buffer);
@@ -297,13 +306,7 @@ fn profile(
         piece(&|buf| prost::encoding::string::encode(6, s, buf))?;
     }
     out.write_all(&buffer)?;
-    let tail = Profile {
-        comment,
-        default_sample_type,
-        ..Profile::default()
-    };
-    out.write_all(&tail.encode_to_vec())?;
-    Ok(written)
+    out.write_all(&tail.encode_to_vec())
 }
 
 /// The sample types: `branches`, the IP events present (the first of them last), `stacks`;
