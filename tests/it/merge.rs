@@ -244,15 +244,15 @@ fn call_stacks_alone_merge_by_binary_too() {
     two.binary("b.dll", B, 1);
     two.binary_id(0).callstack(&[0x10, 0x20]).callstack(&[0x30]);
     std::fs::write(dir.path().join("two.spt"), two.build()).unwrap();
-    let o = run_in(
-        dir.path(),
-        &["/merge", "/folded", "one.spt", "two.spt"],
-        None,
-    );
-    succeeded(&o);
-    assert_eq!(
-        String::from_utf8(o.stdout).unwrap(),
-        "b.dll+0x20;b.dll+0x10 2\nb.dll+0x30 1\n",
-        "both traces' stacks under b.dll"
-    );
+    // Either way round: with two.spt first, b.dll is merged binary 0 and a.exe 1, so
+    // one.spt's progid 1 (b.dll) becomes 0, not 1.
+    for order in [["one.spt", "two.spt"], ["two.spt", "one.spt"]] {
+        let o = run_in(dir.path(), &["/merge", "/folded", order[0], order[1]], None);
+        succeeded(&o);
+        assert_eq!(
+            String::from_utf8(o.stdout).unwrap(),
+            "b.dll+0x20;b.dll+0x10 2\nb.dll+0x30 1\n",
+            "both traces' stacks under b.dll, {order:?}"
+        );
+    }
 }
