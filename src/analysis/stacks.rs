@@ -358,9 +358,7 @@ pub(crate) fn flat(
     // and merged in, each before the first one-key stack that sorts after it.
     let mut longer: Vec<(Vec<u32>, u128)> = folding.stacks.into_iter().collect();
     longer.sort_unstable();
-    let singles = by_key.iter().filter(|&&h| h > 0).count();
-    let keys = singles + longer.iter().map(|(path, _)| path.len()).sum::<usize>();
-    let mut stacks = Paths::with_capacity(singles + longer.len(), keys);
+    let mut stacks = Paths::room_for(&by_key, &longer);
     let mut longer = longer.into_iter().peekable();
     for (k, &h) in by_key.iter().enumerate().filter(|&(_, &h)| h > 0) {
         let k = [k as u32];
@@ -505,6 +503,14 @@ impl Paths {
             ends: Vec::with_capacity(stacks),
             hits: Vec::with_capacity(stacks),
         }
+    }
+
+    /// Room for the stacks of a flat profile: one per key with hits in `by_key`, and the
+    /// `longer` ones. What is reserved changes memory alone.
+    fn room_for(by_key: &[u128], longer: &[(Vec<u32>, u128)]) -> Paths {
+        let singles = by_key.iter().filter(|&&h| h > 0).count();
+        let keys = singles + longer.iter().map(|(path, _)| path.len()).sum::<usize>();
+        Paths::with_capacity(singles + longer.len(), keys)
     }
 
     /// `stacks`, distinct, sorted by keys.
@@ -899,6 +905,86 @@ mod tests {
         assert_eq!(p.binaries[0].hits, 2 * max + 1);
         assert_eq!(p.binaries[0].records, 3);
         assert_eq!(p.folded()[0].1, 2 * max);
+    }
+
+    #[test]
+    fn a_flat_profile_with_inline_chains_is_sorted_and_exact() {
+        use crate::format::opcode::Opcode;
+        use crate::image::symbols::Symbols;
+        use std::path::Path;
+        use std::sync::Arc;
+        let pdb = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe/inline.pdb");
+        let symbols = Symbols::from_pdb(&pdb).unwrap();
+        let start = |name: &str| symbols.iter().find(|f| f.name == name).unwrap().rva;
+        let (digest, checksum) = (start("digest"), start("checksum"));
+        // The IP samples of inline.spt; llvm-symbolizer reads them, outermost first, as
+        // digest > mix > rotate, digest > mix, digest, checksum > step, checksum.
+        let samples = [
+            (digest + 0x3F, 300),
+            (digest + 0x35, 200),
+            (digest + 0x01, 50),
+            (checksum + 0x30, 100),
+            (checksum + 0x45, 40),
+        ];
+        let mut map = SymbolMap::default();
+        map.attach(0, Arc::new(symbols));
+        let addresses = samples.iter().map(|&(rva, _)| (rva, false)).collect();
+        let namers = Namers::new(&map, true, BTreeMap::from([(0, addresses)]));
+        let source = SampleKind::Ip(Opcode::UNHALT_CYCLE);
+        let namer = namers.get(0);
+        let b = flat(
+            0,
+            "inline.exe".into(),
+            source,
+            5,
+            samples.into_iter(),
+            namer,
+        );
+        assert_eq!(b.hits, 690);
+        // Sorted by keys (the one-key stacks merged in among the longer ones), each stack
+        // with its hits, none without.
+        let paths: Vec<Vec<u32>> = b.stacks.iter().map(|(p, _)| p.to_vec()).collect();
+        assert!(paths.is_sorted(), "{paths:?}");
+        let named: Vec<(Vec<String>, u128)> = b
+            .stacks
+            .iter()
+            .map(|(p, h)| (p.iter().map(|&k| b.key_name(k)).collect(), h))
+            .collect();
+        let stack = |names: &[&str], hits| {
+            let names = names.iter().map(|n| format!("inline.exe!{n}")).collect();
+            (names, hits)
+        };
+        assert_eq!(
+            named,
+            [
+                stack(&["digest"], 50),
+                stack(&["digest", "mix"], 200),
+                stack(&["digest", "mix", "rotate"], 300),
+                stack(&["checksum"], 40),
+                stack(&["checksum", "step"], 100),
+            ]
+        );
+        // An inlined function is shown at the start of the function it was inlined into.
+        let rvas: Vec<(String, u32, bool)> = (0..b.keys.len() as u32)
+            .map(|k| {
+                (
+                    b.key_name(k),
+                    b.keys[k as usize].rva,
+                    b.keys[k as usize].inlined,
+                )
+            })
+            .collect();
+        let key = |n: &str, rva, inlined| (format!("inline.exe!{n}"), rva, inlined);
+        assert_eq!(
+            rvas,
+            [
+                key("digest", digest, false),
+                key("mix", digest, true),
+                key("rotate", digest, true),
+                key("checksum", checksum, false),
+                key("step", checksum, true),
+            ]
+        );
     }
 
     #[test]
