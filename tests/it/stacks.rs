@@ -453,6 +453,27 @@ fn the_flame_graph_of_samples_draws_the_busiest_source_over_every_binary() {
 }
 
 #[test]
+fn an_ip_event_without_addresses_is_not_what_the_flame_graph_draws() {
+    use sptdump_testkit::builder::{SptBuilder, UNHALT_CYCLE};
+    // UNHALT_CYCLE records that hold no address: the event has records and no samples, so
+    // the flame graph draws the LBR branches' targets, the only samples there are.
+    let mut b = SptBuilder::new();
+    let a = b.binary("a.exe", "11111111-2222-3333-4444-555555555555", 1);
+    b.binary_id(a).ip(UNHALT_CYCLE, &[]).ip(UNHALT_CYCLE, &[]);
+    b.lbr(&[(0x10, 0x20), (0x30, 0x20)]);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("empty-ip.spt");
+    std::fs::write(&trace, b.build()).unwrap();
+    let svg = dir.path().join("flame.svg");
+    let arg = format!("/flamegraph:{}", svg.display());
+    let o = run(&[&arg, trace.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("the flame graph shows LBR branch targets"), "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("<title>a.exe+0x20 (2 hits, 100.00%)</title>"), "{text}");
+}
+
+#[test]
 fn functions_are_the_same_beside_any_other_view() {
     // The views share the samples' profiles, each made as the views ask for them.
     let dir = tempfile::tempdir().unwrap();
