@@ -988,6 +988,48 @@ mod tests {
     }
 
     #[test]
+    fn a_narrow_frame_ends_its_stacks_in_its_own_place() {
+        // Root first: main;a;x 50, main;b;y 3, main;b;z 2, main;c 45. At a tenth, b (5 hits)
+        // is too narrow to draw: its stacks become one line that ends at b, under main.
+        let mut c = StackCounts::default();
+        let (main, a, b, cc, x, y, z) = (0x1, 0xA, 0xB, 0xC, 0x10, 0x11, 0x12);
+        stack(&mut c, Some(0), 50, &[main, a, x]);
+        stack(&mut c, Some(0), 3, &[main, b, y]);
+        stack(&mut c, Some(0), 2, &[main, b, z]);
+        stack(&mut c, Some(0), 45, &[main, cc]);
+        let p = c.profile(StackOrder::RootFirst, &Tables::default(), &plain());
+        let line = |l: &str, hits| (l.replace('.', "progid 0+0x"), hits);
+        assert_eq!(
+            p.drawn(10),
+            [line(".1;.A;.10", 50), line(".1;.B", 5), line(".1;.C", 45),]
+        );
+    }
+
+    #[test]
+    fn frames_of_one_name_are_one_frame_when_narrow_frames_are_left_out() {
+        use crate::image::symbols::Symbols;
+        use std::sync::Arc;
+        // Two functions named dup, each too narrow to draw (1 hit of 100, a sixtieth is 1.7)
+        // and together wide enough: the frame `dup` stays, and what was under each is kept.
+        let symbols = Symbols::from_functions(&[
+            (0x100, 0x40, "main"),
+            (0x200, 0x20, "dup"),
+            (0x300, 0x20, "dup"),
+        ]);
+        let mut map = SymbolMap::default();
+        map.attach(0, Arc::new(symbols));
+        let mut c = StackCounts::default();
+        stack(&mut c, Some(0), 1, &[0x400, 0x210, 0x120]);
+        stack(&mut c, Some(0), 1, &[0x401, 0x310, 0x120]);
+        stack(&mut c, Some(0), 98, &[0x130]);
+        let order = StackOrder::LeafFirst;
+        let namers = namers(&c, None, order, &map, true);
+        let p = c.profile(order, &Tables::default(), &namers);
+        assert_eq!(p.drawn(60), p.folded());
+        assert_eq!(p.folded().len(), 3);
+    }
+
+    #[test]
     fn lists_of_names_compare_as_the_lines_they_make() {
         // Names that are prefixes of others, followed by bytes below, at and above `;`.
         let names = ["a", "a!", "a;", "a;b", "a<", "ab", "b", ""];
