@@ -1027,6 +1027,13 @@ mod tests {
         let p = c.profile(order, &Tables::default(), &namers);
         assert_eq!(p.drawn(60), p.folded());
         assert_eq!(p.folded().len(), 3);
+
+        // Stacks of different keys and one name are one line, their hits summed.
+        let mut c = StackCounts::default();
+        stack(&mut c, Some(0), 3, &[0x210, 0x120]);
+        stack(&mut c, Some(0), 4, &[0x310, 0x120]);
+        let p = c.profile(order, &Tables::default(), &namers);
+        assert_eq!(p.folded(), [("progid 0!main;progid 0!dup".to_owned(), 7)]);
     }
 
     #[test]
