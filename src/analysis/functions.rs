@@ -195,7 +195,6 @@ mod tests {
     use crate::format::opcode::Opcode;
     use crate::format::record::Samples;
     use crate::format::tables::Tables;
-    use crate::image::symbols::SymbolMap;
 
     fn counts(stacks: &[(u128, &[u32])]) -> StackCounts {
         let mut c = StackCounts::default();
@@ -312,16 +311,8 @@ mod tests {
 
     #[test]
     fn keys_are_functions_with_symbols_and_return_addresses_look_back_one_byte() {
-        use crate::image::symbols::Symbols;
-        use std::sync::Arc;
         // main [0x100, 0x140), two functions both named "dup" at 0x200 and 0x300, and a gap.
-        let symbols = Symbols::from_functions(&[
-            (0x100, 0x40, "main"),
-            (0x200, 0x20, "dup"),
-            (0x300, 0x20, "dup"),
-        ]);
-        let mut map = SymbolMap::default();
-        map.attach(0, Arc::new(symbols));
+        let map = crate::analysis::keys::main_and_two_dups();
         let c = counts(&[
             // Leaf 0x205 in the first dup, called from main: the return address 0x140 is
             // past main's end, but the call instruction at 0x13F is in it.

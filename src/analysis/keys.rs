@@ -255,6 +255,20 @@ impl<'a> Namers<'a> {
     }
 }
 
+/// The symbols of binary 0: `main` [0x100, 0x140), and two functions both named `dup`, at
+/// [0x200, 0x220) and [0x300, 0x320).
+#[cfg(test)]
+pub(crate) fn main_and_two_dups() -> SymbolMap {
+    let symbols = Symbols::from_functions(&[
+        (0x100, 0x40, "main"),
+        (0x200, 0x20, "dup"),
+        (0x300, 0x20, "dup"),
+    ]);
+    let mut map = SymbolMap::default();
+    map.attach(0, std::sync::Arc::new(symbols));
+    map
+}
+
 /// Namers without symbols: every address its own key.
 #[cfg(test)]
 pub(crate) fn plain() -> Namers<'static> {

@@ -1007,17 +1007,9 @@ mod tests {
 
     #[test]
     fn frames_of_one_name_are_one_frame_when_narrow_frames_are_left_out() {
-        use crate::image::symbols::Symbols;
-        use std::sync::Arc;
         // Two functions named dup, each too narrow to draw (1 hit of 100, a sixtieth is 1.7)
         // and together wide enough: the frame `dup` stays, and what was under each is kept.
-        let symbols = Symbols::from_functions(&[
-            (0x100, 0x40, "main"),
-            (0x200, 0x20, "dup"),
-            (0x300, 0x20, "dup"),
-        ]);
-        let mut map = SymbolMap::default();
-        map.attach(0, Arc::new(symbols));
+        let map = crate::analysis::keys::main_and_two_dups();
         let mut c = StackCounts::default();
         stack(&mut c, Some(0), 1, &[0x400, 0x210, 0x120]);
         stack(&mut c, Some(0), 1, &[0x401, 0x310, 0x120]);

@@ -105,8 +105,12 @@ struct Flat {
 
 fn flat(plan: &Plan, counted: &Counted<'_>, namers: &Namers<'_>, profile: &StackProfile) -> Flat {
     let views = &plan.views;
-    let lines = views.functions || views.html.is_some();
-    let flame = (views.flamegraph.is_some() || views.html.is_some()) && profile.is_empty();
+    // Under /compare, /functions, /html and the flame graph are of the two traces
+    // (dump/compare.rs): none of them is made here.
+    let single = !matches!(plan.shape, Shape::Compared { .. });
+    let lines = single && (views.functions || views.html.is_some());
+    let flame =
+        single && (views.flamegraph.is_some() || views.html.is_some()) && profile.is_empty();
     let drawn = flame
         .then(|| stacks::busiest(stacks::sources(counted.summary)))
         .flatten();
