@@ -431,17 +431,23 @@ pub fn open_file(path: &Path) -> io::Result<File> {
 
 /// What an I/O error says, in the same words on every platform for the common cases
 /// (Windows and Unix word "not found" and "access denied" differently), and without the
-/// `(os error N)` suffix.
+/// `(os error N)` suffix, starting in lower case as the rest of a message does ("No space
+/// left on device" is "no space left on device"; an acronym such as "PE" is kept).
 pub fn describe(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::NotFound => "no such file or directory".to_owned(),
         io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
         _ => {
             let text = e.to_string();
-            match text.rfind(" (os error ") {
+            let mut text = match text.rfind(" (os error ") {
                 Some(at) if text.ends_with(')') => text[..at].to_owned(),
                 _ => text,
+            };
+            let b = text.as_bytes();
+            if b.len() > 1 && b[0].is_ascii_uppercase() && b[1].is_ascii_lowercase() {
+                text[..1].make_ascii_lowercase();
             }
+            text
         }
     }
 }
@@ -701,5 +707,9 @@ mod tests {
             "{}",
             describe(&other)
         );
+        let said = |text: &str| describe(&io::Error::other(text.to_owned()));
+        assert_eq!(said("No space left on device"), "no space left on device");
+        assert_eq!(said("PE file too short"), "PE file too short");
+        assert_eq!(said("N"), "N");
     }
 }

@@ -289,6 +289,20 @@ fn the_exports_are_one_file_per_trace() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write the pprof profile"));
 }
 
+/// A full disk is the deflater's error (pprof is deflated on a second thread), said as the
+/// reason the profile could not be written.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_is_said_when_the_pprof_profile_is_written() {
+    let o = run_in(&fixtures::dir(), &["/pprof:/dev/full", "profile.spt"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot write the pprof profile /dev/full: no space left on device"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_trace_with_nothing_to_read_says_that_its_files_are_not_written() {
     let dir = tempfile::tempdir().unwrap();
