@@ -15,6 +15,21 @@ pub fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/pe")
 }
 
+/// Writes `bytes` to `path`, a file other test processes may be reading: as a new file
+/// renamed into place, so that none of them reads it half written (a test runner may run
+/// each test in a process of its own, each writing the same input once), and not at all
+/// when the file already holds those bytes.
+pub fn write_shared(path: &Path, bytes: &[u8]) {
+    if std::fs::read(path).is_ok_and(|on_disk| on_disk == bytes) {
+        return;
+    }
+    let mut fresh = path.as_os_str().to_owned();
+    fresh.push(format!(".{}.new", std::process::id()));
+    let fresh = PathBuf::from(fresh);
+    std::fs::write(&fresh, bytes).unwrap_or_else(|e| panic!("{}: {e}", fresh.display()));
+    std::fs::rename(&fresh, path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
 fn dump(name: &str) -> String {
     let path = dir().join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

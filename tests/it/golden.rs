@@ -231,7 +231,7 @@ fn broken_inputs() -> Vec<(&'static str, Vec<u8>)> {
     inputs
 }
 
-/// Writes the broken traces to [`INPUTS`], once per test run.
+/// Writes the broken traces to [`INPUTS`], once per test process.
 fn write_inputs() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -239,7 +239,7 @@ fn write_inputs() {
         std::fs::create_dir_all(&dir).unwrap();
         for (name, bytes) in broken_inputs() {
             let path = dir.join(format!("{name}.spt"));
-            std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            sptdump_testkit::fixtures::write_shared(&path, &bytes);
         }
     });
 }

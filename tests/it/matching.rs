@@ -68,12 +68,12 @@ fn write(name: &str, bytes: &[u8]) -> PathBuf {
     let dir = root().join("target/match-inputs");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
+    fixtures::write_shared(&path, bytes);
     path
 }
 
-/// Written once per test run: tests run in parallel and must not rewrite a file another
-/// one is reading.
+/// Written once per test process, and never over a file another test is reading
+/// ([`fixtures::write_shared`]).
 fn app_core() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {

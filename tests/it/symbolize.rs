@@ -95,7 +95,7 @@ fn trace() -> PathBuf {
         let dir = root().join("target/symbol-inputs");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("app-probes.spt");
-        std::fs::write(&path, b.build()).unwrap();
+        fixtures::write_shared(&path, &b.build());
         path
     })
     .clone()
