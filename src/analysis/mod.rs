@@ -3,11 +3,11 @@
 //! Each analysis takes the decoded records one at a time and keeps a table per unique key
 //! (an RVA, an arc, a stack), never anything per sample: [`summary`] counts per binary and
 //! source, with `counts` as its hash tables and `collect` spreading the work over two
-//! threads; [`stacks`] keeps the unique call stacks and folds them by key, which
-//! `functions` turns into inclusive and exclusive hits; [`check`] judges whether a trace is
-//! fit for SPDConvert, and `compare` how two traces differ; `lines` finds the hottest source
-//! lines. `keys` is the one rule for what an address is attributed to and how that is
-//! named.
+//! threads; [`stacks`] keeps the unique call stacks (one after another, in `slices`) and
+//! folds them by key, which `functions` turns into inclusive and exclusive hits; [`check`]
+//! judges whether a trace is fit for SPDConvert, and `compare` how two traces differ;
+//! `lines` finds the hottest source lines. `keys` is the one rule for what an address is
+//! attributed to and how that is named.
 //!
 //! An analysis produces a report of plain values; printing it is the output layer's work.
 
@@ -18,6 +18,7 @@ pub(crate) mod counts;
 pub(crate) mod functions;
 pub(crate) mod keys;
 pub(crate) mod lines;
+pub(crate) mod slices;
 pub mod stacks;
 pub mod summary;
 

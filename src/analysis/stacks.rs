@@ -24,6 +24,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::Counted;
 use crate::analysis::keys::{FrameKey, KeyId, Namer, Namers};
+use crate::analysis::slices::SliceCounts;
 use crate::analysis::summary::Summary;
 use crate::format::error::UnknownName;
 use crate::format::record::{SampleKind, Samples};
@@ -82,9 +83,10 @@ impl FromStr for StackOrder {
 /// The unique call stacks of a trace and their hits, as decoded.
 #[derive(Debug, Default)]
 pub(crate) struct StackCounts {
-    /// The progid (2 bytes, little-endian) and the record's frames as stored, to the summed
-    /// hits: keyed by the raw bytes, so that counting a record copies and hashes them once.
-    stacks: FxHashMap<Box<[u8]>, u128>,
+    /// The progid (2 bytes, little-endian) and the record's frames as stored, with the
+    /// summed hits: keyed by the raw bytes, so that counting a record copies and hashes them
+    /// once, and held one after another.
+    stacks: SliceCounts<u8>,
     /// Per binary: the call-stack records with at least one frame, and their hits.
     totals: BTreeMap<u16, (u64, u128)>,
     /// The key being looked up, kept to reuse its allocation.
@@ -107,12 +109,7 @@ impl StackCounts {
         self.scratch.clear();
         self.scratch.extend_from_slice(&progid.to_le_bytes());
         self.scratch.extend_from_slice(s.payload);
-        match self.stacks.get_mut(self.scratch.as_slice()) {
-            Some(hits) => *hits += s.hits,
-            None => {
-                self.stacks.insert(self.scratch.as_slice().into(), s.hits);
-            }
-        }
+        self.stacks.add(&self.scratch, s.hits);
     }
 
     /// Renumbers the binaries: `progid` becomes `to(progid)`.
@@ -123,10 +120,12 @@ impl StackCounts {
             total.0 += records;
             total.1 += hits;
         }
-        for (mut stack, hits) in self.stacks {
-            let progid = to(LE::read_u16(&stack[..2]));
-            stack[..2].copy_from_slice(&progid.to_le_bytes());
-            *out.stacks.entry(stack).or_default() += hits;
+        let mut stack = Vec::new();
+        for (stored, hits) in self.stacks.iter() {
+            stack.clear();
+            stack.extend_from_slice(&to(LE::read_u16(&stored[..2])).to_le_bytes());
+            stack.extend_from_slice(&stored[2..]);
+            out.stacks.add(&stack, hits);
         }
         out
     }
@@ -138,27 +137,27 @@ impl StackCounts {
             total.0 += records;
             total.1 += hits;
         }
-        for (stack, hits) in other.stacks {
-            *self.stacks.entry(stack).or_default() += hits;
+        for (stack, hits) in other.stacks.iter() {
+            self.stacks.add(stack, hits);
         }
     }
 
     /// Calls `f` with every unique stack: its progid, its frames as stored, and its hits.
     pub fn for_each(&self, mut f: impl FnMut(u16, &[u32], u128)) {
         let mut frames: Vec<u32> = Vec::new();
-        for (stack, &hits) in &self.stacks {
+        for (progid, stored, hits) in self.raw() {
             frames.clear();
-            frames.extend(stack[2..].chunks_exact(4).map(LE::read_u32));
-            f(LE::read_u16(&stack[..2]), &frames, hits);
+            frames.extend(stored.chunks_exact(4).map(LE::read_u32));
+            f(progid, &frames, hits);
         }
     }
 
     /// Every unique stack without copying it: its progid, its frames as stored (little-endian
-    /// RVAs, 4 bytes each), and its hits.
+    /// RVAs, 4 bytes each), and its hits, in the order first counted.
     pub fn raw(&self) -> impl Iterator<Item = (u16, &[u8], u128)> + '_ {
         self.stacks
             .iter()
-            .map(|(stack, &hits)| (LE::read_u16(&stack[..2]), &stack[2..], hits))
+            .map(|(stack, hits)| (LE::read_u16(&stack[..2]), &stack[2..], hits))
     }
 
     /// The binaries with call stacks, and the records and hits of each, in progid order.
@@ -177,16 +176,15 @@ impl StackCounts {
     /// (with inline frames, an address in inlined code is the chain of keys it gives).
     pub fn profile(&self, order: StackOrder, tables: &Tables, namers: &Namers<'_>) -> StackProfile {
         let mut binaries: BTreeMap<u16, Folding<'_, '_>> = BTreeMap::new();
-        let mut frames: Vec<u32> = Vec::new();
-        for (stack, &hits) in &self.stacks {
-            let progid = LE::read_u16(&stack[..2]);
+        let (mut frames, mut path): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+        for (progid, stored, hits) in self.raw() {
             let folding = binaries
                 .entry(progid)
                 .or_insert_with(|| Folding::new(namers.get(progid)));
             frames.clear();
-            frames.extend(stack[2..].chunks_exact(4).map(LE::read_u32));
+            frames.extend(stored.chunks_exact(4).map(LE::read_u32));
             // Outermost first, the leaf last, whatever the stored order.
-            let mut path: Vec<u32> = Vec::with_capacity(frames.len());
+            path.clear();
             let leaf_at = order.leaf(frames.len());
             let mut visit = |i: usize| {
                 let chain = folding.chain(frames[i], i != leaf_at);
@@ -196,14 +194,14 @@ impl StackCounts {
                 StackOrder::LeafFirst => (0..frames.len()).rev().for_each(&mut visit),
                 StackOrder::RootFirst => (0..frames.len()).for_each(&mut visit),
             }
-            *folding.stacks.entry(path).or_default() += hits;
+            folding.stacks.add(&path, hits);
         }
         let binaries = binaries
             .into_iter()
             .map(|(progid, folding)| {
                 let name = tables.binary_name(progid);
                 let (records, hits) = self.totals.get(&progid).copied().unwrap_or_default();
-                let stacks = Paths::sorted(folding.stacks.into_iter().collect());
+                let stacks = Paths::sorted(folding.stacks);
                 BinaryStacks {
                     progid,
                     name,
@@ -226,13 +224,12 @@ impl StackCounts {
         symbols: &SymbolMap,
         addresses: &mut BTreeMap<u16, FxHashSet<(u32, bool)>>,
     ) {
-        for stack in self.stacks.keys() {
-            let progid = LE::read_u16(&stack[..2]);
+        for (progid, stored, _) in self.raw() {
             if symbols.get(Some(progid)).is_none() {
                 continue;
             }
             let set = addresses.entry(progid).or_default();
-            let frames = stack[2..].chunks_exact(4).map(LE::read_u32);
+            let frames = stored.chunks_exact(4).map(LE::read_u32);
             let leaf_at = order.leaf(frames.len());
             set.extend(frames.enumerate().map(|(i, rva)| (rva, i != leaf_at)));
         }
@@ -349,14 +346,18 @@ pub(crate) fn flat(
             }
             by_key[k] += h;
         } else {
-            *folding.stacks.entry(path.to_vec()).or_default() += h;
+            folding.stacks.add(path, h);
         }
         // The chain is not needed again.
         folding.chains.truncate(start as usize);
     }
     // One-key stacks come in key order; the rest (few: addresses in inlined code) are sorted
     // and merged in, each before the first one-key stack that sorts after it.
-    let mut longer: Vec<(Vec<u32>, u128)> = folding.stacks.into_iter().collect();
+    let mut longer: Vec<(Vec<u32>, u128)> = folding
+        .stacks
+        .iter()
+        .map(|(path, h)| (path.to_vec(), h))
+        .collect();
     longer.sort_unstable();
     let mut stacks = Paths::room_for(&by_key, &longer);
     let mut longer = longer.into_iter().peekable();
@@ -389,7 +390,7 @@ struct Folding<'n, 'a> {
     chains: Vec<u32>,
     /// What identifies each key to its index: the keys, once each.
     known: FxHashMap<KeyId, u32>,
-    stacks: FxHashMap<Vec<u32>, u128>,
+    stacks: SliceCounts<u32>,
     /// The key ids of the address being looked up, kept to reuse the allocation.
     scratch: Vec<KeyId>,
 }
@@ -402,7 +403,7 @@ impl<'n, 'a> Folding<'n, 'a> {
             index: FxHashMap::default(),
             chains: Vec::new(),
             known: FxHashMap::default(),
-            stacks: FxHashMap::default(),
+            stacks: SliceCounts::default(),
             scratch: Vec::new(),
         }
     }
@@ -486,13 +487,17 @@ pub(crate) struct BinaryStacks {
 
 /// Distinct stacks of keys, outermost frame first, each with its hits, their keys one after
 /// another in one vector: a stack of one key (an IP sample's address) takes 28 bytes, where
-/// a vector of its own would take a heap block besides.
+/// a vector of its own would take a heap block besides. Stacks folded in any order are
+/// sorted by a permutation, not moved.
 #[derive(Debug, Default)]
 pub(crate) struct Paths {
     keys: Vec<u32>,
     /// Where each stack's keys end in `keys`.
     ends: Vec<usize>,
     hits: Vec<u128>,
+    /// The stacks in order, as indices into `ends` and `hits`; empty when they are stored
+    /// in order.
+    order: Vec<usize>,
 }
 
 impl Paths {
@@ -502,6 +507,7 @@ impl Paths {
             keys: Vec::with_capacity(keys),
             ends: Vec::with_capacity(stacks),
             hits: Vec::with_capacity(stacks),
+            order: Vec::new(),
         }
     }
 
@@ -513,21 +519,41 @@ impl Paths {
         Paths::with_capacity(singles + longer.len(), keys)
     }
 
-    /// `stacks`, distinct, sorted by keys.
-    fn sorted(mut stacks: Vec<(Vec<u32>, u128)>) -> Paths {
-        stacks.sort_unstable();
-        let keys = stacks.iter().map(|(path, _)| path.len()).sum();
-        let mut paths = Paths::with_capacity(stacks.len(), keys);
-        for (path, hits) in stacks {
-            paths.push(&path, hits);
-        }
+    /// The distinct stacks of `stacks`, sorted by keys.
+    fn sorted(stacks: SliceCounts<u32>) -> Paths {
+        let (keys, ends, hits) = stacks.into_parts();
+        let mut paths = Paths {
+            keys,
+            ends,
+            hits,
+            order: Vec::new(),
+        };
+        let mut order: Vec<usize> = (0..paths.len()).collect();
+        order.sort_unstable_by(|&a, &b| paths.stored(a).cmp(paths.stored(b)));
+        paths.order = order;
         paths
     }
 
+    /// Appends a stack that sorts after those before it.
     fn push(&mut self, path: &[u32], hits: u128) {
         self.keys.extend_from_slice(path);
         self.ends.push(self.keys.len());
         self.hits.push(hits);
+    }
+
+    /// The keys of the `j`-th stack stored.
+    fn stored(&self, j: usize) -> &[u32] {
+        let start = j.checked_sub(1).map_or(0, |j| self.ends[j]);
+        &self.keys[start..self.ends[j]]
+    }
+
+    /// Where the `i`-th stack in order is stored.
+    fn at(&self, i: usize) -> usize {
+        if self.order.is_empty() {
+            i
+        } else {
+            self.order[i]
+        }
     }
 
     /// How many stacks there are.
@@ -537,8 +563,8 @@ impl Paths {
 
     /// Stack `i`: its keys and hits.
     pub fn get(&self, i: usize) -> (&[u32], u128) {
-        let start = i.checked_sub(1).map_or(0, |j| self.ends[j]);
-        (&self.keys[start..self.ends[i]], self.hits[i])
+        let j = self.at(i);
+        (self.stored(j), self.hits[j])
     }
 
     /// Every stack, in order.
@@ -548,7 +574,7 @@ impl Paths {
 
     /// The summed hits of the stacks in `range`.
     pub fn hits(&self, range: std::ops::Range<usize>) -> u128 {
-        self.hits[range].iter().sum()
+        range.map(|i| self.hits[self.at(i)]).sum()
     }
 }
 
