@@ -155,9 +155,13 @@ impl StackCounts {
     /// Every unique stack without copying it: its progid, its frames as stored (little-endian
     /// RVAs, 4 bytes each), and its hits, in the order first counted.
     pub fn raw(&self) -> impl Iterator<Item = (u16, &[u8], u128)> + '_ {
-        self.stacks
-            .iter()
-            .map(|(stack, hits)| (LE::read_u16(&stack[..2]), &stack[2..], hits))
+        (0..self.unique()).map(|i| self.get(i))
+    }
+
+    /// Unique stack `i` (below [`StackCounts::unique`]), as [`StackCounts::raw`] gives it.
+    pub fn get(&self, i: usize) -> (u16, &[u8], u128) {
+        let (stack, hits) = self.stacks.get(i);
+        (LE::read_u16(&stack[..2]), &stack[2..], hits)
     }
 
     /// The binaries with call stacks, and the records and hits of each, in progid order.

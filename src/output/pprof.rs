@@ -26,14 +26,16 @@
 //! The message types are written with prost's derives, field by field from profile.proto.
 
 use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 use std::io::{self, Write};
 use std::sync::mpsc::{SyncSender, sync_channel};
 
 use byteorder::{ByteOrder, LE};
 use flate2::Compression;
 use flate2::write::GzEncoder;
+use hashbrown::HashTable;
 use prost::Message;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 
 use crate::analysis::Counted;
 use crate::analysis::keys::{FrameKey, KeyId, Namers};
@@ -469,38 +471,42 @@ impl<W: Write> SampleList<'_, W> {
     }
 
     /// A sample per distinct call stack, its locations leaf first, in the order of their
-    /// locations. The locations of every stack are held in one vector (a location ID is
-    /// below the number of distinct addresses, so 32 bits hold it), each stack as its range.
+    /// locations. Locations are numbered in the order of their binaries and addresses
+    /// ([`Builder::locations`]), so that order is the order of each stack's binary, then of
+    /// its addresses leaf first: the stacks are sorted as they are stored, and a frame's
+    /// location looked up as it is written.
     fn stacks(&mut self, counted: &Counted<'_>, first: bool) -> io::Result<()> {
-        if counted.stacks.unique() == 0 {
+        let stacks = counted.stacks;
+        if stacks.unique() == 0 {
             return Ok(());
         }
         let Some(i) = self.slot("stacks", first) else {
             return Ok(());
         };
-        let mut locations: Vec<u32> = Vec::new();
-        let mut stacks: Vec<(usize, usize, u128)> = Vec::with_capacity(counted.stacks.unique());
-        for (p, frames, hits) in counted.stacks.raw() {
-            let start = locations.len();
-            let id = |rva: &[u8]| {
-                let location = self.location_of[&(p, LE::read_u32(rva))];
-                u32::try_from(location).unwrap_or(u32::MAX)
-            };
-            let frames = frames.chunks_exact(4);
+        let mut order: Vec<usize> = (0..stacks.unique()).collect();
+        order.sort_unstable_by(|&a, &b| {
+            let ((pa, a, _), (pb, b, _)) = (stacks.get(a), stacks.get(b));
+            pa.cmp(&pb).then_with(|| match counted.order {
+                StackOrder::LeafFirst => rvas(a).cmp(rvas(b)),
+                StackOrder::RootFirst => rvas(a).rev().cmp(rvas(b).rev()),
+            })
+        });
+        for j in order {
+            let (p, frames, hits) = stacks.get(j);
+            let location_of = self.location_of;
+            let id = |rva: u32| location_of[&(p, rva)];
             match counted.order {
-                StackOrder::LeafFirst => locations.extend(frames.map(id)),
-                StackOrder::RootFirst => locations.extend(frames.rev().map(id)),
+                StackOrder::LeafFirst => self.push(rvas(frames).map(id), i, hits)?,
+                StackOrder::RootFirst => self.push(rvas(frames).rev().map(id), i, hits)?,
             }
-            stacks.push((start, locations.len(), hits));
-        }
-        let path = |&(start, end, _): &(usize, usize, u128)| &locations[start..end];
-        stacks.sort_unstable_by(|a, b| path(a).cmp(path(b)).then(a.2.cmp(&b.2)));
-        for &(start, end, hits) in &stacks {
-            let ids = locations[start..end].iter().map(|&id| u64::from(id));
-            self.push(ids, i, hits)?;
         }
         Ok(())
     }
+}
+
+/// The addresses of a stack's frames as stored.
+fn rvas(frames: &[u8]) -> impl DoubleEndedIterator<Item = u32> + '_ {
+    frames.chunks_exact(4).map(LE::read_u32)
 }
 
 /// Writes the profile of `counted`, gzipped, to `out`: encoded on this thread and deflated
@@ -585,7 +591,8 @@ impl Write for Pipe {
 #[derive(Default)]
 struct Builder {
     strings: Vec<String>,
-    index: FxHashMap<String, i64>,
+    /// Each string's index, found by the hash of the string (held once, in `strings`).
+    index: HashTable<usize>,
     mappings: Vec<Mapping>,
     locations: Vec<Location>,
     functions: Vec<Function>,
@@ -760,12 +767,18 @@ impl Builder {
 
     /// The index of `s` in the string table, adding it the first time.
     fn string(&mut self, s: &str) -> i64 {
-        if let Some(&i) = self.index.get(s) {
-            return i;
-        }
-        let i = self.strings.len() as i64;
-        self.strings.push(s.to_owned());
-        self.index.insert(s.to_owned(), i);
-        i
+        let Builder { strings, index, .. } = self;
+        let hash = FxBuildHasher.hash_one(s);
+        let i = match index.find(hash, |&i| strings[i] == s) {
+            Some(&i) => i,
+            None => {
+                let i = strings.len();
+                strings.push(s.to_owned());
+                index.insert_unique(hash, i, |&j| FxBuildHasher.hash_one(strings[j].as_str()));
+                i
+            }
+        };
+        // As many strings as there are addresses, names and files: far fewer than 2^63.
+        i64::try_from(i).expect("a string table of fewer than 2^63 strings")
     }
 }
