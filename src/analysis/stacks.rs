@@ -294,32 +294,43 @@ pub(crate) fn each_sampled(
     keep: impl Fn(SampleKind) -> bool,
     mut visit: impl FnMut(BinaryStacks),
 ) {
+    for progid in counted.summary.progids() {
+        each_sampled_of(counted, namers, progid, &keep, &mut visit);
+    }
+}
+
+/// [`each_sampled`] for the binary `progid` alone.
+pub(crate) fn each_sampled_of(
+    counted: &Counted<'_>,
+    namers: &Namers<'_>,
+    progid: u16,
+    keep: impl Fn(SampleKind) -> bool,
+    mut visit: impl FnMut(BinaryStacks),
+) {
     let summary = counted.summary;
-    for progid in summary.progids() {
-        let name = counted.tables.binary_name(progid);
-        let namer = namers.get(progid);
-        for t in summary.ip_tables(progid).filter(|t| keep(t.source())) {
-            let records = t.records();
-            visit(flat(
-                progid,
-                name.clone(),
-                t.source(),
-                records,
-                t.iter(),
-                namer,
-            ));
-        }
-        if let Some(t) = summary.lbr(progid).filter(|t| keep(t.source())) {
-            let targets = t.iter().map(|([_, to], hits)| (to, hits));
-            visit(flat(
-                progid,
-                name.clone(),
-                t.source(),
-                t.records(),
-                targets,
-                namer,
-            ));
-        }
+    let name = counted.tables.binary_name(progid);
+    let namer = namers.get(progid);
+    for t in summary.ip_tables(progid).filter(|t| keep(t.source())) {
+        let records = t.records();
+        visit(flat(
+            progid,
+            name.clone(),
+            t.source(),
+            records,
+            t.iter(),
+            namer,
+        ));
+    }
+    if let Some(t) = summary.lbr(progid).filter(|t| keep(t.source())) {
+        let targets = t.iter().map(|([_, to], hits)| (to, hits));
+        visit(flat(
+            progid,
+            name.clone(),
+            t.source(),
+            t.records(),
+            targets,
+            namer,
+        ));
     }
 }
 

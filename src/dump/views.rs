@@ -95,8 +95,8 @@ pub(super) fn show<P: Printer>(
 
 /// The samples without call stacks as the views need them (each a stack of one address):
 /// the `/functions` lines of every binary and source (for `/functions` and `/html`), and
-/// the sources kept whole: those speedscope writes, and the one a flame graph of a trace
-/// without call stacks draws. Each source is made and let go in turn.
+/// the source kept whole that a flame graph of a trace without call stacks draws. Each
+/// source is made and let go in turn (speedscope makes its own, one at a time).
 #[derive(Default)]
 struct Flat {
     sampled: Vec<BinaryStacks>,
@@ -114,8 +114,7 @@ fn flat(plan: &Plan, counted: &Counted<'_>, namers: &Namers<'_>, profile: &Stack
     let drawn = flame
         .then(|| stacks::busiest(stacks::sources(counted.summary)))
         .flatten();
-    let keep =
-        |s: SampleKind| (views.speedscope.is_some() && s != SampleKind::Lbr) || Some(s) == drawn;
+    let keep = |s: SampleKind| Some(s) == drawn;
     let (mut sampled, mut functions) = (Vec::new(), Vec::new());
     stacks::each_sampled(
         counted,
@@ -308,7 +307,6 @@ fn exports<P: Printer>(
     flat: &Flat,
     profile: &StackProfile,
 ) -> Result<(), Error> {
-    let sampled = &flat.sampled;
     if let Some(path) = &plan.views.pprof {
         match write_file(path, |w| pprof::write(w, counted, namers, &file.label())) {
             Ok(written) if written.clamped => {
@@ -332,7 +330,7 @@ fn exports<P: Printer>(
     }
     if let Some(path) = &plan.views.speedscope
         && let Err(e) = write_file(path, |w| {
-            speedscope::write(w, counted, sampled, profile, &file.label())
+            speedscope::write(w, counted, namers, profile, &file.label())
         })
     {
         cannot_write(out, file, "speedscope file", path, &e)?;

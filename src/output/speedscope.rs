@@ -2,10 +2,10 @@
 //!
 //! ```text
 //! {"$schema": "https://www.speedscope.app/file-format-schema.json",
-//!  "shared": {"frames": [{"name": "app.exe!main", "file": "app.exe"}, ...]},
 //!  "profiles": [{"type": "sampled", "name": "app.exe: stacks", "unit": "none",
 //!                "startValue": 0, "endValue": TOTAL,
 //!                "samples": [[0, 3, 7], ...], "weights": [42, ...]}, ...],
+//!  "shared": {"frames": [{"name": "app.exe!main", "file": "app.exe"}, ...]},
 //!  "name": "trace.spt", "activeProfileIndex": 0, "exporter": "sptdump 0.1.0"}
 //! ```
 //!
@@ -14,51 +14,48 @@
 //! `analysis/keys.rs`, shared by all profiles, with the source file and start line a PDB
 //! gives; a sample lists its frames outermost first (speedscope's order, unlike pprof's);
 //! weights are hits, exact in the file.
+//!
+//! Each IP event's profile is made, written and let go in turn, and the frames they share
+//! are written after them (the members of a JSON object are in no order a reader may rely
+//! on): the file is written with one source's profile in memory at a time.
 
+use std::hash::BuildHasher;
 use std::io::{self, Write};
 
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use crate::analysis::Counted;
-use crate::analysis::keys::FrameKey;
-use crate::analysis::stacks::{BinaryStacks, Paths, StackProfile};
+use crate::analysis::keys::{FrameKey, Namers};
+use crate::analysis::stacks::{BinaryStacks, Paths, StackProfile, each_sampled_of};
 use crate::format::record::SampleKind;
 
-#[derive(Serialize)]
-struct File<'a> {
-    #[serde(rename = "$schema")]
-    schema: &'static str,
-    shared: Shared<'a>,
-    profiles: Vec<SampledProfile<'a>>,
-    name: &'a str,
-    #[serde(rename = "activeProfileIndex")]
-    active_profile_index: usize,
-    exporter: String,
+/// A frame: `{"name": ..., "file": ..., "line": ...}`.
+struct Frame {
+    name: String,
+    /// The source file, with a PDB's lines; else none, and the binary is written.
+    file: Option<Box<str>>,
+    /// The binary, as an index into [`Frames::binaries`].
+    binary: usize,
+    /// The line the function starts on, where the PDB says.
+    line: Option<u32>,
 }
 
-#[derive(Serialize)]
-struct Shared<'a> {
-    frames: Vec<Frame<'a>>,
-}
-
-/// A frame: `{"name": ..., "file": ..., "line": ...}`, named when written (the frames'
-/// index holds each name once).
-struct Frame<'a> {
-    key: &'a FrameKey,
+/// A frame as written, with its binary's name.
+struct Written<'a> {
+    frame: &'a Frame,
     binary: &'a str,
 }
 
-impl Serialize for Frame<'_> {
+impl Serialize for Written<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let line = self.key.line();
-        let mut frame = s.serialize_struct("Frame", 2 + usize::from(line.is_some()))?;
-        frame.serialize_field("name", &self.key.name(self.binary))?;
-        // The source file, with a PDB's lines; else the binary.
-        frame.serialize_field("file", self.key.file().unwrap_or(self.binary))?;
-        // The line the function starts on, where the PDB says.
-        if let Some(line) = line {
+        let f = self.frame;
+        let mut frame = s.serialize_struct("Frame", 2 + usize::from(f.line.is_some()))?;
+        frame.serialize_field("name", &f.name)?;
+        frame.serialize_field("file", f.file.as_deref().unwrap_or(self.binary))?;
+        if let Some(line) = f.line {
             frame.serialize_field("line", &line)?;
         }
         frame.end()
@@ -117,70 +114,135 @@ impl Serialize for Weights<'_> {
 
 /// The shared frames, one per name.
 #[derive(Default)]
-struct Frames<'a> {
-    frames: Vec<Frame<'a>>,
-    index: FxHashMap<String, usize>,
+struct Frames {
+    frames: Vec<Frame>,
+    /// Each frame's index, found by the hash of its name (held once, in `frames`).
+    index: HashTable<usize>,
+    /// The binaries' names, which frames without a source file are in.
+    binaries: Vec<String>,
 }
 
-impl<'a> Frames<'a> {
+impl Frames {
     /// The frame of `key` of `binary`: the first key of its name.
-    fn of(&mut self, key: &'a FrameKey, binary: &'a str) -> usize {
-        let next = self.frames.len();
-        let i = *self.index.entry(key.name(binary)).or_insert(next);
-        if i == next {
-            self.frames.push(Frame { key, binary });
+    fn of(&mut self, key: &FrameKey, binary: &str) -> usize {
+        let Frames {
+            frames,
+            index,
+            binaries,
+        } = self;
+        let name = key.name(binary);
+        let hash = FxBuildHasher.hash_one(name.as_str());
+        if let Some(&i) = index.find(hash, |&i| frames[i].name == name) {
+            return i;
         }
+        let b = match binaries.iter().position(|b| b == binary) {
+            Some(b) => b,
+            None => {
+                binaries.push(binary.to_owned());
+                binaries.len() - 1
+            }
+        };
+        let i = frames.len();
+        frames.push(Frame {
+            name,
+            file: key.file().map(Box::from),
+            binary: b,
+            line: key.line(),
+        });
+        index.insert_unique(hash, i, |&j| {
+            FxBuildHasher.hash_one(frames[j].name.as_str())
+        });
         i
     }
+
+    /// The frames, in order, as written.
+    fn written(&self) -> impl Iterator<Item = Written<'_>> + '_ {
+        self.frames.iter().map(|frame| Written {
+            frame,
+            binary: &self.binaries[frame.binary],
+        })
+    }
 }
 
-/// Writes the speedscope file of `counted` to `out`, named `name` (the trace's path);
-/// `sampled` are its IP samples as stacks of one address (`stacks::sampled`), `stacks` the
-/// profile of `counted.stacks`, folded by key.
-pub fn write<'a>(
+/// Writes the speedscope file of `counted` to `out`, named `name` (the trace's path):
+/// per binary, in progid order, the profile of each IP event (its samples as stacks of one
+/// address, made with `namers` and written one at a time), then that of its call stacks
+/// from `stacks`, the profile of `counted.stacks` folded by key.
+pub fn write(
     out: impl Write,
     counted: &Counted<'_>,
-    sampled: &'a [BinaryStacks],
-    stacks: &'a StackProfile,
-    name: &'a str,
+    namers: &Namers<'_>,
+    stacks: &StackProfile,
+    name: &str,
 ) -> io::Result<()> {
-    let mut frames = Frames::default();
-    let mut profiles = Vec::new();
-    let mut all: Vec<&BinaryStacks> = sampled
-        .iter()
-        .filter(|b| b.source != SampleKind::Lbr)
-        .chain(&stacks.binaries)
-        .collect();
-    // Stable: each binary's IP events stay before its call stacks.
-    all.sort_by_key(|b| b.progid);
-    for b in all {
-        let binary = counted.tables.binary_name(b.progid);
-        profiles.push(profile(&mut frames, &binary, b));
-    }
-    // Open on the call stacks when there are any: they are what a flame graph shows.
-    let active_profile_index = profiles
-        .iter()
-        .position(|p| p.name.ends_with(": stacks"))
-        .unwrap_or(0);
-    let file = File {
-        schema: "https://www.speedscope.app/file-format-schema.json",
-        shared: Shared {
-            frames: frames.frames,
-        },
-        profiles,
-        name,
-        active_profile_index,
-        exporter: format!("sptdump {}", env!("CARGO_PKG_VERSION")),
-    };
     let mut out = out;
-    serde_json::to_writer(&mut out, &file).map_err(io::Error::from)?;
-    out.write_all(b"\n")
+    let mut frames = Frames::default();
+    let mut progids: Vec<u16> = counted.summary.progids().collect();
+    progids.extend(stacks.binaries.iter().map(|b| b.progid));
+    progids.sort_unstable();
+    progids.dedup();
+    let mut written = 0;
+    // Open on the call stacks when there are any: they are what a flame graph shows.
+    let mut active = None;
+    out.write_all(
+        br#"{"$schema":"https://www.speedscope.app/file-format-schema.json","profiles":["#,
+    )?;
+    let mut one = |out: &mut dyn Write, b: &BinaryStacks| -> io::Result<()> {
+        let binary = counted.tables.binary_name(b.progid);
+        if written > 0 {
+            out.write_all(b",")?;
+        }
+        if b.source == SampleKind::CallStack && active.is_none() {
+            active = Some(written);
+        }
+        serde_json::to_writer(&mut *out, &profile(&mut frames, &binary, b))?;
+        written += 1;
+        Ok(())
+    };
+    for p in progids {
+        let mut result = Ok(());
+        each_sampled_of(counted, namers, p, not_lbr, |b| {
+            if result.is_ok() {
+                result = one(&mut out, &b);
+            }
+        });
+        result?;
+        for b in stacks.binaries.iter().filter(|b| b.progid == p) {
+            one(&mut out, b)?;
+        }
+    }
+    out.write_all(br#"],"shared":{"frames":"#)?;
+    serde_json::to_writer(&mut out, &Shared(&frames))?;
+    out.write_all(br#"},"name":"#)?;
+    serde_json::to_writer(&mut out, name)?;
+    let exporter = format!("sptdump {}", env!("CARGO_PKG_VERSION"));
+    write!(
+        out,
+        r#","activeProfileIndex":{},"exporter":"#,
+        active.unwrap_or(0)
+    )?;
+    serde_json::to_writer(&mut out, &exporter)?;
+    out.write_all(b"}\n")
+}
+
+/// The shared frames as written: `[{"name": ...}, ...]`.
+struct Shared<'a>(&'a Frames);
+
+impl Serialize for Shared<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.written())
+    }
+}
+
+/// The sources speedscope writes a profile of: every IP event (not LBR's branch targets).
+fn not_lbr(source: SampleKind) -> bool {
+    source != SampleKind::Lbr
 }
 
 /// The `sampled` profile of one binary and source, each sample's frames outermost first:
 /// its call stacks (named `stacks`), or an IP event's samples, each with the functions
 /// inlined at it.
-fn profile<'a>(frames: &mut Frames<'a>, binary: &str, b: &'a BinaryStacks) -> SampledProfile<'a> {
+fn profile<'a>(frames: &mut Frames, binary: &str, b: &'a BinaryStacks) -> SampledProfile<'a> {
     let ids: Vec<usize> = b.keys.iter().map(|k| frames.of(k, &b.name)).collect();
     let source = match b.source {
         SampleKind::CallStack => "stacks",
