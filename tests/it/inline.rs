@@ -565,3 +565,55 @@ fn a_differential_flame_graph_without_call_stacks_draws_the_samples() {
         "{svg}"
     );
 }
+
+/// A PDB whose functions read but whose line or inlinee records do not: `/functions` says
+/// which binary's functions are shown without inline frames or lines, and why, and still
+/// shows them. The damage is found by stepping through `inline.pdb` as the library's own
+/// hostile-input test does, and taking the first that the lines reader notices.
+#[test]
+fn a_pdb_with_unreadable_lines_is_said_and_its_functions_still_shown() {
+    use sptdump::image::lines::SourceLines;
+    use sptdump::image::symbols::Symbols;
+
+    let original = std::fs::read(fixtures::dir().join("inline.pdb")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let pdb = dir.path().join("inline.pdb");
+    let trace = fixtures::dir().join("inline.spt");
+    let mut tried = 0;
+    for at in (0..original.len()).step_by(61) {
+        for value in [0x00, 0xFF, original[at] ^ 0x40] {
+            let mut bytes = original.clone();
+            bytes[at] = value;
+            std::fs::write(&pdb, &bytes).unwrap();
+            let Ok(symbols) = Symbols::from_pdb(&pdb) else {
+                continue;
+            };
+            let rvas: Vec<u32> = symbols.iter().map(|f| f.rva).collect();
+            if SourceLines::read(&symbols, rvas).problem().is_none() {
+                continue;
+            }
+            let o = run_in(
+                dir.path(),
+                &["/functions", "/pdb:inline.pdb", trace.to_str().unwrap()],
+            );
+            let err = String::from_utf8_lossy(&o.stderr);
+            // Damage that also changes what identifies the PDB is refused before its lines
+            // are read: another damage is tried.
+            if !o.status.success() || err.contains("does not match") {
+                tried += 1;
+                assert!(tried < 50, "no damaged PDB was taken: {err}");
+                continue;
+            }
+            // What the reader found (the path is the one given to /pdb, not the library's).
+            assert!(
+                err.lines()
+                    .any(|l| l.contains(": note: inline.exe: cannot read the PDB")
+                        && l.ends_with(": its functions are shown without inline frames or lines")),
+                "damage at {at:#x}: {err}"
+            );
+            assert!(stdout(&o).contains("inline.exe!"), "{}", stdout(&o));
+            return;
+        }
+    }
+    panic!("no damage to inline.pdb that the lines reader notices");
+}
