@@ -193,8 +193,10 @@ impl<'a> Namer<'a> {
     /// The key of the `depth`-th id [`Namer::ids`] gives the address (0: the outermost).
     pub fn key(&self, rva: u32, returns: bool, depth: usize) -> FrameKey {
         let key = FrameKey::of(self.symbols, rva, returns);
+        // A chain is read only for an address in a procedure, which `FrameKey::of` finds
+        // too: the key's RVA is that function's start.
         match self.frames(rva, returns).and_then(|c| c.rev().nth(depth)) {
-            Some(frame) if key.function.is_some() => FrameKey {
+            Some(frame) => FrameKey {
                 rva: key.rva,
                 inlined: frame.inlined,
                 function: Some(Box::new(Function {
