@@ -31,8 +31,9 @@
 #                         directory at all
 #   inline.exe, inline.pdb
 #                         a console program built with -O2 whose helpers are inlined two
-#                         deep, and one of them calls out of line (inline.c): the fixture
-#                         of source lines and inline frames
+#                         deep, and one of them calls out of line, and one of them is
+#                         inlined into a second function, called by nothing (inline.c):
+#                         the fixture of source lines and inline frames
 #
 # Builds are reproducible: /Brepro replaces the PE timestamp with a hash of the image,
 # the PDB GUID is a hash of the PDB, and no path of the build machine is recorded

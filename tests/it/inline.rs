@@ -617,3 +617,63 @@ fn a_pdb_with_unreadable_lines_is_said_and_its_functions_still_shown() {
     }
     panic!("no damage to inline.pdb that the lines reader notices");
 }
+
+/// `mix` is inlined into `digest` and into `tally`, which lies after it. An inlined function
+/// is one key wherever it was inlined, shown at the lowest start of the functions holding it:
+/// `digest`'s, even when `tally`'s samples come first and `digest`'s are not at its start.
+#[test]
+fn a_function_inlined_into_two_is_one_key_at_the_lower_start() {
+    use sptdump_testkit::builder::{Guid, SptBuilder, UNHALT_CYCLE};
+
+    let digest = fixtures::function("inline", "digest");
+    let tally = fixtures::function("inline", "tally");
+    assert!(digest.rva < tally.rva);
+    // The first address of tally's code that llvm-symbolizer places in mix, inlined.
+    let in_tally = fixtures::symbolizer("inline")
+        .into_iter()
+        .find(|(rva, frames)| {
+            *rva > tally.rva
+                && frames.last().is_some_and(|f| f.0 == "tally")
+                && frames.iter().any(|f| f.0 == "mix")
+        })
+        .expect("mix inlined into tally")
+        .0;
+    let in_digest = digest.rva + 0x35;
+    assert!(fixtures::symbolized("inline", in_digest)[0].0 == "mix");
+
+    let mut b = SptBuilder::new();
+    let (guid, age) = fixtures::codeview("inline");
+    let name = b.string("inline.exe");
+    b.program_id(Guid(guid), age, name);
+    b.binary_id(0)
+        .ip(UNHALT_CYCLE, &[in_tally])
+        .ip(UNHALT_CYCLE, &[in_digest])
+        .callstack(&[in_tally])
+        .callstack(&[in_digest]);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("two.spt");
+    std::fs::write(&trace, b.build()).unwrap();
+    let o = run(&[
+        "/functions",
+        "/json",
+        "/pdb:inline.pdb",
+        trace.to_str().unwrap(),
+    ]);
+    let lines: Vec<Value> = json_lines(&o)
+        .into_iter()
+        .filter(|v| v["type"] == "functions")
+        .collect();
+    assert_eq!(lines.len(), 2, "the IP samples and the call stacks");
+    for line in lines {
+        let mix: Vec<&Value> = line["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["key"] == "inline.exe!mix")
+            .collect();
+        assert_eq!(mix.len(), 1, "one key: {line}");
+        assert_eq!(mix[0]["rva"], digest.rva, "{line}");
+        assert_eq!(mix[0]["inclusive"], 2, "{line}");
+        assert_eq!(mix[0]["inlined"], true, "{line}");
+    }
+}
