@@ -153,8 +153,13 @@ pub(super) fn merge<P: Printer>(
     };
     printer.begin_file(&info)?;
     let mut out = Out::new(printer);
-    let kept = merged.kept(&mut out, &info, plan).map_err(Error::into_io)?;
-    views::show(&mut out, &info, plan, &kept).map_err(Error::into_io)?;
+    let mut kept = merged.kept(&mut out, &info, plan).map_err(Error::into_io)?;
+    // Nothing reads the merged profile after its views.
+    let after = views::After {
+        summary: false,
+        stacks: false,
+    };
+    views::show(&mut out, &info, plan, &mut kept, after).map_err(Error::into_io)?;
     if out.failed > 0 {
         ran.add_status(Status::Errors);
     }

@@ -182,14 +182,19 @@ fn steps<P: Printer>(
         }
         None => None,
     };
-    let kept = Kept {
+    let mut kept = Kept {
         summary,
         stacks,
         tables: opened.tables,
         symbols,
     };
     if plan.views_per_trace() {
-        views::show(out, file, plan, &kept)?;
+        // `/check` reads the summary after the views, and `/merge` and `/compare` all of it.
+        let after = views::After {
+            summary: plan.check || plan.keeps_counts(),
+            stacks: plan.keeps_counts(),
+        };
+        views::show(out, file, plan, &mut kept, after)?;
     }
     verdicts(out, file, plan, &kept)?;
     Ok(Stepped::Done(plan.keeps_counts().then_some(kept)))

@@ -10,7 +10,7 @@ use super::trace::Kept;
 use super::{Out, Plan, Shape};
 use crate::analysis::Counted;
 use crate::analysis::keys::Namers;
-use crate::analysis::stacks::{self, BinaryStacks, StackProfile};
+use crate::analysis::stacks::{self, BinaryStacks, StackCounts, StackProfile};
 use crate::analysis::{check, functions, lines};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
@@ -18,18 +18,45 @@ use crate::format::record::SampleKind;
 use crate::output::parquet;
 use crate::output::{FileInfo, Printer, flamegraph, html, pprof, speedscope};
 
-/// Prints and writes the views of the profile `kept`, named `file`.
+/// What the caller reads of a profile after its views: what the views may not let go.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct After {
+    /// The summary's tables (`/check`, `/merge`, `/compare`).
+    pub summary: bool,
+    /// The distinct call stacks as decoded (`/merge`, `/compare`).
+    pub stacks: bool,
+}
+
+/// Prints and writes the views of the profile `kept`, named `file`. What no view after
+/// needs and the caller does not read `after` is let go as soon as it can be: the summary's
+/// tables once the call stacks are all that is drawn, the call stacks as decoded once they
+/// are folded by key.
 pub(super) fn show<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
     plan: &Plan,
-    kept: &Kept,
+    kept: &mut Kept,
+    after: After,
 ) -> Result<(), Error> {
     let views = &plan.views;
     if views.summary
         && let Some(summary) = &kept.summary
     {
         out.print(|p| p.summary(summary, &kept.tables, &kept.symbols, plan.stack_order))?;
+    }
+    let Some(stacks) = &kept.stacks else {
+        return Ok(());
+    };
+    // Views of the call stacks alone: with call stacks to draw, the flame graph needs no
+    // samples (it draws one source of them only for a trace without).
+    let stacks_alone = !(views.functions
+        || views.lines
+        || views.pprof.is_some()
+        || views.speedscope.is_some()
+        || views.html.is_some()
+        || views.parquet.is_some());
+    if stacks_alone && stacks.unique() > 0 && !after.summary {
+        kept.summary = None;
     }
     let Some(stacks) = &kept.stacks else {
         return Ok(());
@@ -58,6 +85,16 @@ pub(super) fn show<P: Printer>(
     let profile = match profiled {
         true => stacks.profile(plan.stack_order, &kept.tables, &namers),
         false => StackProfile::default(),
+    };
+    // pprof, `/lines` and `/parquet` read the call stacks as decoded; the other views, the
+    // profile by key.
+    let decoded = views.pprof.is_some() || views.lines || views.parquet.is_some();
+    let none = StackCounts::default();
+    let stacks = if decoded || after.stacks {
+        stacks
+    } else {
+        kept.stacks = None;
+        &none
     };
     let counted = kept.summary.as_ref().map(|summary| Counted {
         summary,

@@ -279,3 +279,25 @@ fn text_ends_with_the_mode_to_use() {
         "{out}"
     );
 }
+
+/// A flame graph of call stacks needs none of the summary's tables, which are let go before
+/// the stacks are folded, unless `/check` reads them after: its report is the same beside it.
+#[test]
+fn the_check_is_the_same_beside_a_flame_graph_of_call_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("f.svg");
+    let trace = fixtures::dir().join("profile.spt");
+    let trace = trace.to_str().unwrap();
+    let alone = run_in(dir.path(), &["/check", trace]);
+    let beside = run_in(
+        dir.path(),
+        &["/check", &format!("/flamegraph:{}", svg.display()), trace],
+    );
+    assert_eq!(alone.status.code(), beside.status.code());
+    assert!(String::from_utf8_lossy(&alone.stdout).contains("ETW_CALLSTACK  10 records"));
+    assert_eq!(
+        String::from_utf8_lossy(&alone.stdout),
+        String::from_utf8_lossy(&beside.stdout)
+    );
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("app.exe"));
+}
