@@ -256,3 +256,32 @@ fn call_stacks_alone_merge_by_binary_too() {
         );
     }
 }
+
+/// A progid past a trace's table (an error of that trace, reported) keeps a binary of its
+/// own in the merged profile, numbered after the others and named by its progid.
+#[test]
+fn a_progid_past_the_table_keeps_a_binary_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = SptBuilder::new();
+    b.binary("app.exe", "42AC0098-ADB5-E796-8C0E-161D2814780E", 1);
+    b.binary_id(0).ip(UNHALT_CYCLE, &[0x10]);
+    b.binary_id(7).ip(UNHALT_CYCLE, &[0x20, 0x30]);
+    let path = dir.path().join("beyond.spt");
+    std::fs::write(&path, b.build()).unwrap();
+    let path = path.to_str().unwrap();
+    let o = run_in(Path::new("."), &["/json", "/merge", "/summary", path], None);
+    let merged = summaries(&o);
+    let names: Vec<(&Value, &Value, u64)> = merged
+        .iter()
+        .map(|s| (&s["progid"], &s["name"], s["records"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            (&Value::from(0), &Value::from("app.exe"), 1),
+            (&Value::from(1), &Value::from("progid 7"), 1)
+        ],
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
