@@ -12,7 +12,7 @@ use std::process::Output;
 use prost::Message;
 use serde_json::Value;
 use sptdump::output::pprof::Profile;
-use sptdump_testkit::builder::{SptBuilder, UNHALT_CYCLE};
+use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder, UNHALT_CYCLE};
 use sptdump_testkit::fixtures::{self, APP_STACKS, CORE_STACKS};
 
 use crate::support::run_in;
@@ -176,6 +176,40 @@ fn the_pprof_profile_holds_every_hit_of_every_kind() {
             .iter()
             .any(|&c| string(&p, c).contains("profile.spt"))
     );
+}
+
+/// A trace without call stacks (the usual one: IP samples and LBR) has no `stacks` sample
+/// type in pprof, and opens on its first IP event; speedscope has no profile of stacks and
+/// opens on the first.
+#[test]
+fn a_trace_without_call_stacks_has_no_stacks_type_and_opens_on_its_first_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = SptBuilder::new();
+    b.binary("app.exe", "42AC0098-ADB5-E796-8C0E-161D2814780E", 1);
+    b.binary_id(0)
+        .ip(UNHALT_CYCLE, &[0x10, 0x20])
+        .ip(RETIRE_INSTR, &[0x10])
+        .lbr(&[(0x14, 0x20)]);
+    let trace = dir.path().join("ip.spt");
+    std::fs::write(&trace, b.build()).unwrap();
+    let (p, json, o, _out) = export(&trace, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let types: Vec<&str> = p.sample_type.iter().map(|t| string(&p, t.r#type)).collect();
+    assert_eq!(types, ["branches", "RETIRE_INSTR", "UNHALT_CYCLE"]);
+    assert_eq!(string(&p, p.default_sample_type), "UNHALT_CYCLE");
+    let profiles: Vec<&str> = json["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(profiles, ["app.exe: UNHALT_CYCLE", "app.exe: RETIRE_INSTR"]);
+    assert_eq!(json["activeProfileIndex"], 0);
 }
 
 #[test]
