@@ -251,6 +251,71 @@ fn counts_past_63_bits_are_clamped_and_said_so() {
     assert!(text.contains("18446744073709551616"), "{text}");
 }
 
+/// The functions pprof gives the locations at `rvas`, by address.
+fn functions_at(p: &Profile, rvas: &[u32]) -> Vec<String> {
+    rvas.iter()
+        .map(|&rva| {
+            let location = p
+                .location
+                .iter()
+                .find(|l| l.address == u64::from(rva))
+                .unwrap_or_else(|| panic!("no location at {rva:#x}"));
+            let function = &p.function[location.line[0].function_id as usize - 1];
+            string(p, function.name).to_owned()
+        })
+        .collect()
+}
+
+/// A return address is looked up one byte back (SPEC 9.1), a leaf and an IP sample where
+/// they point, in either stack order: `main_entry`'s first byte as the return address of a
+/// call at the very end of the code before it is in the padding there, in no function, and
+/// as an IP sample is `main_entry`. One location per address: where any record looks an
+/// address up where it points, so does its location.
+#[test]
+fn pprof_looks_return_addresses_up_one_byte_back_in_either_order() {
+    use sptdump_testkit::builder::Guid;
+
+    let leaf = fixtures::function("app", "compute_checksum").rva;
+    let ret = fixtures::function("app", "main_entry").rva;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, frames: &[u32], ip: &[u32]| {
+        let mut b = SptBuilder::new();
+        let (guid, age) = fixtures::codeview("app");
+        let app = b.string("app.exe");
+        b.program_id(Guid(guid), age, app);
+        b.binary_id(0).callstack(frames);
+        if !ip.is_empty() {
+            b.ip(UNHALT_CYCLE, ip);
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, b.build()).unwrap();
+        path
+    };
+    let pdb = format!("/pdb:{}", fixtures::dir().join("app.pdb").display());
+    let leaf_first = write("leaf-first.spt", &[leaf, ret], &[]);
+    let root_first = write("root-first.spt", &[ret, leaf], &[]);
+    let both = write("both.spt", &[leaf, ret], &[ret]);
+    for (trace, order, want_ret) in [
+        (&leaf_first, "/stackorder:leaf-first", None),
+        (&root_first, "/stackorder:root-first", None),
+        (&both, "/stackorder:leaf-first", Some("main_entry")),
+    ] {
+        let (p, _, o, _out) = export(trace, &[&pdb, order]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let names = functions_at(&p, &[leaf, ret]);
+        assert_eq!(names[0], "compute_checksum", "{order}");
+        match want_ret {
+            Some(name) => assert_eq!(names[1], name, "{order}"),
+            None => assert!(names[1].contains("+0x"), "{order}: {names:?}"),
+        }
+    }
+}
+
 /// The JSON Schema the speedscope npm package ships.
 fn speedscope_schema() -> (boon::Schemas, boon::SchemaIndex) {
     let path =
