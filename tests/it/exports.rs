@@ -316,6 +316,31 @@ fn pprof_looks_return_addresses_up_one_byte_back_in_either_order() {
     }
 }
 
+/// A pprof mapping holds every RVA and says what its locations have: with the PDB's inline
+/// frames, file names, line numbers and inlined functions; without a PDB, none of them.
+#[test]
+fn pprof_mappings_say_what_their_locations_have() {
+    let inline = fixtures::dir().join("inline.spt");
+    let flags = |extra: &[&str]| {
+        let (p, _, o, _dir) = export(&inline, extra);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(p.mapping.len(), 1);
+        let m = &p.mapping[0];
+        assert!(m.has_functions);
+        // Addresses are RVAs: the mapping starts at 0 and holds every 32-bit one.
+        assert_eq!((m.memory_start, m.memory_limit), (0, 1 << 32));
+        assert!(p.location.iter().all(|l| l.address < m.memory_limit));
+        (m.has_filenames, m.has_line_numbers, m.has_inline_frames)
+    };
+    assert_eq!(flags(&["/pdb:inline.pdb"]), (true, true, true));
+    assert_eq!(flags(&[]), (false, false, false));
+}
+
 /// The JSON Schema the speedscope npm package ships.
 fn speedscope_schema() -> (boon::Schemas, boon::SchemaIndex) {
     let path =
