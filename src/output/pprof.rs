@@ -754,10 +754,10 @@ impl Builder {
         for location in self.locations.iter().filter(|l| l.mapping_id == id) {
             lines |= location.line.iter().any(|l| l.line > 0);
             inlines |= location.line.len() > 1;
-            files |= location.line.iter().any(|l| {
-                let f = &self.functions[l.function_id as usize - 1];
-                f.start_line > 0 || self.file_known.contains(&f.id)
-            });
+            files |= location
+                .line
+                .iter()
+                .any(|l| self.file_known.contains(&l.function_id));
         }
         let m = &mut self.mappings[id as usize - 1];
         m.has_filenames = files;
