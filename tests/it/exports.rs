@@ -227,6 +227,35 @@ fn without_symbols_every_location_has_a_function_named_by_its_address() {
             .iter()
             .all(|f| f["name"].as_str().unwrap().contains("+0x"))
     );
+    // A frame per name, shared by every profile that has it; without a PDB, each in its
+    // binary's file.
+    let mut names: Vec<&str> = frames.iter().map(|f| f["name"].as_str().unwrap()).collect();
+    let all = names.len();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), all, "one frame per name");
+    let profiles = json["profiles"].as_array().unwrap();
+    let used = |p: &Value| -> Vec<u64> {
+        let mut frames: Vec<u64> = p["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| s.as_array().unwrap().iter().map(|f| f.as_u64().unwrap()))
+            .collect();
+        frames.sort_unstable();
+        frames.dedup();
+        frames
+    };
+    let mut uses: Vec<u64> = profiles.iter().flat_map(used).collect();
+    let all = uses.len();
+    uses.sort_unstable();
+    uses.dedup();
+    assert!(uses.len() < all, "a frame shared by two profiles");
+    for f in frames {
+        let (name, file) = (f["name"].as_str().unwrap(), f["file"].as_str().unwrap());
+        assert_eq!(name.split_once('+').unwrap().0, file, "{f}");
+    }
+    assert!(frames.iter().any(|f| f["file"] == "core.dll"));
 }
 
 #[test]
