@@ -187,7 +187,9 @@ pub fn write(
     out.write_all(
         br#"{"$schema":"https://www.speedscope.app/file-format-schema.json","profiles":["#,
     )?;
-    let mut one = |out: &mut dyn Write, b: &BinaryStacks| -> io::Result<()> {
+    // Writes one profile (into `out` itself, not through `dyn Write`: serde_json writes a
+    // profile in many small pieces).
+    let mut one = |b: &BinaryStacks| -> io::Result<()> {
         let binary = counted.tables.binary_name(b.progid);
         if written > 0 {
             out.write_all(b",")?;
@@ -195,7 +197,7 @@ pub fn write(
         if b.source == SampleKind::CallStack && active.is_none() {
             active = Some(written);
         }
-        serde_json::to_writer(&mut *out, &profile(&mut frames, &binary, b))?;
+        serde_json::to_writer(&mut out, &profile(&mut frames, &binary, b))?;
         written += 1;
         Ok(())
     };
@@ -203,12 +205,12 @@ pub fn write(
         let mut result = Ok(());
         each_sampled_of(counted, namers, p, not_lbr, |b| {
             if result.is_ok() {
-                result = one(&mut out, &b);
+                result = one(&b);
             }
         });
         result?;
         for b in stacks.binaries.iter().filter(|b| b.progid == p) {
-            one(&mut out, b)?;
+            one(b)?;
         }
     }
     out.write_all(br#"],"shared":{"frames":"#)?;
