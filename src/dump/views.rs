@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
+use super::plan::Views;
 use super::trace::Kept;
 use super::{Out, Plan, Shape};
 use crate::analysis::Counted;
@@ -14,6 +15,7 @@ use crate::analysis::stacks::{self, BinaryStacks, StackCounts, StackProfile};
 use crate::analysis::{check, functions, lines};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
+use crate::format::tables::Tables;
 #[cfg(feature = "parquet")]
 use crate::output::parquet;
 use crate::output::{FileInfo, Printer, flamegraph, html, pprof, speedscope};
@@ -44,20 +46,7 @@ pub(super) fn show<P: Printer>(
     {
         out.print(|p| p.summary(summary, &kept.tables, &kept.symbols, plan.stack_order))?;
     }
-    let Some(stacks) = &kept.stacks else {
-        return Ok(());
-    };
-    // Views of the call stacks alone: with call stacks to draw, the flame graph needs no
-    // samples (it draws one source of them only for a trace without).
-    let stacks_alone = !(views.functions
-        || views.lines
-        || views.pprof.is_some()
-        || views.speedscope.is_some()
-        || views.html.is_some()
-        || views.parquet.is_some());
-    if stacks_alone && stacks.unique() > 0 && !after.summary {
-        kept.summary = None;
-    }
+    let_go_of_samples(views, kept, after);
     let Some(stacks) = &kept.stacks else {
         return Ok(());
     };
@@ -76,12 +65,7 @@ pub(super) fn show<P: Printer>(
         &kept.symbols,
         plan.inline && named,
     );
-    for (progid, problem) in namers.problems() {
-        let binary = kept.tables.binary_name(progid);
-        let message =
-            format!("{binary}: {problem}: its functions are shown without inline frames or lines");
-        out.print(|p| p.note(file, &message))?;
-    }
+    unread_lines(out, file, &kept.tables, &namers)?;
     let profile = match profiled {
         true => stacks.profile(plan.stack_order, &kept.tables, &namers),
         false => StackProfile::default(),
@@ -126,6 +110,38 @@ pub(super) fn show<P: Printer>(
         }
         let flat = Flat { sampled, functions };
         exports(out, file, plan, &counted, &namers, &flat, &profile)?;
+    }
+    Ok(())
+}
+
+/// Lets go of the summary's tables when the views draw only call stacks and there are some
+/// (a flame graph draws one source of samples only for a trace without), unless the caller
+/// reads them `after`.
+fn let_go_of_samples(views: &Views, kept: &mut Kept, after: After) {
+    let stacks_alone = !(views.functions
+        || views.lines
+        || views.pprof.is_some()
+        || views.speedscope.is_some()
+        || views.html.is_some()
+        || views.parquet.is_some());
+    let drawn = kept.stacks.as_ref().is_some_and(|s| s.unique() > 0);
+    if stacks_alone && drawn && !after.summary {
+        kept.summary = None;
+    }
+}
+
+/// Notes the binaries whose line and inlinee records could not be read, and why.
+fn unread_lines<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    tables: &Tables,
+    namers: &Namers<'_>,
+) -> Result<(), Error> {
+    for (progid, problem) in namers.problems() {
+        let binary = tables.binary_name(progid);
+        let message =
+            format!("{binary}: {problem}: its functions are shown without inline frames or lines");
+        out.print(|p| p.note(file, &message))?;
     }
     Ok(())
 }
