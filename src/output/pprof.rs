@@ -358,7 +358,7 @@ fn addresses(counted: &Counted<'_>) -> BTreeMap<(u16, u32), bool> {
     }
     for (p, frames, _) in counted.stacks.raw() {
         let leaf = counted.order.leaf(frames.len() / 4);
-        for (i, rva) in frames.chunks_exact(4).map(LE::read_u32).enumerate() {
+        for (i, rva) in rvas(frames).enumerate() {
             note(p, rva, i == leaf);
         }
     }

@@ -47,6 +47,20 @@ fn summaries(o: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// The binaries of a run's summaries: (progid, name, records).
+fn binaries(o: &Output) -> Vec<(Value, Value, u64)> {
+    summaries(o)
+        .into_iter()
+        .map(|s| {
+            (
+                s["progid"].clone(),
+                s["name"].clone(),
+                s["records"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn a_b_a_counts_a_twice_and_b_once() {
     let dir = fixtures::dir();
@@ -134,16 +148,12 @@ fn binaries_merge_by_guid_and_age_not_by_name() {
         &["/json", "/merge", "/summary", &one, &two, &three],
         None,
     );
-    let merged = summaries(&o);
-    let names: Vec<(&Value, &Value, u64)> = merged
-        .iter()
-        .map(|s| (&s["progid"], &s["name"], s["records"].as_u64().unwrap()))
-        .collect();
+    let names = binaries(&o);
     assert_eq!(
         names,
         [
-            (&Value::from(0), &Value::from("app.exe"), 2),
-            (&Value::from(2), &Value::from("app.exe"), 1),
+            (Value::from(0), Value::from("app.exe"), 2),
+            (Value::from(2), Value::from("app.exe"), 1),
         ],
         "progids in order of first appearance; x.dll has no samples"
     );
@@ -270,16 +280,12 @@ fn a_progid_past_the_table_keeps_a_binary_of_its_own() {
     std::fs::write(&path, b.build()).unwrap();
     let path = path.to_str().unwrap();
     let o = run_in(Path::new("."), &["/json", "/merge", "/summary", path], None);
-    let merged = summaries(&o);
-    let names: Vec<(&Value, &Value, u64)> = merged
-        .iter()
-        .map(|s| (&s["progid"], &s["name"], s["records"].as_u64().unwrap()))
-        .collect();
+    let names = binaries(&o);
     assert_eq!(
         names,
         [
-            (&Value::from(0), &Value::from("app.exe"), 1),
-            (&Value::from(1), &Value::from("progid 7"), 1)
+            (Value::from(0), Value::from("app.exe"), 1),
+            (Value::from(1), Value::from("progid 7"), 1)
         ],
         "{}",
         String::from_utf8_lossy(&o.stdout)
