@@ -76,6 +76,51 @@ impl<T: Copy + Eq + Hash> SliceCounts<T> {
     pub fn into_parts(self) -> (Vec<T>, Vec<usize>, Vec<u128>) {
         (self.items, self.ends, self.hits)
     }
+
+    /// The slices, the last first, each let go of once the next is asked for: what is made
+    /// of them as they come (a fold into other slices) grows as they shrink, never beside
+    /// all of them.
+    pub fn into_last_first(self) -> LastFirst<T> {
+        let (items, ends, hits) = self.into_parts();
+        LastFirst { items, ends, hits }
+    }
+}
+
+/// The slices of a [`SliceCounts`], handed over the last first ([`SliceCounts::into_last_first`]).
+pub(crate) struct LastFirst<T> {
+    items: Vec<T>,
+    ends: Vec<usize>,
+    hits: Vec<u128>,
+}
+
+impl<T> LastFirst<T> {
+    /// The next slice and its hits, after letting go of the one before.
+    pub fn next(&mut self) -> Option<(&[T], u128)> {
+        self.items.truncate(self.ends.last().copied().unwrap_or(0));
+        let_go(&mut self.items);
+        let_go(&mut self.ends);
+        let_go(&mut self.hits);
+        let (end, hits) = (self.ends.pop()?, self.hits.pop()?);
+        let start = self.ends.last().copied().unwrap_or(0);
+        Some((&self.items[start..end], hits))
+    }
+
+    /// The bytes held for the slices not yet let go of.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.items.capacity() * size_of::<T>()
+            + self.ends.capacity() * size_of::<usize>()
+            + self.hits.capacity() * size_of::<u128>()
+    }
+}
+
+/// Gives the allocator back the room `v` no longer uses, once it is a mebibyte or more (a
+/// shrinking allocation gives its pages back); the room is not asked for again.
+fn let_go<T>(v: &mut Vec<T>) {
+    const ROOM: usize = 1 << 20;
+    if (v.capacity() - v.len()) * size_of::<T>() >= ROOM {
+        v.shrink_to_fit();
+    }
 }
 
 #[cfg(test)]
@@ -107,8 +152,49 @@ mod tests {
             .map(|s| (s.clone(), expected[s]))
             .collect();
         assert_eq!(got, want, "each slice once, in the order first added");
-        let (items, ends, hits) = counts.into_parts();
-        assert_eq!(items.len(), *ends.last().unwrap());
-        assert_eq!(hits.iter().sum::<u128>(), expected.values().sum::<u128>());
+        let mut last_first = counts.into_last_first();
+        let mut drained = Vec::new();
+        while let Some((s, h)) = last_first.next() {
+            drained.push((s.to_vec(), h));
+        }
+        drained.reverse();
+        assert_eq!(drained, want, "each slice once, the last first");
+    }
+
+    #[test]
+    fn slices_handed_over_are_let_go_of() {
+        const MIB: usize = 1 << 20;
+        let mut counts = SliceCounts::default();
+        // Four slices of 1.5 MiB each (of 4-byte items), and one short one.
+        const LONG: usize = 3 * MIB / 8;
+        for n in 0..4u32 {
+            counts.add(&vec![n; LONG], u128::from(n));
+        }
+        counts.add(&[9], 9);
+        let mut last_first = counts.into_last_first();
+        let mut seen = Vec::new();
+        let mut held = Vec::new();
+        while let Some((s, h)) = last_first.next() {
+            seen.push((s[0], s.len(), h));
+            held.push(last_first.held());
+        }
+        let want = [
+            (9, 1, 9),
+            (3, LONG, 3),
+            (2, LONG, 2),
+            (1, LONG, 1),
+            (0, LONG, 0),
+        ];
+        assert_eq!(seen, want);
+        // Each slice is let go of once the next is handed over (the short one not).
+        for (i, held) in held.iter().enumerate().skip(1) {
+            let slices = 3 * (5 - i) * MIB / 2;
+            assert!(
+                *held < slices + MIB,
+                "slice {i}: {held} bytes held, {slices} in use"
+            );
+        }
+        let left = last_first.held();
+        assert!(left < 1024, "{left} bytes held once all are handed over");
     }
 }

@@ -14,6 +14,7 @@
 //! frame first: the `StackProfile` that `/functions`, `/folded` and the flame graph are made of.
 //! Records before any BINARY_ID and stacks with no frames are left out.
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
 use std::fmt;
@@ -179,45 +180,28 @@ impl StackCounts {
     /// The stacks by key, per binary: each unique address is looked up once, by `namers`
     /// (with inline frames, an address in inlined code is the chain of keys it gives).
     pub fn profile(&self, order: StackOrder, tables: &Tables, namers: &Namers<'_>) -> StackProfile {
-        let mut binaries: BTreeMap<u16, Folding<'_, '_>> = BTreeMap::new();
-        let (mut frames, mut path): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-        for (progid, stored, hits) in self.raw() {
-            let folding = binaries
-                .entry(progid)
-                .or_insert_with(|| Folding::new(namers.get(progid)));
-            frames.clear();
-            frames.extend(stored.chunks_exact(4).map(LE::read_u32));
-            // Outermost first, the leaf last, whatever the stored order.
-            path.clear();
-            let leaf_at = order.leaf(frames.len());
-            let mut visit = |i: usize| {
-                let chain = folding.chain(frames[i], i != leaf_at);
-                path.extend_from_slice(chain);
-            };
-            match order {
-                StackOrder::LeafFirst => (0..frames.len()).rev().for_each(&mut visit),
-                StackOrder::RootFirst => (0..frames.len()).for_each(&mut visit),
-            }
-            folding.stacks.add(&path, hits);
+        let mut fold = Fold::new(order, namers);
+        for i in (0..self.unique()).rev() {
+            let (progid, stored, hits) = self.get(i);
+            fold.add(progid, stored, hits);
         }
-        let binaries = binaries
-            .into_iter()
-            .map(|(progid, folding)| {
-                let name = tables.binary_name(progid);
-                let (records, hits) = self.totals.get(&progid).copied().unwrap_or_default();
-                let stacks = Paths::sorted(folding.stacks);
-                BinaryStacks {
-                    progid,
-                    name,
-                    source: SampleKind::CallStack,
-                    records,
-                    hits,
-                    keys: folding.keys,
-                    stacks,
-                }
-            })
-            .collect();
-        StackProfile { binaries }
+        fold.finish(tables, &self.totals)
+    }
+
+    /// [`StackCounts::profile`], letting go of each stack as decoded once it is folded: the
+    /// stacks by key take the room the decoded ones give back.
+    pub fn into_profile(
+        self,
+        order: StackOrder,
+        tables: &Tables,
+        namers: &Namers<'_>,
+    ) -> StackProfile {
+        let mut fold = Fold::new(order, namers);
+        let mut stacks = self.stacks.into_last_first();
+        while let Some((stack, hits)) = stacks.next() {
+            fold.add(LE::read_u16(&stack[..2]), &stack[2..], hits);
+        }
+        fold.finish(tables, &self.totals)
     }
 
     /// Adds the distinct addresses of the stacks of each binary with symbols to
@@ -395,6 +379,87 @@ pub(crate) fn flat(
     }
 }
 
+/// The call stacks of a trace while they are folded by key, the last first (so that the
+/// decoded ones can be let go of as they go), their keys numbered at the end as the trace
+/// first shows them.
+struct Fold<'n, 'a> {
+    order: StackOrder,
+    namers: &'n Namers<'a>,
+    binaries: BTreeMap<u16, Folding<'n, 'a>>,
+    /// How many stacks have been folded.
+    folded: u32,
+    /// The frames of the stack being folded, and its keys: kept to reuse their allocations.
+    frames: Vec<u32>,
+    path: Vec<u32>,
+}
+
+impl<'n, 'a> Fold<'n, 'a> {
+    fn new(order: StackOrder, namers: &'n Namers<'a>) -> Fold<'n, 'a> {
+        Fold {
+            order,
+            namers,
+            binaries: BTreeMap::new(),
+            folded: 0,
+            frames: Vec::new(),
+            path: Vec::new(),
+        }
+    }
+
+    /// Folds a stack of `progid` as stored, with its hits.
+    fn add(&mut self, progid: u16, stored: &[u8], hits: u128) {
+        let Fold {
+            order,
+            namers,
+            frames,
+            path,
+            ..
+        } = self;
+        let folding = self
+            .binaries
+            .entry(progid)
+            .or_insert_with(|| Folding::new(namers.get(progid)));
+        frames.clear();
+        frames.extend(stored.chunks_exact(4).map(LE::read_u32));
+        // Outermost first, the leaf last, whatever the stored order.
+        path.clear();
+        let leaf_at = order.leaf(frames.len());
+        let mut visit = |i: usize| {
+            let chain = folding.chain(frames[i], i != leaf_at);
+            path.extend_from_slice(chain);
+        };
+        match order {
+            StackOrder::LeafFirst => (0..frames.len()).rev().for_each(&mut visit),
+            StackOrder::RootFirst => (0..frames.len()).for_each(&mut visit),
+        }
+        self.folded += 1;
+        folding.met(self.folded, path);
+        folding.stacks.add(path, hits);
+    }
+
+    /// The stacks by key of each binary, with its call-stack records and hits in `totals`.
+    fn finish(self, tables: &Tables, totals: &BTreeMap<u16, (u64, u128)>) -> StackProfile {
+        let binaries = self
+            .binaries
+            .into_iter()
+            .map(|(progid, folding)| {
+                let name = tables.binary_name(progid);
+                let (records, hits) = totals.get(&progid).copied().unwrap_or_default();
+                let (keys, stacks) = folding.finish();
+                BinaryStacks {
+                    progid,
+                    name,
+                    source: SampleKind::CallStack,
+                    records,
+                    hits,
+                    keys,
+                    stacks,
+                }
+            })
+            .collect();
+        StackProfile { binaries }
+    }
+}
+
 /// One binary's keys and stacks while they are folded.
 struct Folding<'n, 'a> {
     namer: &'n Namer<'a>,
@@ -405,6 +470,9 @@ struct Folding<'n, 'a> {
     chains: Vec<u32>,
     /// What identifies each key to its index: the keys, once each.
     known: FxHashMap<KeyId, u32>,
+    /// Per key, where the trace first shows it as far as folded: the stack (counted from
+    /// the last) and the place in it.
+    first: Vec<(u32, u32)>,
     stacks: SliceCounts<u32>,
     /// The key ids of the address being looked up, kept to reuse the allocation.
     scratch: Vec<KeyId>,
@@ -418,6 +486,7 @@ impl<'n, 'a> Folding<'n, 'a> {
             index: FxHashMap::default(),
             chains: Vec::new(),
             known: FxHashMap::default(),
+            first: Vec::new(),
             stacks: SliceCounts::default(),
             scratch: Vec::new(),
         }
@@ -463,6 +532,7 @@ impl<'n, 'a> Folding<'n, 'a> {
                     let k = self.keys.len() as u32;
                     e.insert(k);
                     self.keys.push(self.namer.key(rva, returns, depth));
+                    self.first.push((0, 0));
                     k
                 }
             };
@@ -470,6 +540,37 @@ impl<'n, 'a> Folding<'n, 'a> {
         }
         self.scratch = ids;
         (start, self.chains.len() as u32)
+    }
+
+    /// Marks where the keys of `path`, the `folded`-th stack counted from the last, are first
+    /// shown: its first place of each, unless a stack before it shows it.
+    fn met(&mut self, folded: u32, path: &[u32]) {
+        for (at, &k) in path.iter().enumerate() {
+            let first = &mut self.first[k as usize];
+            if first.0 < folded {
+                *first = (folded, at as u32);
+            }
+        }
+    }
+
+    /// The keys, numbered as the trace first shows them, and the stacks by those numbers.
+    fn finish(self) -> (Vec<FrameKey>, Paths) {
+        let first = &self.first;
+        let mut order: Vec<u32> = (0..first.len() as u32).collect();
+        order.sort_unstable_by_key(|&k| (Reverse(first[k as usize].0), first[k as usize].1));
+        let mut number = vec![0; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            number[old as usize] = new as u32;
+        }
+        let mut keys: Vec<(u32, FrameKey)> = self
+            .keys
+            .into_iter()
+            .enumerate()
+            .map(|(old, key)| (number[old], key))
+            .collect();
+        keys.sort_unstable_by_key(|&(new, _)| new);
+        let keys = keys.into_iter().map(|(_, key)| key).collect();
+        (keys, Paths::sorted(self.stacks, &number))
     }
 }
 
@@ -534,9 +635,12 @@ impl Paths {
         Paths::with_capacity(singles + longer.len(), keys)
     }
 
-    /// The distinct stacks of `stacks`, sorted by keys.
-    fn sorted(stacks: SliceCounts<u32>) -> Paths {
-        let (keys, ends, hits) = stacks.into_parts();
+    /// The distinct stacks of `stacks`, their key `k` renumbered `number[k]`, sorted by keys.
+    fn sorted(stacks: SliceCounts<u32>, number: &[u32]) -> Paths {
+        let (mut keys, ends, hits) = stacks.into_parts();
+        for k in &mut keys {
+            *k = number[*k as usize];
+        }
         let mut paths = Paths {
             keys,
             ends,
@@ -921,6 +1025,35 @@ mod tests {
             folded(&c, StackOrder::RootFirst)[0],
             ("progid 0+0x10;progid 0+0x20;progid 0+0x30".to_owned(), 5)
         );
+    }
+
+    #[test]
+    fn keys_are_numbered_as_the_trace_first_shows_them() {
+        let mut c = StackCounts::default();
+        // Leaf first: 0x30 calls 0x10, which calls 0x30; 0x30 calls 0x20; then 0x05 alone,
+        // and 0x10.
+        stack(&mut c, Some(0), 1, &[0x30, 0x10, 0x30]);
+        stack(&mut c, Some(0), 2, &[0x20, 0x30]);
+        stack(&mut c, Some(0), 3, &[0x05]);
+        stack(&mut c, Some(0), 4, &[0x10]);
+        let profiles = [
+            c.profile(StackOrder::LeafFirst, &Tables::default(), &plain()),
+            c.into_profile(StackOrder::LeafFirst, &Tables::default(), &plain()),
+        ];
+        for profile in profiles {
+            let binary = &profile.binaries[0];
+            let rvas: Vec<u32> = binary.keys.iter().map(|k| k.rva).collect();
+            assert_eq!(rvas, [0x30, 0x10, 0x20, 0x05]);
+            let stacks: Vec<(Vec<u32>, u128)> =
+                binary.stacks.iter().map(|(s, h)| (s.to_vec(), h)).collect();
+            let want = [
+                (vec![0, 1, 0], 1),
+                (vec![0, 2], 2),
+                (vec![1], 4),
+                (vec![3], 3),
+            ];
+            assert_eq!(stacks, want, "sorted by those numbers");
+        }
     }
 
     #[test]

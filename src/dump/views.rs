@@ -11,7 +11,7 @@ use super::trace::Kept;
 use super::{Out, Plan, Shape};
 use crate::analysis::Counted;
 use crate::analysis::keys::Namers;
-use crate::analysis::stacks::{self, BinaryStacks, StackCounts, StackProfile};
+use crate::analysis::stacks::{self, BinaryStacks, StackCounts, StackOrder, StackProfile};
 use crate::analysis::{check, functions, lines};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
@@ -66,20 +66,14 @@ pub(super) fn show<P: Printer>(
         plan.inline && named,
     );
     unread_lines(out, file, &kept.tables, &namers)?;
-    let profile = match profiled {
-        true => stacks.profile(plan.stack_order, &kept.tables, &namers),
-        false => StackProfile::default(),
-    };
     // pprof, `/lines` and `/parquet` read the call stacks as decoded; the other views, the
     // profile by key.
     let decoded = views.pprof.is_some() || views.lines || views.parquet.is_some();
+    let keep = decoded || after.stacks;
+    let (order, tables) = (plan.stack_order, &kept.tables);
+    let profile = profile(&mut kept.stacks, tables, order, &namers, profiled, keep);
     let none = StackCounts::default();
-    let stacks = if decoded || after.stacks {
-        stacks
-    } else {
-        kept.stacks = None;
-        &none
-    };
+    let stacks = kept.stacks.as_ref().unwrap_or(&none);
     let counted = kept.summary.as_ref().map(|summary| Counted {
         summary,
         stacks,
@@ -112,6 +106,27 @@ pub(super) fn show<P: Printer>(
         exports(out, file, plan, &counted, &namers, &flat, &profile)?;
     }
     Ok(())
+}
+
+/// The call stacks by key when `profiled`; the stacks as decoded are kept when they are to
+/// be read (`keep`), and else let go of, as they are folded when `profiled`.
+fn profile(
+    stacks: &mut Option<StackCounts>,
+    tables: &Tables,
+    order: StackOrder,
+    namers: &Namers<'_>,
+    profiled: bool,
+    keep: bool,
+) -> StackProfile {
+    match stacks.take() {
+        Some(decoded) if keep => {
+            let profile = profiled.then(|| decoded.profile(order, tables, namers));
+            *stacks = Some(decoded);
+            profile.unwrap_or_default()
+        }
+        Some(decoded) if profiled => decoded.into_profile(order, tables, namers),
+        _ => StackProfile::default(),
+    }
 }
 
 /// Lets go of the summary's tables when the views draw only call stacks and there are some
