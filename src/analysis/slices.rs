@@ -1,23 +1,132 @@
-//! Distinct slices and their hits, kept one after another in one vector.
+//! Distinct slices and their hits, kept one after another in blocks of a fixed size.
 //!
 //! A call stack is a slice: of bytes as a record stores it, of keys once folded. A trace has
 //! some hundred thousand distinct stacks of tens of frames; a hash map of boxed slices would
-//! take a heap block per stack, and a table slot besides. Here every slice's items are in one
-//! vector, each slice is the range between its neighbour's end and its own, and the table
-//! that finds a slice holds only its index.
+//! take a heap block per stack, and a table slot besides. Here the slices' items are one
+//! after another in blocks of 256 KiB, each slice the range between its neighbour's end and
+//! its own (a slice that does not fit what is left of a block starts the next), and the
+//! table that finds a slice holds only its index.
+//!
+//! Blocks rather than one vector: the decoded stacks are let go of block by block as they
+//! are folded, and the folded ones take blocks of the same size, so that the allocator hands
+//! the one's room to the other; a vector grown by doubling would be a new allocation each
+//! time, beside the room the decoded ones gave back.
 
 use std::hash::{BuildHasher, Hash};
 
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
+/// The bytes of a block.
+const BLOCK: usize = 256 * 1024;
+
+/// Slices of `T` and the hits of each, one after another in blocks.
+#[derive(Debug)]
+pub(crate) struct Slices<T> {
+    blocks: Vec<Vec<T>>,
+    /// Where each slice ends: its block, and its end in the block.
+    ends: Vec<End>,
+    hits: Vec<u128>,
+}
+
+/// Where a slice ends.
+#[derive(Clone, Copy, Debug)]
+struct End {
+    block: u32,
+    at: u32,
+}
+
+impl<T> Default for Slices<T> {
+    fn default() -> Self {
+        Slices {
+            blocks: Vec::new(),
+            ends: Vec::new(),
+            hits: Vec::new(),
+        }
+    }
+}
+
+impl<T: Copy> Slices<T> {
+    /// Room for the ends and hits of `slices` slices.
+    pub fn with_capacity(slices: usize) -> Self {
+        Slices {
+            blocks: Vec::new(),
+            ends: Vec::with_capacity(slices),
+            hits: Vec::with_capacity(slices),
+        }
+    }
+
+    /// Adds a slice with its hits, after those before it.
+    pub fn push(&mut self, slice: &[T], hits: u128) {
+        let room = self.blocks.last().map_or(0, |b| b.capacity() - b.len());
+        if room < slice.len() || self.blocks.is_empty() {
+            let items = (BLOCK / size_of::<T>().max(1)).max(slice.len());
+            self.blocks.push(Vec::with_capacity(items));
+        }
+        let block = self.blocks.len() - 1;
+        let items = &mut self.blocks[block];
+        items.extend_from_slice(slice);
+        // A block holds at most a block's bytes or one slice (a call stack's frames, their
+        // keys): far fewer than 2^32 items, and fewer than 2^32 blocks fit in memory.
+        let end = End {
+            block: u32::try_from(block).expect("fewer than 2^32 blocks"),
+            at: u32::try_from(items.len()).expect("a block of fewer than 2^32 items"),
+        };
+        self.ends.push(end);
+        self.hits.push(hits);
+    }
+
+    /// How many slices there are.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Slice `i` and its hits.
+    pub fn get(&self, i: usize) -> (&[T], u128) {
+        (self.slice(i), self.hits[i])
+    }
+
+    /// The items of slice `i`.
+    fn slice(&self, i: usize) -> &[T] {
+        let End { block, at } = self.ends[i];
+        let start = match i.checked_sub(1).map(|j| self.ends[j]) {
+            Some(before) if before.block == block => before.at,
+            _ => 0,
+        };
+        &self.blocks[block as usize][start as usize..at as usize]
+    }
+
+    /// The hits of slice `i`.
+    pub fn hits(&self, i: usize) -> u128 {
+        self.hits[i]
+    }
+
+    /// Every slice and its hits, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[T], u128)> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// Replaces every item `x` of every slice with `f(x)`.
+    pub fn map_items(&mut self, f: impl Fn(T) -> T) {
+        for x in self.blocks.iter_mut().flatten() {
+            *x = f(*x);
+        }
+    }
+
+    /// The slices, the last first, each let go of once the next is asked for: what is made
+    /// of them as they come (a fold into other slices) takes the room they give back.
+    pub fn into_last_first(self) -> LastFirst<T> {
+        LastFirst {
+            slices: self,
+            handed: false,
+        }
+    }
+}
+
 /// Distinct slices of `T` and the hits of each, in the order they were first added.
 #[derive(Debug)]
 pub(crate) struct SliceCounts<T> {
-    items: Vec<T>,
-    /// Where each slice ends in `items`.
-    ends: Vec<usize>,
-    hits: Vec<u128>,
+    slices: Slices<T>,
     /// Each slice's index, found by the hash of its items.
     index: HashTable<usize>,
 }
@@ -25,9 +134,7 @@ pub(crate) struct SliceCounts<T> {
 impl<T> Default for SliceCounts<T> {
     fn default() -> Self {
         SliceCounts {
-            items: Vec::new(),
-            ends: Vec::new(),
-            hits: Vec::new(),
+            slices: Slices::default(),
             index: HashTable::new(),
         }
     }
@@ -36,81 +143,73 @@ impl<T> Default for SliceCounts<T> {
 impl<T: Copy + Eq + Hash> SliceCounts<T> {
     /// Adds `hits` to those of `slice`, which is added the first time it is seen.
     pub fn add(&mut self, slice: &[T], hits: u128) {
-        let SliceCounts {
-            items,
-            ends,
-            hits: all,
-            index,
-        } = self;
+        let SliceCounts { slices, index } = self;
         let hash = FxBuildHasher.hash_one(slice);
-        let at = |i: usize| &items[i.checked_sub(1).map_or(0, |j| ends[j])..ends[i]];
-        match index.find(hash, |&i| at(i) == slice) {
-            Some(&i) => all[i] += hits,
+        match index.find(hash, |&i| slices.slice(i) == slice) {
+            Some(&i) => slices.hits[i] += hits,
             None => {
-                let i = ends.len();
-                index.insert_unique(hash, i, |&j| FxBuildHasher.hash_one(at(j)));
-                items.extend_from_slice(slice);
-                ends.push(items.len());
-                all.push(hits);
+                let i = slices.len();
+                index.insert_unique(hash, i, |&j| FxBuildHasher.hash_one(slices.slice(j)));
+                slices.push(slice, hits);
             }
         }
     }
 
     /// How many distinct slices there are.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.slices.len()
     }
 
     /// Slice `i`, in the order first added, and its hits.
     pub fn get(&self, i: usize) -> (&[T], u128) {
-        let start = i.checked_sub(1).map_or(0, |j| self.ends[j]);
-        (&self.items[start..self.ends[i]], self.hits[i])
+        self.slices.get(i)
     }
 
     /// Every slice and its hits, in the order first added.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[T], u128)> + '_ {
-        (0..self.len()).map(|i| self.get(i))
+        self.slices.iter()
     }
 
-    /// The slices' items, ends and hits, without the table that finds them.
-    pub fn into_parts(self) -> (Vec<T>, Vec<usize>, Vec<u128>) {
-        (self.items, self.ends, self.hits)
-    }
-
-    /// The slices, the last first, each let go of once the next is asked for: what is made
-    /// of them as they come (a fold into other slices) grows as they shrink, never beside
-    /// all of them.
-    pub fn into_last_first(self) -> LastFirst<T> {
-        let (items, ends, hits) = self.into_parts();
-        LastFirst { items, ends, hits }
+    /// The slices, without the table that finds them.
+    pub fn into_slices(self) -> Slices<T> {
+        self.slices
     }
 }
 
-/// The slices of a [`SliceCounts`], handed over the last first ([`SliceCounts::into_last_first`]).
+/// The slices of a [`Slices`], handed over the last first ([`Slices::into_last_first`]).
 pub(crate) struct LastFirst<T> {
-    items: Vec<T>,
-    ends: Vec<usize>,
-    hits: Vec<u128>,
+    slices: Slices<T>,
+    /// Whether the last slice has been handed over.
+    handed: bool,
 }
 
-impl<T> LastFirst<T> {
-    /// The next slice and its hits, after letting go of the one before.
+impl<T: Copy> LastFirst<T> {
+    /// The next slice and its hits, after letting go of the one before and of the blocks
+    /// that held only slices after it.
     pub fn next(&mut self) -> Option<(&[T], u128)> {
-        self.items.truncate(self.ends.last().copied().unwrap_or(0));
-        let_go(&mut self.items);
-        let_go(&mut self.ends);
-        let_go(&mut self.hits);
-        let (end, hits) = (self.ends.pop()?, self.hits.pop()?);
-        let start = self.ends.last().copied().unwrap_or(0);
-        Some((&self.items[start..end], hits))
+        let Slices { blocks, ends, hits } = &mut self.slices;
+        if self.handed {
+            ends.pop();
+            hits.pop();
+        }
+        blocks.truncate(ends.last().map_or(0, |e| e.block as usize + 1));
+        let_go(ends);
+        let_go(hits);
+        self.handed = !ends.is_empty();
+        let last = ends.len().checked_sub(1)?;
+        Some(self.slices.get(last))
     }
 
     /// The bytes held for the slices not yet let go of.
     #[cfg(test)]
     fn held(&self) -> usize {
-        self.items.capacity() * size_of::<T>()
-            + self.ends.capacity() * size_of::<usize>()
-            + self.hits.capacity() * size_of::<u128>()
+        let Slices { blocks, ends, hits } = &self.slices;
+        blocks
+            .iter()
+            .map(|b| b.capacity() * size_of::<T>())
+            .sum::<usize>()
+            + ends.capacity() * size_of::<End>()
+            + hits.capacity() * size_of::<u128>()
     }
 }
 
@@ -152,13 +251,39 @@ mod tests {
             .map(|s| (s.clone(), expected[s]))
             .collect();
         assert_eq!(got, want, "each slice once, in the order first added");
-        let mut last_first = counts.into_last_first();
+        let mut last_first = counts.into_slices().into_last_first();
         let mut drained = Vec::new();
         while let Some((s, h)) = last_first.next() {
             drained.push((s.to_vec(), h));
         }
         drained.reverse();
         assert_eq!(drained, want, "each slice once, the last first");
+    }
+
+    #[test]
+    fn slices_that_do_not_fit_a_block_start_the_next() {
+        let per_block = BLOCK / 4;
+        let lengths = [per_block - 1, 2, 1, 0, per_block, 0, per_block + 5, 3, 0];
+        let mut slices = Slices::default();
+        let want: Vec<(Vec<u32>, u128)> = lengths
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| ((0..n as u32).map(|x| x ^ i as u32).collect(), i as u128))
+            .collect();
+        for (slice, hits) in &want {
+            slices.push(slice, *hits);
+        }
+        let blocks: Vec<usize> = slices.blocks.iter().map(Vec::len).collect();
+        assert_eq!(blocks, [per_block - 1, 3, per_block, per_block + 5, 3]);
+        let got: Vec<(Vec<u32>, u128)> = slices.iter().map(|(s, h)| (s.to_vec(), h)).collect();
+        assert_eq!(got, want);
+        let mut last_first = slices.into_last_first();
+        let mut drained = Vec::new();
+        while let Some((s, h)) = last_first.next() {
+            drained.push((s.to_vec(), h));
+        }
+        drained.reverse();
+        assert_eq!(drained, want);
     }
 
     #[test]
@@ -171,7 +296,7 @@ mod tests {
             counts.add(&vec![n; LONG], u128::from(n));
         }
         counts.add(&[9], 9);
-        let mut last_first = counts.into_last_first();
+        let mut last_first = counts.into_slices().into_last_first();
         let mut seen = Vec::new();
         let mut held = Vec::new();
         while let Some((s, h)) = last_first.next() {

@@ -25,7 +25,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::Counted;
 use crate::analysis::keys::{FrameKey, KeyId, Namer, Namers};
-use crate::analysis::slices::SliceCounts;
+use crate::analysis::slices::{SliceCounts, Slices};
 use crate::analysis::summary::Summary;
 use crate::format::error::UnknownName;
 use crate::format::record::{SampleKind, Samples};
@@ -197,7 +197,7 @@ impl StackCounts {
         namers: &Namers<'_>,
     ) -> StackProfile {
         let mut fold = Fold::new(order, namers);
-        let mut stacks = self.stacks.into_last_first();
+        let mut stacks = self.stacks.into_slices().into_last_first();
         while let Some((stack, hits)) = stacks.next() {
             fold.add(LE::read_u16(&stack[..2]), &stack[2..], hits);
         }
@@ -460,12 +460,18 @@ impl<'n, 'a> Fold<'n, 'a> {
     }
 }
 
+/// In [`Folding::index`], what marks an address with a chain of several keys.
+const LONG: u32 = 1 << 31;
+
 /// One binary's keys and stacks while they are folded.
 struct Folding<'n, 'a> {
     namer: &'n Namer<'a>,
     keys: Vec<FrameKey>,
-    /// (address as stored, whether it is a return address) to its chain of keys in `chains`.
-    index: FxHashMap<(u32, bool), (u32, u32)>,
+    /// (address as stored, whether it is a return address) to its keys: the index of its
+    /// one key, or [`LONG`] and where in `long` its chain of several is.
+    index: FxHashMap<(u32, bool), u32>,
+    /// The chains of several keys (with inline frames), as ranges of `chains`.
+    long: Vec<(u32, u32)>,
     /// The chains of keys, outermost first, one after another.
     chains: Vec<u32>,
     /// What identifies each key to its index: the keys, once each.
@@ -484,6 +490,7 @@ impl<'n, 'a> Folding<'n, 'a> {
             namer,
             keys: Vec::new(),
             index: FxHashMap::default(),
+            long: Vec::new(),
             chains: Vec::new(),
             known: FxHashMap::default(),
             first: Vec::new(),
@@ -495,15 +502,28 @@ impl<'n, 'a> Folding<'n, 'a> {
     /// The indices of the keys of `rva` (a return address when `returns`), outermost
     /// first: one key, or with inline frames, the function and what was inlined there.
     fn chain(&mut self, rva: u32, returns: bool) -> &[u32] {
-        let (start, end) = match self.index.get(&(rva, returns)) {
-            Some(&range) => range,
-            None => {
-                let range = self.look_up(rva, returns);
-                self.index.insert((rva, returns), range);
-                range
+        let address = (rva, returns);
+        if !self.index.contains_key(&address) {
+            let (start, end) = self.look_up(rva, returns);
+            let found = match self.chains[start as usize..end as usize] {
+                [k] if k < LONG => {
+                    self.chains.truncate(start as usize);
+                    k
+                }
+                _ => {
+                    self.long.push((start, end));
+                    LONG | (self.long.len() - 1) as u32
+                }
+            };
+            self.index.insert(address, found);
+        }
+        match &self.index[&address] {
+            k if k & LONG == 0 => std::slice::from_ref(k),
+            found => {
+                let (start, end) = self.long[(found & !LONG) as usize];
+                &self.chains[start as usize..end as usize]
             }
-        };
-        &self.chains[start as usize..end as usize]
+        }
     }
 
     /// Looks the keys of `rva` up, appends their chain to `chains`, and gives its range.
@@ -607,63 +627,34 @@ pub(crate) struct BinaryStacks {
 /// sorted by a permutation, not moved.
 #[derive(Debug, Default)]
 pub(crate) struct Paths {
-    keys: Vec<u32>,
-    /// Where each stack's keys end in `keys`.
-    ends: Vec<usize>,
-    hits: Vec<u128>,
-    /// The stacks in order, as indices into `ends` and `hits`; empty when they are stored
-    /// in order.
+    stacks: Slices<u32>,
+    /// The stacks in order, as indices into `stacks`; empty when they are stored in order.
     order: Vec<usize>,
 }
 
 impl Paths {
-    /// Room for `stacks` stacks of `keys` keys in all.
-    fn with_capacity(stacks: usize, keys: usize) -> Paths {
-        Paths {
-            keys: Vec::with_capacity(keys),
-            ends: Vec::with_capacity(stacks),
-            hits: Vec::with_capacity(stacks),
-            order: Vec::new(),
-        }
-    }
-
     /// Room for the stacks of a flat profile: one per key with hits in `by_key`, and the
     /// `longer` ones. What is reserved changes memory alone.
     fn room_for(by_key: &[u128], longer: &[(Vec<u32>, u128)]) -> Paths {
         let singles = by_key.iter().filter(|&&h| h > 0).count();
-        let keys = singles + longer.iter().map(|(path, _)| path.len()).sum::<usize>();
-        Paths::with_capacity(singles + longer.len(), keys)
+        Paths {
+            stacks: Slices::with_capacity(singles + longer.len()),
+            order: Vec::new(),
+        }
     }
 
     /// The distinct stacks of `stacks`, their key `k` renumbered `number[k]`, sorted by keys.
     fn sorted(stacks: SliceCounts<u32>, number: &[u32]) -> Paths {
-        let (mut keys, ends, hits) = stacks.into_parts();
-        for k in &mut keys {
-            *k = number[*k as usize];
-        }
-        let mut paths = Paths {
-            keys,
-            ends,
-            hits,
-            order: Vec::new(),
-        };
-        let mut order: Vec<usize> = (0..paths.len()).collect();
-        order.sort_unstable_by(|&a, &b| paths.stored(a).cmp(paths.stored(b)));
-        paths.order = order;
-        paths
+        let mut stacks = stacks.into_slices();
+        stacks.map_items(|k| number[k as usize]);
+        let mut order: Vec<usize> = (0..stacks.len()).collect();
+        order.sort_unstable_by(|&a, &b| stacks.get(a).0.cmp(stacks.get(b).0));
+        Paths { stacks, order }
     }
 
     /// Appends a stack that sorts after those before it.
     fn push(&mut self, path: &[u32], hits: u128) {
-        self.keys.extend_from_slice(path);
-        self.ends.push(self.keys.len());
-        self.hits.push(hits);
-    }
-
-    /// The keys of the `j`-th stack stored.
-    fn stored(&self, j: usize) -> &[u32] {
-        let start = j.checked_sub(1).map_or(0, |j| self.ends[j]);
-        &self.keys[start..self.ends[j]]
+        self.stacks.push(path, hits);
     }
 
     /// Where the `i`-th stack in order is stored.
@@ -677,13 +668,12 @@ impl Paths {
 
     /// How many stacks there are.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.stacks.len()
     }
 
     /// Stack `i`: its keys and hits.
     pub fn get(&self, i: usize) -> (&[u32], u128) {
-        let j = self.at(i);
-        (self.stored(j), self.hits[j])
+        self.stacks.get(self.at(i))
     }
 
     /// Every stack, in order.
@@ -693,7 +683,7 @@ impl Paths {
 
     /// The summed hits of the stacks in `range`.
     pub fn hits(&self, range: std::ops::Range<usize>) -> u128 {
-        range.map(|i| self.hits[self.at(i)]).sum()
+        range.map(|i| self.stacks.hits(self.at(i))).sum()
     }
 }
 
