@@ -243,9 +243,10 @@ fn profile(
             unit: count,
         })
         .collect();
-    let addresses = addresses(counted);
-    let mapping_of = b.mappings(counted, &addresses);
-    let location_of = b.locations(counted, namers, &addresses, &mapping_of);
+    let mut addresses = addresses(counted);
+    let mapping_of = b.mappings(counted, &addresses.sorted);
+    b.locations(counted, namers, &mut addresses, &mapping_of);
+    let location_of = addresses.location_of;
     let head = Profile {
         sample_type,
         ..Profile::default()
@@ -340,12 +341,11 @@ fn sample_types(counted: &Counted<'_>) -> Vec<String> {
 /// points (an IP sample, a branch's end, a leaf frame); else it is only a return address,
 /// looked up one byte back. Gathered in a hash map (every frame of every stack is noted, and
 /// most are seen many times), then sorted.
-fn addresses(counted: &Counted<'_>) -> BTreeMap<(u16, u32), bool> {
+fn addresses(counted: &Counted<'_>) -> Addresses {
     let summary = counted.summary;
-    let mut addresses: FxHashMap<(u16, u32), bool> = FxHashMap::default();
+    let mut location_of: FxHashMap<(u16, u32), u64> = FxHashMap::default();
     let mut note = |progid: u16, rva: u32, exact: bool| {
-        let e = addresses.entry((progid, rva)).or_insert(exact);
-        *e |= exact;
+        *location_of.entry((progid, rva)).or_insert(0) |= u64::from(exact);
     };
     for p in summary.progids() {
         for t in summary.ip_tables(p) {
@@ -362,7 +362,24 @@ fn addresses(counted: &Counted<'_>) -> BTreeMap<(u16, u32), bool> {
             note(p, rva, i == leaf);
         }
     }
-    addresses.into_iter().collect()
+    let mut sorted: Vec<(u16, u32, bool)> = location_of
+        .iter()
+        .map(|(&(p, rva), &exact)| (p, rva, exact != 0))
+        .collect();
+    sorted.sort_unstable();
+    Addresses {
+        sorted,
+        location_of,
+    }
+}
+
+/// The distinct addresses of a profile, each with whether it is ever exact (sampled, not a
+/// return address), and their locations.
+struct Addresses {
+    /// Per binary and address, in order, whether it is exact.
+    sorted: Vec<(u16, u32, bool)>,
+    /// The location ID of each address, once [`Builder::locations`] has numbered them.
+    location_of: FxHashMap<(u16, u32), u64>,
 }
 
 /// The samples of a profile, a value per sample type each, encoded as they are made.
@@ -645,10 +662,10 @@ impl Builder {
     fn mappings(
         &mut self,
         counted: &Counted<'_>,
-        addresses: &BTreeMap<(u16, u32), bool>,
+        addresses: &[(u16, u32, bool)],
     ) -> BTreeMap<u16, u64> {
         let mut mapping_of: BTreeMap<u16, u64> = BTreeMap::new();
-        for &(progid, _) in addresses.keys() {
+        for &(progid, _, _) in addresses {
             if mapping_of.contains_key(&progid) {
                 continue;
             }
@@ -680,22 +697,22 @@ impl Builder {
 
     /// A location per address, with its function and, with inline frames, the functions
     /// inlined there as `Line` entries, innermost first (as pprof expects), each with its file
-    /// and line where the PDB has them; the location ID of each address. Each binary's
-    /// addresses are looked up once.
+    /// and line where the PDB has them, numbered in the order of `addresses` (their IDs
+    /// written to its `location_of`). Each binary's addresses are looked up once.
     fn locations(
         &mut self,
         counted: &Counted<'_>,
         namers: &Namers<'_>,
-        addresses: &BTreeMap<(u16, u32), bool>,
+        addresses: &mut Addresses,
         mapping_of: &BTreeMap<u16, u64>,
-    ) -> FxHashMap<(u16, u32), u64> {
-        let mut location_of: FxHashMap<(u16, u32), u64> = FxHashMap::default();
-        let mut by_binary: BTreeMap<u16, Vec<(u32, bool)>> = BTreeMap::new();
-        for (&(progid, rva), &exact) in addresses {
-            by_binary.entry(progid).or_default().push((rva, !exact));
-        }
+    ) {
+        let Addresses {
+            sorted,
+            location_of,
+        } = addresses;
         let mut ids: Vec<KeyId> = Vec::new();
-        for (progid, list) in by_binary {
+        for list in sorted.chunk_by(|a, b| a.0 == b.0) {
+            let progid = list[0].0;
             let binary = counted.tables.binary_name(progid);
             let symbols = counted.symbols.get(Some(progid));
             let namer = namers.get(progid);
@@ -704,7 +721,8 @@ impl Builder {
                 of: FxHashMap::default(),
             };
             let mapping = mapping_of[&progid];
-            for (rva, returns) in list {
+            for &(_, rva, exact) in list {
+                let returns = !exact;
                 ids.clear();
                 namer.ids(rva, returns, &mut ids);
                 let line = match namer.frames(rva, returns) {
@@ -745,7 +763,6 @@ impl Builder {
             }
             self.flag_mapping(mapping);
         }
-        location_of
     }
 
     /// Sets what the locations of mapping `id` have: file names, line numbers, inline frames.
