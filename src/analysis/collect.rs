@@ -140,8 +140,8 @@ impl Collector {
         else {
             return Collector::alone(top);
         };
+        // The first batch grows to its size; the next ones are made with room for it.
         Collector {
-            batch: Vec::with_capacity(CAPACITY),
             to_worker: Some(to_worker),
             from_worker: Some(from_worker),
             worker: Some(worker),

@@ -55,11 +55,6 @@ impl<'a, K: CountKey> Table<'a, K> {
         self.tally.total
     }
 
-    /// The hits of its records, each record once.
-    pub fn record_hits(&self) -> u128 {
-        self.tally.record_hits
-    }
-
     /// How many distinct keys it has.
     pub fn unique(&self) -> usize {
         self.tally.hits.len()
