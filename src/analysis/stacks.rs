@@ -474,6 +474,8 @@ struct Folding<'n, 'a> {
     long: Vec<(u32, u32)>,
     /// The chains of keys, outermost first, one after another.
     chains: Vec<u32>,
+    /// The chain of one key last asked for.
+    one: [u32; 1],
     /// What identifies each key to its index: the keys, once each.
     known: FxHashMap<KeyId, u32>,
     /// Per key, where the trace first shows it as far as folded: the stack (counted from
@@ -492,6 +494,7 @@ impl<'n, 'a> Folding<'n, 'a> {
             index: FxHashMap::default(),
             long: Vec::new(),
             chains: Vec::new(),
+            one: [0],
             known: FxHashMap::default(),
             first: Vec::new(),
             stacks: SliceCounts::default(),
@@ -503,26 +506,30 @@ impl<'n, 'a> Folding<'n, 'a> {
     /// first: one key, or with inline frames, the function and what was inlined there.
     fn chain(&mut self, rva: u32, returns: bool) -> &[u32] {
         let address = (rva, returns);
-        if !self.index.contains_key(&address) {
-            let (start, end) = self.look_up(rva, returns);
-            let found = match self.chains[start as usize..end as usize] {
-                [k] if k < LONG => {
-                    self.chains.truncate(start as usize);
-                    k
-                }
-                _ => {
-                    self.long.push((start, end));
-                    LONG | (self.long.len() - 1) as u32
-                }
-            };
-            self.index.insert(address, found);
-        }
-        match &self.index[&address] {
-            k if k & LONG == 0 => std::slice::from_ref(k),
-            found => {
-                let (start, end) = self.long[(found & !LONG) as usize];
-                &self.chains[start as usize..end as usize]
+        let found = match self.index.get(&address) {
+            Some(&found) => found,
+            None => {
+                let (start, end) = self.look_up(rva, returns);
+                let found = match self.chains[start as usize..end as usize] {
+                    [k] if k < LONG => {
+                        self.chains.truncate(start as usize);
+                        k
+                    }
+                    _ => {
+                        self.long.push((start, end));
+                        LONG | (self.long.len() - 1) as u32
+                    }
+                };
+                self.index.insert(address, found);
+                found
             }
+        };
+        if found & LONG == 0 {
+            self.one = [found];
+            &self.one
+        } else {
+            let (start, end) = self.long[(found & !LONG) as usize];
+            &self.chains[start as usize..end as usize]
         }
     }
 
