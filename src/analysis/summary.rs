@@ -159,7 +159,7 @@ impl<K: CountKey> Keyed<K> {
     #[inline]
     fn record(&mut self, keys: impl ExactSizeIterator<Item = K>, hits: u128) {
         self.records += 1;
-        self.keys += keys.len() as u64;
+        self.keys = self.keys.saturating_add(keys.len() as u64);
         self.record_hits = self.record_hits.saturating_add(hits);
         self.total = self
             .total
@@ -175,7 +175,7 @@ impl<K: CountKey> Keyed<K> {
     /// Adds what `other` counted.
     fn merge(&mut self, other: Keyed<K>) {
         self.records += other.records;
-        self.keys += other.keys;
+        self.keys = self.keys.saturating_add(other.keys);
         self.record_hits = self.record_hits.saturating_add(other.record_hits);
         self.total = self.total.saturating_add(other.total);
         for (key, hits) in other.hits.iter() {
