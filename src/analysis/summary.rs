@@ -715,6 +715,28 @@ mod tests {
     }
 
     #[test]
+    fn a_split_off_table_moves_whole_whatever_else_its_binary_has() {
+        // Binary 1 has LBR only, 2 call stacks only, 3 an IP event and LBR (LBR pairs are
+        // stored to first; the keys are from, to).
+        let mut s = Summary::new(5);
+        add(&mut s, Some(1), Opcode::LBR, 2, &[0x10, 0x20]);
+        add(&mut s, Some(2), Opcode::ETW_CALLSTACK, 3, &[0x30, 0x40]);
+        add(&mut s, Some(3), Opcode::IP_KINDS[0], 4, &[0x50]);
+        add(&mut s, Some(3), Opcode::LBR, 5, &[0x60, 0x70]);
+        let moved = s.split_off(|(_, t)| t == LBR || t == CALLSTACK);
+        assert_eq!(moved.progids().collect::<Vec<_>>(), [1, 2, 3]);
+        let lbr = |s: &Summary, p| s.lbr(p).map(|t| t.iter().collect::<Vec<_>>());
+        assert_eq!(lbr(&moved, 1), Some(vec![([0x20, 0x10], 2)]));
+        assert_eq!(lbr(&moved, 3), Some(vec![([0x70, 0x60], 5)]));
+        let arcs = moved.callstack(2).map(|t| t.iter().collect::<Vec<_>>());
+        assert_eq!(arcs, Some(vec![([0x30, 0x40], 3)]));
+        assert_eq!(moved.ip_tables(3).count(), 0);
+        // What stays: binary 3's IP event, and no table of the others.
+        assert_eq!(s.ip_tables(3).map(|t| t.total()).collect::<Vec<_>>(), [4]);
+        assert!(s.lbr(1).is_none() && s.callstack(2).is_none() && s.lbr(3).is_none());
+    }
+
+    #[test]
     fn ties_break_by_the_smaller_rva_and_arc() {
         let mut s = Summary::new(3);
         add(
