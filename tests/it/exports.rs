@@ -370,6 +370,25 @@ fn pprof_mappings_say_what_their_locations_have() {
     assert_eq!(flags(&[]), (false, false, false));
 }
 
+#[test]
+fn pprof_lists_a_function_once_however_many_addresses_it_holds() {
+    let (p, _, o, _dir) = export(&fixtures::dir().join("inline.spt"), &["/pdb:inline.pdb"]);
+    assert_eq!(o.status.code(), Some(0));
+    let mut functions: Vec<(i64, i64)> = p.function.iter().map(|f| (f.name, f.filename)).collect();
+    let listed = functions.len();
+    functions.sort_unstable();
+    functions.dedup();
+    assert_eq!(
+        functions.len(),
+        listed,
+        "a function listed twice: {:?}",
+        p.function
+    );
+    // Some function holds several of the sampled addresses.
+    let lines: usize = p.location.iter().map(|l| l.line.len()).sum();
+    assert!(listed < lines, "{listed} functions for {lines} lines");
+}
+
 /// The JSON Schema the speedscope npm package ships.
 fn speedscope_schema() -> (boon::Schemas, boon::SchemaIndex) {
     let path =
