@@ -378,7 +378,8 @@ fn addresses(counted: &Counted<'_>) -> Addresses {
 struct Addresses {
     /// Per binary and address, in order, whether it is exact.
     sorted: Vec<(u16, u32, bool)>,
-    /// The location ID of each address, once [`Builder::locations`] has numbered them.
+    /// Per binary and address: 1 when it is exact, else 0, until [`Builder::locations`]
+    /// numbers them; then its location ID.
     location_of: FxHashMap<(u16, u32), u64>,
 }
 
