@@ -532,6 +532,23 @@ mod tests {
     /// Hits are kept as 32 low bits in the table and the rest carried apart: every part of
     /// a u128 survives, including high bits whose low 96 are zero.
     #[test]
+    fn a_table_doubles_when_it_grows() {
+        // Growing by doubling keeps the work of growing linear in the keys; the counts
+        // would be the same at any size.
+        let mut c = Counts::<u32>::new();
+        let mut sizes = vec![c.buckets.len()];
+        for k in 0..100_000u32 {
+            c.add(k, 1);
+            if c.buckets.len() != *sizes.last().unwrap() {
+                sizes.push(c.buckets.len());
+            }
+        }
+        assert!(sizes.len() > 3, "{sizes:?}");
+        assert!(sizes.windows(2).all(|w| w[1] == 2 * w[0]), "{sizes:?}");
+        assert_eq!(c.iter().count(), 100_000);
+    }
+
+    #[test]
     fn hits_of_every_width_are_exact() {
         let mut c = Counts::<u32>::new();
         let widths = [
