@@ -72,6 +72,7 @@ pub(super) fn show<P: Printer>(
     let keep = decoded || after.stacks;
     let (order, tables) = (plan.stack_order, &kept.tables);
     let profile = profile(&mut kept.stacks, tables, order, &namers, profiled, keep);
+    let handed = handed_to_pprof(views, &mut kept.stacks, after);
     let none = StackCounts::default();
     let stacks = kept.stacks.as_ref().unwrap_or(&none);
     let counted = kept.summary.as_ref().map(|summary| Counted {
@@ -102,6 +103,9 @@ pub(super) fn show<P: Printer>(
         if views.lines {
             source_lines(out, file, plan, &counted)?;
         }
+        if let Some(path) = &views.pprof {
+            pprof(out, file, path, &counted, handed, &namers)?;
+        }
         let flat = Flat { sampled, functions };
         exports(out, file, plan, &counted, &namers, &flat, &profile)?;
     }
@@ -127,6 +131,17 @@ fn profile(
         Some(decoded) if profiled => decoded.into_profile(order, tables, namers),
         _ => StackProfile::default(),
     }
+}
+
+/// The call stacks as decoded, taken for pprof when nothing after it reads them:
+/// it lets go of them once it has written their samples.
+fn handed_to_pprof(
+    views: &Views,
+    stacks: &mut Option<StackCounts>,
+    after: After,
+) -> Option<StackCounts> {
+    let last = views.pprof.is_some() && !views.lines && views.parquet.is_none() && !after.stacks;
+    if last { stacks.take() } else { None }
 }
 
 /// Lets go of the summary's tables when the views draw only call stacks and there are some
@@ -365,7 +380,34 @@ fn drawn(source: SampleKind) -> String {
     }
 }
 
-/// The profiles for other viewers: `/pprof`, `/speedscope` and `/html`.
+/// `/pprof`: the profile written to `path`, its call stacks `handed` over, or else those
+/// of `counted`.
+fn pprof<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    path: &Path,
+    counted: &Counted<'_>,
+    handed: Option<StackCounts>,
+    namers: &Namers<'_>,
+) -> Result<(), Error> {
+    let stacks = match handed {
+        Some(stacks) => pprof::Stacks::Handed(stacks),
+        None => pprof::Stacks::Borrowed(counted.stacks),
+    };
+    match write_file(path, |w| {
+        pprof::write(w, counted, stacks, namers, &file.label())
+    }) {
+        Ok(written) if written.clamped => {
+            let message = "a count above 2^63 - 1, more than a pprof value holds, was \
+                           clamped to it in the pprof profile";
+            out.print(|p| p.note(file, message))
+        }
+        Ok(_) => Ok(()),
+        Err(e) => cannot_write(out, file, "pprof profile", path, &e),
+    }
+}
+
+/// The profiles for other viewers: `/speedscope` and `/html`, and the `/parquet` tables.
 fn exports<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
@@ -375,17 +417,6 @@ fn exports<P: Printer>(
     flat: &Flat,
     profile: &StackProfile,
 ) -> Result<(), Error> {
-    if let Some(path) = &plan.views.pprof {
-        match write_file(path, |w| pprof::write(w, counted, namers, &file.label())) {
-            Ok(written) if written.clamped => {
-                let message = "a count above 2^63 - 1, more than a pprof value holds, was \
-                               clamped to it in the pprof profile";
-                out.print(|p| p.note(file, message))?;
-            }
-            Ok(_) => {}
-            Err(e) => cannot_write(out, file, "pprof profile", path, &e)?,
-        }
-    }
     // Under /compare, the report is of the two traces (dump/compare.rs).
     if let Some(path) = &plan.views.html
         && !matches!(plan.shape, Shape::Compared { .. })

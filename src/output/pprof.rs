@@ -35,11 +35,12 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use hashbrown::HashTable;
 use prost::Message;
-use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
+use prost::encoding::WireType;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::analysis::Counted;
 use crate::analysis::keys::{FrameKey, KeyId, Namers};
-use crate::analysis::stacks::StackOrder;
+use crate::analysis::stacks::{StackCounts, StackOrder};
 use crate::format::record::SampleKind;
 
 /// `perftools.profiles.Profile`.
@@ -211,6 +212,32 @@ pub struct Function {
     pub start_line: i64,
 }
 
+/// The call stacks as decoded, as the profile is given them: borrowed, or handed over when
+/// nothing after it reads them, to be let go of once their samples are written (the other
+/// samples come after them when the profile shows the stacks first).
+pub(crate) enum Stacks<'a> {
+    /// Read, and left as they are.
+    Borrowed(&'a StackCounts),
+    /// Read, and let go of once written.
+    Handed(StackCounts),
+}
+
+impl Stacks<'_> {
+    fn get(&self) -> &StackCounts {
+        match self {
+            Stacks::Borrowed(stacks) => stacks,
+            Stacks::Handed(stacks) => stacks,
+        }
+    }
+
+    /// Lets go of the stacks when they were handed over: memory alone.
+    fn let_go(&mut self) {
+        if let Stacks::Handed(stacks) = self {
+            *stacks = StackCounts::default();
+        }
+    }
+}
+
 /// What writing found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Written {
@@ -229,12 +256,13 @@ pub(crate) struct Written {
 fn profile(
     out: &mut impl Write,
     counted: &Counted<'_>,
+    mut stacks: Stacks<'_>,
     namers: &Namers<'_>,
     comment: &str,
 ) -> io::Result<Written> {
     let mut b = Builder::default();
     b.string("");
-    let types = sample_types(counted);
+    let types = sample_types(counted, stacks.get());
     let count = b.string("count");
     let sample_type: Vec<ValueType> = types
         .iter()
@@ -243,10 +271,14 @@ fn profile(
             unit: count,
         })
         .collect();
-    let mut addresses = addresses(counted);
+    let mut addresses = addresses(counted, stacks.get());
     let mapping_of = b.mappings(counted, &addresses.sorted);
     b.locations(counted, namers, &mut addresses, &mapping_of);
-    let location_of = addresses.location_of;
+    let Addresses {
+        sorted,
+        location_of,
+    } = addresses;
+    drop(sorted);
     let head = Profile {
         sample_type,
         ..Profile::default()
@@ -271,7 +303,9 @@ fn profile(
             samples.ip(counted, p, first)?;
             samples.branches(counted, p, first)?;
         }
-        samples.stacks(counted, first)?;
+        if samples.stacks(stacks.get(), counted.order, first)? {
+            stacks.let_go();
+        }
     }
     samples.flush()?;
     let written = samples.written;
@@ -287,28 +321,24 @@ fn profile(
 }
 
 /// Writes the mappings (3), locations (4), functions (5) and strings (6) of `b`, each
-/// encoded on its own as it is written, then `tail`, the fields after them.
+/// encoded on its own, then `tail`, the fields after them.
 fn write_tail(out: &mut impl Write, b: &Builder, tail: &Profile) -> io::Result<()> {
     let mut buffer = Vec::new();
-    let mut piece = |encode: &dyn Fn(&mut Vec<u8>)| -> io::Result<()> {
-        encode(&mut buffer);
+    for m in &b.mappings {
+        prost::encoding::message::encode(3, m, &mut buffer);
+    }
+    out.write_all(&buffer)?;
+    out.write_all(&b.locations)?;
+    out.write_all(&b.functions)?;
+    buffer.clear();
+    for s in b.strings.iter() {
+        prost::encoding::encode_key(6, WireType::LengthDelimited, &mut buffer);
+        prost::encoding::encode_varint(s.len() as u64, &mut buffer);
+        buffer.extend_from_slice(s.as_bytes());
         if buffer.len() >= 1 << 16 {
             out.write_all(&buffer)?;
             buffer.clear();
         }
-        Ok(())
-    };
-    for m in &b.mappings {
-        piece(&|buf| prost::encoding::message::encode(3, m, buf))?;
-    }
-    for l in &b.locations {
-        piece(&|buf| prost::encoding::message::encode(4, l, buf))?;
-    }
-    for f in &b.functions {
-        piece(&|buf| prost::encoding::message::encode(5, f, buf))?;
-    }
-    for s in &b.strings {
-        piece(&|buf| prost::encoding::string::encode(6, s, buf))?;
     }
     out.write_all(&buffer)?;
     out.write_all(&tail.encode_to_vec())
@@ -317,7 +347,7 @@ fn write_tail(out: &mut impl Write, b: &Builder, tail: &Profile) -> io::Result<(
 /// The sample types: `branches`, the IP events present (the first of them last), `stacks`;
 /// the one users most likely want first is put last, as speedscope takes
 /// `default_sample_type` as a position.
-fn sample_types(counted: &Counted<'_>) -> Vec<String> {
+fn sample_types(counted: &Counted<'_>, stacks: &StackCounts) -> Vec<String> {
     let summary = counted.summary;
     let mut events: Vec<SampleKind> = summary
         .progids()
@@ -331,7 +361,7 @@ fn sample_types(counted: &Counted<'_>) -> Vec<String> {
         types.push("branches".to_owned());
     }
     types.extend(events.iter().rev().map(|e| e.name().to_owned()));
-    if counted.stacks.unique() > 0 {
+    if stacks.unique() > 0 {
         types.push("stacks".to_owned());
     }
     types
@@ -341,7 +371,7 @@ fn sample_types(counted: &Counted<'_>) -> Vec<String> {
 /// points (an IP sample, a branch's end, a leaf frame); else it is only a return address,
 /// looked up one byte back. Gathered in a hash map (every frame of every stack is noted, and
 /// most are seen many times), then sorted.
-fn addresses(counted: &Counted<'_>) -> Addresses {
+fn addresses(counted: &Counted<'_>, stacks: &StackCounts) -> Addresses {
     let summary = counted.summary;
     let mut location_of: FxHashMap<(u16, u32), u64> = FxHashMap::default();
     let mut note = |progid: u16, rva: u32, exact: bool| {
@@ -356,7 +386,7 @@ fn addresses(counted: &Counted<'_>) -> Addresses {
             note(p, to, true);
         }
     }
-    for (p, frames, _) in counted.stacks.raw() {
+    for (p, frames, _) in stacks.raw() {
         let leaf = counted.order.leaf(frames.len() / 4);
         for (i, rva) in rvas(frames).enumerate() {
             note(p, rva, i == leaf);
@@ -421,14 +451,13 @@ impl<W: Write> SampleList<'_, W> {
         ((slot == self.default) == first).then_some(slot)
     }
 
-    /// One sample of `locations` with `hits` in the `slot`-th value, labelled with that type.
+    /// One sample of `locations` with `value` in the `slot`-th value, labelled with that type.
     fn push(
         &mut self,
         locations: impl Iterator<Item = u64>,
         slot: usize,
-        hits: u128,
+        value: i64,
     ) -> io::Result<()> {
-        let value = self.value(hits);
         let sample = &mut self.sample;
         sample.location_id.clear();
         sample.location_id.extend(locations);
@@ -461,11 +490,13 @@ impl<W: Write> SampleList<'_, W> {
             let Some(i) = self.slot(t.source().name(), first) else {
                 continue;
             };
-            let mut hits: Vec<(u32, u128)> = t.iter().collect();
-            hits.sort_unstable();
-            for (rva, hits) in hits {
+            // Values, not counts: half the room to sort.
+            let mut values: Vec<(u32, i64)> =
+                t.iter().map(|(rva, n)| (rva, self.value(n))).collect();
+            values.sort_unstable();
+            for (rva, value) in values {
                 let location = self.location_of[&(p, rva)];
-                self.push(std::iter::once(location), i, hits)?;
+                self.push(std::iter::once(location), i, value)?;
             }
         }
         Ok(())
@@ -479,11 +510,12 @@ impl<W: Write> SampleList<'_, W> {
         let Some(i) = self.slot("branches", first) else {
             return Ok(());
         };
-        let mut arcs: Vec<([u32; 2], u128)> = table.iter().collect();
+        let mut arcs: Vec<([u32; 2], i64)> =
+            table.iter().map(|(arc, n)| (arc, self.value(n))).collect();
         arcs.sort_unstable();
-        for ([from, to], hits) in arcs {
+        for ([from, to], value) in arcs {
             let ids = [self.location_of[&(p, to)], self.location_of[&(p, from)]];
-            self.push(ids.into_iter(), i, hits)?;
+            self.push(ids.into_iter(), i, value)?;
         }
         Ok(())
     }
@@ -493,32 +525,38 @@ impl<W: Write> SampleList<'_, W> {
     /// ([`Builder::locations`]), so that order is the order of each stack's binary, then of
     /// its addresses leaf first: the stacks are sorted as they are stored, and a frame's
     /// location looked up as it is written.
-    fn stacks(&mut self, counted: &Counted<'_>, first: bool) -> io::Result<()> {
-        let stacks = counted.stacks;
+    /// Whether it wrote them: in one pass of the two.
+    fn stacks(
+        &mut self,
+        stacks: &StackCounts,
+        stack_order: StackOrder,
+        first: bool,
+    ) -> io::Result<bool> {
         if stacks.unique() == 0 {
-            return Ok(());
+            return Ok(false);
         }
         let Some(i) = self.slot("stacks", first) else {
-            return Ok(());
+            return Ok(false);
         };
         let mut order: Vec<usize> = (0..stacks.unique()).collect();
         order.sort_unstable_by(|&a, &b| {
             let ((pa, a, _), (pb, b, _)) = (stacks.get(a), stacks.get(b));
-            pa.cmp(&pb).then_with(|| match counted.order {
+            pa.cmp(&pb).then_with(|| match stack_order {
                 StackOrder::LeafFirst => rvas(a).cmp(rvas(b)),
                 StackOrder::RootFirst => rvas(a).rev().cmp(rvas(b).rev()),
             })
         });
         for j in order {
             let (p, frames, hits) = stacks.get(j);
+            let value = self.value(hits);
             let location_of = self.location_of;
             let id = |rva: u32| location_of[&(p, rva)];
-            match counted.order {
-                StackOrder::LeafFirst => self.push(rvas(frames).map(id), i, hits)?,
-                StackOrder::RootFirst => self.push(rvas(frames).rev().map(id), i, hits)?,
+            match stack_order {
+                StackOrder::LeafFirst => self.push(rvas(frames).map(id), i, value)?,
+                StackOrder::RootFirst => self.push(rvas(frames).rev().map(id), i, value)?,
             }
         }
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -530,9 +568,12 @@ fn rvas(frames: &[u8]) -> impl DoubleEndedIterator<Item = u32> + '_ {
 /// Writes the profile of `counted`, gzipped, to `out`: encoded on this thread and deflated
 /// on another, as the profile of a trace with many call stacks takes about as long to
 /// deflate as to encode.
+///
+/// The call stacks are `stacks`, not `counted.stacks`.
 pub(crate) fn write(
     out: impl Write + Send,
     counted: &Counted<'_>,
+    stacks: Stacks<'_>,
     namers: &Namers<'_>,
     comment: &str,
 ) -> io::Result<Written> {
@@ -552,7 +593,7 @@ pub(crate) fn write(
             tx,
             buffer: Vec::with_capacity(CHUNK),
         };
-        let written = profile(&mut pipe, counted, namers, comment).and_then(|w| {
+        let written = profile(&mut pipe, counted, stacks, namers, comment).and_then(|w| {
             pipe.send()?;
             Ok(w)
         });
@@ -591,11 +632,18 @@ impl Pipe {
 }
 
 impl Write for Pipe {
+    /// Sends chunks of exactly [`CHUNK`] bytes, however the profile is written: the deflater
+    /// given the same bytes in other pieces may write other (as valid) gzip bytes.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.buffer.extend_from_slice(buf);
-        // Sending sooner or later deflates the same bytes: this bound is for speed alone.
-        if self.buffer.len() >= CHUNK {
-            self.send()?;
+        let mut rest = buf;
+        while !rest.is_empty() {
+            let room = CHUNK - self.buffer.len();
+            let (now, later) = rest.split_at(room.min(rest.len()));
+            self.buffer.extend_from_slice(now);
+            if self.buffer.len() == CHUNK {
+                self.send()?;
+            }
+            rest = later;
         }
         Ok(buf.len())
     }
@@ -605,17 +653,61 @@ impl Write for Pipe {
     }
 }
 
-/// The tables of a profile being built.
+/// The tables of a profile being built: the mappings as messages, the locations and
+/// functions encoded as they are made (the same bytes as encoding them all at the end), the
+/// strings in one buffer.
 #[derive(Default)]
 struct Builder {
-    strings: Vec<String>,
-    /// Each string's index, found by the hash of the string (held once, in `strings`).
-    index: HashTable<usize>,
+    strings: Strings,
     mappings: Vec<Mapping>,
-    locations: Vec<Location>,
-    functions: Vec<Function>,
-    /// The functions whose file is a source file (not the binary's name).
-    file_known: FxHashSet<u64>,
+    /// The locations, each encoded as field 4 of a `Profile`.
+    locations: Vec<u8>,
+    /// How many there are.
+    location_count: u64,
+    /// The functions, each encoded as field 5 of a `Profile`.
+    functions: Vec<u8>,
+    /// Per function, by its ID - 1: whether its file is a source file (not the binary's
+    /// name).
+    file_known: Vec<bool>,
+}
+
+/// The string table: each string once, all in one buffer.
+#[derive(Default)]
+struct Strings {
+    text: String,
+    /// Where each string ends in `text`.
+    ends: Vec<usize>,
+    /// Each string's index, found by the hash of the string.
+    index: HashTable<usize>,
+}
+
+impl Strings {
+    /// The `i`-th string of `text` that `ends` delimit.
+    fn nth<'t>(text: &'t str, ends: &[usize], i: usize) -> &'t str {
+        let start = i.checked_sub(1).map_or(0, |j| ends[j]);
+        &text[start..ends[i]]
+    }
+
+    /// The index of `s`, added the first time.
+    fn index(&mut self, s: &str) -> usize {
+        let Strings { text, ends, index } = self;
+        let hash = FxBuildHasher.hash_one(s);
+        if let Some(&i) = index.find(hash, |&i| Self::nth(text, ends, i) == s) {
+            return i;
+        }
+        let i = ends.len();
+        text.push_str(s);
+        ends.push(text.len());
+        index.insert_unique(hash, i, |&j| {
+            FxBuildHasher.hash_one(Self::nth(text, ends, j))
+        });
+        i
+    }
+
+    /// Each string, in order.
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.ends.len()).map(|i| Self::nth(&self.text, &self.ends, i))
+    }
 }
 
 /// The functions of one binary's locations, by what identifies them.
@@ -639,19 +731,18 @@ impl Functions<'_> {
         if let Some(&f) = self.of.get(&id) {
             return f;
         }
-        let f = b.functions.len() as u64 + 1;
+        let f = b.file_known.len() as u64 + 1;
         let name = b.string(name);
         let filename = b.string(file.unwrap_or(self.binary));
-        if file.is_some() {
-            b.file_known.insert(f);
-        }
-        b.functions.push(Function {
+        b.file_known.push(file.is_some());
+        let function = Function {
             id: f,
             name,
             system_name: name,
             filename,
             start_line: start_line.map_or(0, i64::from),
-        });
+        };
+        prost::encoding::message::encode(5, &function, &mut b.functions);
         self.of.insert(id, f);
         f
     }
@@ -699,7 +790,8 @@ impl Builder {
     /// A location per address, with its function and, with inline frames, the functions
     /// inlined there as `Line` entries, innermost first (as pprof expects), each with its file
     /// and line where the PDB has them, numbered in the order of `addresses` (their IDs
-    /// written to its `location_of`). Each binary's addresses are looked up once.
+    /// written to its `location_of`) and encoded as they are made. Each binary's addresses are
+    /// looked up once.
     fn locations(
         &mut self,
         counted: &Counted<'_>,
@@ -712,6 +804,7 @@ impl Builder {
             location_of,
         } = addresses;
         let mut ids: Vec<KeyId> = Vec::new();
+        let mut location = Location::default();
         for list in sorted.chunk_by(|a, b| a.0 == b.0) {
             let progid = list[0].0;
             let binary = counted.tables.binary_name(progid);
@@ -722,23 +815,24 @@ impl Builder {
                 of: FxHashMap::default(),
             };
             let mapping = mapping_of[&progid];
+            let mut has = Has::default();
             for &(_, rva, exact) in list {
                 let returns = !exact;
                 ids.clear();
                 namer.ids(rva, returns, &mut ids);
-                let line = match namer.frames(rva, returns) {
+                location.line.clear();
+                match namer.frames(rva, returns) {
                     // Innermost first, as pprof expects: the ids reversed.
-                    Some(frames) => frames
-                        .zip(ids.iter().rev())
-                        .map(|(f, &id)| {
+                    Some(frames) => {
+                        for (f, &id) in frames.zip(ids.iter().rev()) {
                             let function_id =
                                 functions.id(self, id, f.function, f.file, f.start_line);
-                            Line {
+                            location.line.push(Line {
                                 function_id,
                                 line: f.line.map_or(0, i64::from),
-                            }
-                        })
-                        .collect(),
+                            });
+                        }
+                    }
                     None => {
                         let key = FrameKey::of(symbols, rva, returns);
                         let name = match key.function_name() {
@@ -746,57 +840,51 @@ impl Builder {
                             None => key.name(&binary),
                         };
                         let function_id = functions.id(self, ids[0], &name, None, None);
-                        vec![Line {
+                        location.line.push(Line {
                             function_id,
                             line: 0,
-                        }]
+                        });
                     }
-                };
-                let id = self.locations.len() as u64 + 1;
-                self.locations.push(Location {
-                    id,
-                    mapping_id: mapping,
-                    address: u64::from(rva),
-                    line,
-                    is_folded: false,
-                });
-                location_of.insert((progid, rva), id);
+                }
+                self.location_count += 1;
+                location.id = self.location_count;
+                location.mapping_id = mapping;
+                location.address = u64::from(rva);
+                has.note(&location.line, &self.file_known);
+                prost::encoding::message::encode(4, &location, &mut self.locations);
+                location_of.insert((progid, rva), location.id);
             }
-            self.flag_mapping(mapping);
+            let m = &mut self.mappings[mapping as usize - 1];
+            m.has_filenames = has.files;
+            m.has_line_numbers = has.lines;
+            m.has_inline_frames = has.inlines;
         }
-    }
-
-    /// Sets what the locations of mapping `id` have: file names, line numbers, inline frames.
-    fn flag_mapping(&mut self, id: u64) {
-        let (mut files, mut lines, mut inlines) = (false, false, false);
-        for location in self.locations.iter().filter(|l| l.mapping_id == id) {
-            lines |= location.line.iter().any(|l| l.line > 0);
-            inlines |= location.line.len() > 1;
-            files |= location
-                .line
-                .iter()
-                .any(|l| self.file_known.contains(&l.function_id));
-        }
-        let m = &mut self.mappings[id as usize - 1];
-        m.has_filenames = files;
-        m.has_line_numbers = lines;
-        m.has_inline_frames = inlines;
     }
 
     /// The index of `s` in the string table, adding it the first time.
     fn string(&mut self, s: &str) -> i64 {
-        let Builder { strings, index, .. } = self;
-        let hash = FxBuildHasher.hash_one(s);
-        let i = match index.find(hash, |&i| strings[i] == s) {
-            Some(&i) => i,
-            None => {
-                let i = strings.len();
-                strings.push(s.to_owned());
-                index.insert_unique(hash, i, |&j| FxBuildHasher.hash_one(strings[j].as_str()));
-                i
-            }
-        };
+        let i = self.strings.index(s);
         // As many strings as there are addresses, names and files: far fewer than 2^63.
         i64::try_from(i).expect("a string table of fewer than 2^63 strings")
+    }
+}
+
+/// What the locations of a mapping have, as its flags say.
+#[derive(Default)]
+struct Has {
+    /// A function whose file is a source file.
+    files: bool,
+    /// A line number.
+    lines: bool,
+    /// Inline frames.
+    inlines: bool,
+}
+
+impl Has {
+    /// Notes what a location of `line` has; `file_known` is per function, as in [`Builder`].
+    fn note(&mut self, line: &[Line], file_known: &[bool]) {
+        self.lines |= line.iter().any(|l| l.line > 0);
+        self.inlines |= line.len() > 1;
+        self.files |= line.iter().any(|l| file_known[l.function_id as usize - 1]);
     }
 }

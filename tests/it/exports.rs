@@ -671,3 +671,47 @@ fn the_invariants_the_fuzzer_checks_hold_and_catch_a_lost_hit() {
         assert!(e.contains("frame 1000000 of"), "{e}");
     }
 }
+
+/// pprof is handed the call stacks when no view after it reads them, and borrows them when
+/// `/lines` or `/parquet` does: the profile is the same either way, with the stacks'
+/// samples first and the rest after them, and so are the other view's lines and tables.
+#[test]
+fn pprof_writes_the_same_profile_whether_or_not_a_view_reads_the_stacks_after_it() {
+    let pdb = "/pdb:app.pdb,core.pdb";
+    let (alone, _, _, _dir) = export(&profile_spt(), &[pdb]);
+    assert!(alone.sample.len() > 1, "a profile of several samples");
+    let stacks = alone.sample_type.len() - 1;
+    assert_eq!(string(&alone, alone.sample_type[stacks].r#type), "stacks");
+    assert!(
+        alone.sample[0].value[stacks] > 0,
+        "the stacks' samples first"
+    );
+    let trace = profile_spt();
+    for view in ["/lines", "/parquet"] {
+        // The view on its own, then beside pprof: the same lines, the same tables.
+        let mut seen = Vec::new();
+        for with_pprof in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let tables = dir.path().join("tables");
+            let arg = match view {
+                "/parquet" => format!("/parquet:{}", tables.display()),
+                _ => view.to_owned(),
+            };
+            let o = if with_pprof {
+                let (with, _, o, _) = export(&trace, &[pdb, &arg]);
+                assert_eq!(with, alone, "pprof beside {view}");
+                o
+            } else {
+                run_in(&fixtures::dir(), &[pdb, &arg, trace.to_str().unwrap()])
+            };
+            assert!(o.status.success(), "{view}: {o:?}");
+            let stacks = tables.join("stacks").join("profile.parquet");
+            seen.push((o.stdout, std::fs::read(stacks).ok()));
+        }
+        assert_eq!(seen[0], seen[1], "{view} beside pprof");
+        assert!(
+            !seen[0].0.is_empty() || seen[0].1.is_some(),
+            "{view} shows something"
+        );
+    }
+}
