@@ -475,6 +475,14 @@ impl Summary {
         })
     }
 
+    /// Lets go of every binary's call-stack arcs, once nothing reads them (the call stacks
+    /// themselves are kept apart, [`StackCounts`](super::stacks::StackCounts)).
+    pub(crate) fn let_go_of_stack_arcs(&mut self) {
+        for b in &mut self.binaries {
+            b.callstack = None;
+        }
+    }
+
     /// The sample records of binary `progid` (`None`: those before any BINARY_ID).
     pub fn records(&self, progid: Option<u16>) -> u64 {
         self.index

@@ -179,6 +179,16 @@ impl Views {
         self.functions || self.lines || self.folded || self.flamegraph.is_some() || self.exports()
     }
 
+    /// Whether the views name the frames of the call stacks by key (`/lines` and `/parquet`
+    /// read the symbols themselves, pprof the decoded stacks).
+    pub(crate) fn profiled(&self) -> bool {
+        self.functions
+            || self.folded
+            || self.flamegraph.is_some()
+            || self.speedscope.is_some()
+            || self.html.is_some()
+    }
+
     /// Whether a profile for another viewer is written.
     fn exports(&self) -> bool {
         self.pprof.is_some()

@@ -12,10 +12,12 @@ use super::{Out, Plan, Shape};
 use crate::analysis::Counted;
 use crate::analysis::keys::Namers;
 use crate::analysis::stacks::{self, BinaryStacks, StackCounts, StackOrder, StackProfile};
+use crate::analysis::summary::Summary;
 use crate::analysis::{check, functions, lines};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
 use crate::format::tables::Tables;
+use crate::image::matching::MatchResult;
 #[cfg(feature = "parquet")]
 use crate::output::parquet;
 use crate::output::{FileInfo, Printer, flamegraph, html, pprof, speedscope};
@@ -41,21 +43,14 @@ pub(super) fn show<P: Printer>(
     after: After,
 ) -> Result<(), Error> {
     let views = &plan.views;
-    if views.summary
-        && let Some(summary) = &kept.summary
-    {
-        out.print(|p| p.summary(summary, &kept.tables, &kept.symbols, plan.stack_order))?;
+    if views.summary {
+        summary(out, plan, kept)?;
     }
     let_go_of_samples(views, kept, after);
     let Some(stacks) = &kept.stacks else {
         return Ok(());
     };
-    // The views that name frames by key; /lines and /parquet read the symbols themselves.
-    let profiled = views.functions
-        || views.folded
-        || views.flamegraph.is_some()
-        || views.speedscope.is_some()
-        || views.html.is_some();
+    let profiled = views.profiled();
     let named = profiled || views.pprof.is_some();
     // Every address the views name, looked up once per binary.
     let namers = stacks::namers(
@@ -66,22 +61,20 @@ pub(super) fn show<P: Printer>(
         plan.inline && named,
     );
     unread_lines(out, file, &kept.tables, &namers)?;
-    // pprof, `/lines` and `/parquet` read the call stacks as decoded; the other views, the
-    // profile by key.
-    let decoded = views.pprof.is_some() || views.lines || views.parquet.is_some();
-    let keep = decoded || after.stacks;
+    // pprof, `/lines` and `/parquet` read the call stacks as decoded, and the caller may
+    // after; the other views, the profile by key.
+    let keep = views.pprof.is_some() || views.lines || views.parquet.is_some() || after.stacks;
     let (order, tables) = (plan.stack_order, &kept.tables);
+    let report = report_input(plan, file, kept, stacks);
+    let_go_of_stack_arcs(views, &mut kept.summary, after);
     let profile = profile(&mut kept.stacks, tables, order, &namers, profiled, keep);
     let handed = handed_to_pprof(views, &mut kept.stacks, after);
     let none = StackCounts::default();
-    let stacks = kept.stacks.as_ref().unwrap_or(&none);
-    let counted = kept.summary.as_ref().map(|summary| Counted {
-        summary,
-        stacks,
-        order: plan.stack_order,
-        tables: &kept.tables,
-        symbols: &kept.symbols,
-    });
+    let counted = counted(
+        kept,
+        kept.stacks.as_ref().unwrap_or(&none),
+        plan.stack_order,
+    );
     let Flat { sampled, functions } = match &counted {
         Some(counted) => flat(plan, counted, &namers, &profile),
         None => Flat::default(),
@@ -107,9 +100,39 @@ pub(super) fn show<P: Printer>(
             pprof(out, file, path, &counted, handed, &namers)?;
         }
         let flat = Flat { sampled, functions };
-        exports(out, file, plan, &counted, &namers, &flat, &profile)?;
+        // The report's flame graphs are drawn after the other views, once what nothing else
+        // reads is let go of, in that room.
+        let drawn = report
+            .as_ref()
+            .map(|r| flame_input(&r.label, &profile, &flat.sampled));
+        exports(out, file, plan, &counted, &namers, &profile)?;
+        if let (Some(input), Some((title, folded, _))) = (report, drawn) {
+            drop(profile);
+            let_go_of_counts(kept, after);
+            let functions = &flat.functions;
+            self::report(out, file, input, (&title, &folded), &kept.tables, functions)?;
+        }
     }
     Ok(())
+}
+
+/// `/summary`: what the trace holds, per binary and source.
+fn summary<P: Printer>(out: &mut Out<'_, P>, plan: &Plan, kept: &Kept) -> Result<(), Error> {
+    let Some(summary) = &kept.summary else {
+        return Ok(());
+    };
+    out.print(|p| p.summary(summary, &kept.tables, &kept.symbols, plan.stack_order))
+}
+
+/// What `kept` counted, with the call `stacks` given, when it has a summary.
+fn counted<'k>(kept: &'k Kept, stacks: &'k StackCounts, order: StackOrder) -> Option<Counted<'k>> {
+    kept.summary.as_ref().map(|summary| Counted {
+        summary,
+        stacks,
+        order,
+        tables: &kept.tables,
+        symbols: &kept.symbols,
+    })
 }
 
 /// The call stacks by key when `profiled`; the stacks as decoded are kept when they are to
@@ -140,8 +163,24 @@ fn handed_to_pprof(
     stacks: &mut Option<StackCounts>,
     after: After,
 ) -> Option<StackCounts> {
-    let last = views.pprof.is_some() && !views.lines && views.parquet.is_none() && !after.stacks;
-    if last { stacks.take() } else { None }
+    let read_after = views.lines || views.parquet.is_some() || after.stacks;
+    if views.pprof.is_some() && !read_after {
+        stacks.take()
+    } else {
+        None
+    }
+}
+
+/// Lets go of the summary's call-stack arcs once the report has read them (`/summary` has
+/// too, before), unless `/parquet` or the caller reads them after: none of the other views
+/// does.
+fn let_go_of_stack_arcs(views: &Views, summary: &mut Option<Summary>, after: After) {
+    if views.parquet.is_none()
+        && !after.summary
+        && let Some(summary) = summary
+    {
+        summary.let_go_of_stack_arcs();
+    }
 }
 
 /// Lets go of the summary's tables when the views draw only call stacks and there are some
@@ -317,21 +356,15 @@ pub(super) struct Named {
 
 /// Names the keys of `kept` as the plan asks (functions with `/pdb`, inline frames).
 pub(super) fn named(plan: &Plan, kept: &Kept) -> Named {
-    let (Some(stacks), Some(summary)) = (&kept.stacks, &kept.summary) else {
+    let order = plan.stack_order;
+    let Some(counted) = kept.stacks.as_ref().and_then(|s| counted(kept, s, order)) else {
         return Named {
             profile: StackProfile::default(),
             sampled: Vec::new(),
         };
     };
-    let order = plan.stack_order;
+    let (stacks, summary) = (counted.stacks, counted.summary);
     let namers = stacks::namers(stacks, Some(summary), order, &kept.symbols, plan.inline);
-    let counted = Counted {
-        summary,
-        stacks,
-        order,
-        tables: &kept.tables,
-        symbols: &kept.symbols,
-    };
     Named {
         profile: stacks.profile(order, &kept.tables, &namers),
         sampled: stacks::sampled(&counted, &namers, |_| true),
@@ -407,22 +440,26 @@ fn pprof<P: Printer>(
     }
 }
 
-/// The profiles for other viewers: `/speedscope` and `/html`, and the `/parquet` tables.
+/// Lets go of the summary's tables and the call stacks as decoded, unless the caller reads
+/// them `after`: memory alone.
+fn let_go_of_counts(kept: &mut Kept, after: After) {
+    if !after.summary {
+        kept.summary = None;
+    }
+    if !after.stacks {
+        kept.stacks = None;
+    }
+}
+
+/// The profiles for other viewers: `/speedscope`, and the `/parquet` tables.
 fn exports<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
     plan: &Plan,
     counted: &Counted<'_>,
     namers: &Namers<'_>,
-    flat: &Flat,
     profile: &StackProfile,
 ) -> Result<(), Error> {
-    // Under /compare, the report is of the two traces (dump/compare.rs).
-    if let Some(path) = &plan.views.html
-        && !matches!(plan.shape, Shape::Compared { .. })
-    {
-        report(out, file, plan, counted, flat, profile, path)?;
-    }
     #[cfg(feature = "parquet")]
     if let Some(dir) = &plan.views.parquet {
         tables(out, file, counted, dir)?;
@@ -462,43 +499,73 @@ fn tables<P: Printer>(
     }
 }
 
-/// `/html`: the report of the profile, written to `path`.
+/// What the report of a profile reads of it but its flame graphs: read of the profile as
+/// counted, its call stacks as decoded (their leaves among the source lines), before they
+/// are folded and let go of.
+struct ReportInput<'p> {
+    path: &'p Path,
+    label: String,
+    matches: Vec<MatchResult<'p>>,
+    check: check::CheckReport,
+    lines: Option<lines::LinesReport>,
+}
+
+/// What `/html` reports of `kept` and its call `stacks`, when it is asked for; under
+/// `/compare` the report is of the two traces (dump/compare.rs).
+fn report_input<'p>(
+    plan: &'p Plan,
+    file: &FileInfo<'_>,
+    kept: &Kept,
+    stacks: &StackCounts,
+) -> Option<ReportInput<'p>> {
+    let path = plan.views.html.as_deref()?;
+    let counted = counted(kept, stacks, plan.stack_order)?;
+    if matches!(plan.shape, Shape::Compared { .. }) {
+        return None;
+    }
+    let matches = super::trace::match_results(plan, &kept.tables);
+    let check = check::check(counted.summary, &kept.tables, &kept.symbols, &matches);
+    let lines = (!kept.symbols.is_empty()).then(|| lines::lines(&counted, plan.top));
+    Some(ReportInput {
+        path,
+        label: file.label().into_owned(),
+        matches,
+        check,
+        lines,
+    })
+}
+
+/// `/html`: the report of the profile, its flame graphs drawn of the `(title, folded)`
+/// stacks, written to its path.
 fn report<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
-    plan: &Plan,
-    counted: &Counted<'_>,
-    flat: &Flat,
-    profile: &StackProfile,
-    path: &Path,
+    input: ReportInput<'_>,
+    (flame_title, folded): (&str, &[(String, u128)]),
+    tables: &Tables,
+    functions: &[functions::FunctionsLine],
 ) -> Result<(), Error> {
-    let label = file.label();
-    let matches = super::trace::match_results(plan, counted.tables);
-    let check = check::check(counted.summary, counted.tables, counted.symbols, &matches);
-    let (sampled, functions) = (&flat.sampled, &flat.functions);
-    let lines = (!counted.symbols.is_empty()).then(|| lines::lines(counted, plan.top));
-    let (flame_title, folded, _) = flame_input(&label, profile, sampled);
-    let written = write_file(path, |w| {
+    let written = write_file(input.path, |w| {
         let (mut flame, mut icicle) = (Vec::new(), Vec::new());
-        flamegraph::write(&mut flame, &flame_title, &folded, false)?;
-        flamegraph::write(&mut icicle, &flame_title, &folded, true)?;
+        flamegraph::write(&mut flame, flame_title, folded, false)?;
+        flamegraph::write(&mut icicle, flame_title, folded, true)?;
         let report = html::Report {
-            label: &label,
-            tables: counted.tables,
+            label: &input.label,
+            tables,
             tally: out.tally,
             diagnostics: &out.first,
-            matches: &matches,
-            check: &check,
+            matches: &input.matches,
+            check: &input.check,
             functions,
-            lines: lines.as_ref(),
+            lines: input.lines.as_ref(),
             flame: &flame,
             icicle: &icicle,
-            flame_title: &flame_title,
+            flame_title,
         };
         html::write(w, &report)
     });
     if let Err(e) = written {
-        cannot_write(out, file, "HTML report", path, &e)?;
+        cannot_write(out, file, "HTML report", input.path, &e)?;
     }
     Ok(())
 }

@@ -353,3 +353,48 @@ fn an_unwritable_comparison_report_is_an_error_naming_it_and_the_rest_is_written
     assert!(std::fs::read_to_string(svg).unwrap().contains("<svg"));
     assert!(String::from_utf8_lossy(&o.stdout).contains("Compared with NEW inline-new.spt"));
 }
+
+/// The report's source lines are `/lines`' rows, table by table, the lines of the call
+/// stacks' leaves among them.
+#[test]
+fn the_report_holds_the_source_lines_of_lines_call_stacks_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let pdb = "/pdb:app.pdb,core.pdb";
+    let page = report(dir.path(), "r.html", &[pdb, "profile.spt"]);
+    let doc = Html::parse_document(&page);
+    let cell = Selector::parse("tbody tr").unwrap();
+    let td = Selector::parse("td").unwrap();
+    let shown: Vec<Vec<String>> = select(&doc, "table.lines")
+        .iter()
+        .flat_map(|t| t.select(&cell).collect::<Vec<_>>())
+        .map(|row| {
+            let cells: Vec<String> = row.select(&td).map(|c| text(&c)).collect();
+            vec![cells[0].clone(), cells[2].clone(), cells[3].clone()]
+        })
+        .collect();
+    let o = run_in(&fixtures::dir(), &["/lines", "/json", pdb, "profile.spt"]);
+    let lines: Vec<Value> = json_lines(&o)
+        .into_iter()
+        .filter(|v| v["type"] == "source_line")
+        .collect();
+    assert!(
+        lines.iter().any(|v| v["source"] == "ETW_CALLSTACK"),
+        "the trace has call stacks"
+    );
+    let expected: Vec<Vec<String>> = lines
+        .iter()
+        .map(|v| {
+            let line = match (v["file"].as_str(), v["line"].as_u64()) {
+                (Some(file), Some(line)) => format!("{file}:{line}"),
+                (Some(file), None) => file.to_owned(),
+                (None, _) => "(no line)".to_owned(),
+            };
+            vec![
+                v["hits"].to_string(),
+                line,
+                v["function"].as_str().unwrap().to_owned(),
+            ]
+        })
+        .collect();
+    assert_eq!(shown, expected);
+}
