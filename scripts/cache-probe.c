@@ -3,9 +3,10 @@
  * line; with it, the line of the update AHEAD updates later is asked for first, as
  * src/analysis/counts.rs does.
  *
- *   cc -O2 -o target/cache-probe scripts/cache-probe.c && target/cache-probe
+ *   cc -O2 -o target/cache-probe scripts/cache-probe.c && target/cache-probe [MIB]
  *
- * Prints ns per update for tables of 2 to 64 MiB. Where the figure jumps is the part of the
+ * Prints ns per update for tables of 2 to 64 MiB, or of MIB MiB alone (scripts/bench.py asks
+ * for the size of a summary's tables). Where the figure jumps is the part of the
  * last-level cache this process gets; past it, every update costs a trip to memory. */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,11 +21,12 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    size_t only = argc > 1 ? strtoul(argv[1], NULL, 10) : 0;
     uint32_t *lines = malloc(UPDATES * sizeof *lines);
     if (!lines) return 1;
     printf("table     no prefetch   16 ahead   32 ahead\n");
-    for (size_t mib = 2; mib <= 64; mib *= 2) {
+    for (size_t mib = only ? only : 2; only ? mib == only : mib <= 64; mib *= 2) {
         size_t n = mib << 20, count = n / 64;
         uint32_t *table = aligned_alloc(64, n);
         if (!table) return 1;
