@@ -143,6 +143,9 @@ impl<T> Default for SliceCounts<T> {
 impl<T: Copy + Eq + Hash> SliceCounts<T> {
     /// Adds `hits` to those of `slice`, which is added the first time it is seen.
     pub fn add(&mut self, slice: &[T], hits: u128) {
+        if self.index.len() < self.slices.len() {
+            self.index_again();
+        }
         let SliceCounts { slices, index } = self;
         let hash = FxBuildHasher.hash_one(slice);
         match index.find(hash, |&i| slices.slice(i) == slice) {
@@ -158,6 +161,23 @@ impl<T: Copy + Eq + Hash> SliceCounts<T> {
     /// How many distinct slices there are.
     pub fn len(&self) -> usize {
         self.slices.len()
+    }
+
+    /// Lets go of the table that finds the slices, while they are only read; it is made
+    /// again when a slice is added after.
+    pub fn let_go_of_index(&mut self) {
+        self.index = HashTable::new();
+    }
+
+    /// Makes the table that finds the slices again, after [`SliceCounts::let_go_of_index`].
+    fn index_again(&mut self) {
+        let SliceCounts { slices, index } = self;
+        let hash = |i: &usize| FxBuildHasher.hash_one(slices.slice(*i));
+        index.clear();
+        index.reserve(slices.len(), hash);
+        for i in 0..slices.len() {
+            index.insert_unique(hash(&i), i, hash);
+        }
     }
 
     /// Slice `i`, in the order first added, and its hits.
@@ -226,6 +246,26 @@ fn let_go<T>(v: &mut Vec<T>) {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn a_list_that_let_go_of_its_index_counts_on_as_before() {
+        let (mut kept, mut let_go) = (SliceCounts::default(), SliceCounts::default());
+        for n in 0..3_000u32 {
+            let slice = [n % 13, n % 7];
+            kept.add(&slice, u128::from(n));
+            let_go.add(&slice, u128::from(n));
+            // Let go of now and then, and between two adds of one slice.
+            if n % 500 == 0 || n == 91 {
+                let_go.let_go_of_index();
+                assert_eq!(let_go.index.len(), 0, "the table is let go of");
+            }
+        }
+        assert_eq!(let_go.len(), 91, "each slice once");
+        assert!(
+            let_go.iter().eq(kept.iter()),
+            "the same slices, hits and order"
+        );
+    }
 
     #[test]
     fn every_slice_is_counted_once_with_its_hits() {

@@ -172,6 +172,13 @@ impl StackCounts {
             .map(|(&p, &(records, hits))| (p, records, hits))
     }
 
+    /// Lets go of what finds a stack to count it, while the stacks are only read; it is made
+    /// again if one is counted after.
+    pub fn let_go_of_index(&mut self) {
+        self.stacks.let_go_of_index();
+        self.scratch = Vec::new();
+    }
+
     /// How many unique (binary, stack) entries are held.
     pub fn unique(&self) -> usize {
         self.stacks.len()

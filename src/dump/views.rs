@@ -146,7 +146,8 @@ fn profile(
     keep: bool,
 ) -> StackProfile {
     match stacks.take() {
-        Some(decoded) if keep => {
+        Some(mut decoded) if keep => {
+            decoded.let_go_of_index();
             let profile = profiled.then(|| decoded.profile(order, tables, namers));
             *stacks = Some(decoded);
             profile.unwrap_or_default()
