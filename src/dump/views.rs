@@ -444,12 +444,8 @@ fn pprof<P: Printer>(
 /// Lets go of the summary's tables and the call stacks as decoded, unless the caller reads
 /// them `after`: memory alone.
 fn let_go_of_counts(kept: &mut Kept, after: After) {
-    if !after.summary {
-        kept.summary = None;
-    }
-    if !after.stacks {
-        kept.stacks = None;
-    }
+    kept.summary = kept.summary.take().filter(|_| after.summary);
+    kept.stacks = kept.stacks.take().filter(|_| after.stacks);
 }
 
 /// The profiles for other viewers: `/speedscope`, and the `/parquet` tables.

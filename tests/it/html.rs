@@ -398,3 +398,33 @@ fn the_report_holds_the_source_lines_of_lines_call_stacks_included() {
         .collect();
     assert_eq!(shown, expected);
 }
+
+/// The report lets go of the counts before it draws its flame graphs, but not of what
+/// `/check` reads after it: beside `/html`, `/check` says what it says alone, the call-stack
+/// arcs among its totals.
+#[test]
+fn check_beside_the_report_says_what_it_says_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = format!("/html:{}", dir.path().join("r.html").display());
+    let alone = run_in(&fixtures::dir(), &["/check", "/json", "profile.spt"]);
+    let beside = run_in(&fixtures::dir(), &["/check", "/json", &html, "profile.spt"]);
+    let check = |o: &std::process::Output| -> Vec<Value> {
+        json_lines(o)
+            .into_iter()
+            .filter(|v| v["type"].as_str().unwrap().starts_with("check"))
+            .collect()
+    };
+    let said = check(&alone);
+    assert_eq!(
+        said.len(),
+        4,
+        "two binaries, a verdict, the summary: {said:?}"
+    );
+    assert!(
+        said[0]["hits"]["ETW_CALLSTACK"].as_u64() > Some(0),
+        "the totals hold the call stacks: {}",
+        said[0]
+    );
+    assert_eq!(check(&beside), said);
+    assert_eq!(beside.status.code(), alone.status.code());
+}
