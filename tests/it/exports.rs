@@ -680,7 +680,10 @@ fn pprof_writes_the_same_profile_whether_or_not_a_view_reads_the_stacks_after_it
     let pdb = "/pdb:app.pdb,core.pdb";
     let (alone, _, o, _dir) = export(&profile_spt(), &[pdb]);
     let notes = String::from_utf8_lossy(&o.stderr);
-    assert!(!notes.contains("clamped"), "counts that fit are not said clamped: {notes}");
+    assert!(
+        !notes.contains("clamped"),
+        "counts that fit are not said clamped: {notes}"
+    );
     assert!(alone.sample.len() > 1, "a profile of several samples");
     let stacks = alone.sample_type.len() - 1;
     assert_eq!(string(&alone, alone.sample_type[stacks].r#type), "stacks");

@@ -84,6 +84,11 @@ fn tables_of_several_traces_sum_to_what_merge_reports() {
     let o = write(dir.path(), &TRACES);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(o.stdout, b"", "nothing on stdout");
+    let notes = stderr(&o);
+    assert!(
+        !notes.contains("could be decoded") && !notes.contains("clamped"),
+        "clean traces whose counts fit: nothing said of errors or clamping: {notes}"
+    );
     let merged = run_in(
         &fixtures::dir(),
         &[
