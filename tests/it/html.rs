@@ -428,3 +428,55 @@ fn check_beside_the_report_says_what_it_says_alone() {
     assert_eq!(check(&beside), said);
     assert_eq!(beside.status.code(), alone.status.code());
 }
+
+/// The report's samples table is `/check`'s records and hits per binary and source, and each
+/// drawing's frame is as tall as the drawing.
+#[test]
+fn the_report_holds_the_totals_and_frames_its_drawings_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = report(dir.path(), "r.html", &["profile.spt"]);
+    let doc = Html::parse_document(&page);
+    let row = Selector::parse("tbody tr").unwrap();
+    let td = Selector::parse("td").unwrap();
+    let shown: Vec<Vec<String>> = select(&doc, "#totals ~ table.totals")[0]
+        .select(&row)
+        .map(|r| r.select(&td).map(|c| text(&c)).collect())
+        .collect();
+    let o = run_in(&fixtures::dir(), &["/check", "/json", "profile.spt"]);
+    let expected: Vec<Vec<String>> = json_lines(&o)
+        .into_iter()
+        .filter(|v| v["type"] == "check_binary")
+        .flat_map(|b| {
+            let events = b["events"].as_array().unwrap().clone();
+            events.into_iter().map(move |e| {
+                vec![
+                    b["progid"].to_string(),
+                    b["name"].as_str().unwrap().to_owned(),
+                    e["event"].as_str().unwrap().to_owned(),
+                    e["records"].to_string(),
+                    e["hits"].to_string(),
+                ]
+            })
+        })
+        .collect();
+    assert!(expected.len() > 2, "{expected:?}");
+    assert_eq!(shown, expected);
+    for id in ["#flame-up", "#flame-down"] {
+        let frame = &select(&doc, &format!("iframe{id}"))[0];
+        let svg = frame.value().attr("srcdoc").unwrap();
+        let height: u32 = svg
+            .split("height=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let style = frame.value().attr("style").unwrap();
+        assert!(
+            style.contains(&format!("height: {}px", height + 8)),
+            "{id}: {style}"
+        );
+    }
+}
