@@ -312,3 +312,19 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         replay(recorded: &Recorded);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::percent;
+
+    #[test]
+    fn a_share_is_shown_as_it_rounds_and_below_a_hundredth_as_such() {
+        assert_eq!(percent(1, 0), "-");
+        assert_eq!(percent(0, 7), "0.00%");
+        assert_eq!(percent(7, 7), "100.00%");
+        // 1/20,000 is 0.005%: two decimals round it up, so it is no share "below 0.01%".
+        assert_eq!(percent(1, 20_000), "0.01%");
+        assert_eq!(percent(1, 20_001), "<0.01%");
+        assert_eq!(percent(1, 3), "33.33%");
+    }
+}
