@@ -315,7 +315,28 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
 
 #[cfg(test)]
 mod tests {
-    use super::percent;
+    use std::io::Write;
+
+    use super::{Recorder, percent};
+
+    #[test]
+    fn a_recording_keeps_each_stream_s_writes_in_one_run_until_the_other_writes() {
+        let recorder = Recorder::default();
+        let (mut out, mut err) = (recorder.out(), recorder.err());
+        out.write_all(b"a").unwrap();
+        out.write_all(b"b").unwrap();
+        err.write_all(b"c").unwrap();
+        err.write_all(b"d").unwrap();
+        out.write_all(b"e").unwrap();
+        drop((out, err));
+        let recorded = recorder.finish();
+        let runs: Vec<(bool, &[u8])> = recorded
+            .chunks
+            .iter()
+            .map(|(to_err, bytes)| (*to_err, bytes.as_slice()))
+            .collect();
+        assert_eq!(runs, [(false, &b"ab"[..]), (true, b"cd"), (false, b"e")]);
+    }
 
     #[test]
     fn a_share_is_shown_as_it_rounds_and_below_a_hundredth_as_such() {

@@ -218,3 +218,54 @@ fn a_mismatched_pdb_is_reported_where_it_is_seen() {
     assert!(banner < error && error < summary, "{all}");
     assert_eq!(all.matches("/pdb:core.pdb is").count(), 1, "{all}");
 }
+
+/// `dump::run` and `dump::identities` flush their printer, as their docs say: a library
+/// user's buffered writers hold nothing back once they return, in either format.
+#[test]
+fn a_run_leaves_nothing_in_its_printer_s_buffers() {
+    use std::io::BufWriter;
+
+    use sptdump::dump::{self, Plan, Traces};
+    use sptdump::image::matching::MatchFile;
+    use sptdump::input::Input;
+    use sptdump::output::Format;
+
+    let trace = sptdump_testkit::samples::sample_trace();
+    for format in [Format::Text, Format::Json] {
+        let mut plan = Plan::default();
+        plan.format = format;
+        let paths = ["sample.spt".to_owned()];
+        let open = |_: usize| Ok(Input::memory(trace.clone()));
+        let mut printer = dump::printer(
+            &plan,
+            BufWriter::new(Vec::new()),
+            BufWriter::new(Vec::new()),
+        );
+        dump::run(&mut printer, &plan, &Traces::new(&paths, &open)).unwrap();
+        let (out, _) = printer.into_inner();
+        assert!(
+            out.buffer().is_empty(),
+            "{format:?}: {} bytes held",
+            out.buffer().len()
+        );
+        assert!(out.get_ref().len() > 100, "{format:?}: the dump is written");
+
+        let files = [MatchFile::read(Path::new("no-such-binary.exe"))];
+        let mut printer = dump::printer(
+            &plan,
+            BufWriter::new(Vec::new()),
+            BufWriter::new(Vec::new()),
+        );
+        dump::identities(&mut printer, &files).unwrap();
+        let (out, err) = printer.into_inner();
+        for (stream, w) in [("out", &out), ("err", &err)] {
+            let held = w.buffer().len();
+            assert_eq!(
+                held, 0,
+                "{format:?}: {held} bytes held on standard {stream}"
+            );
+        }
+        let written = out.get_ref().len() + err.get_ref().len();
+        assert!(written > 0, "{format:?}: the missing binary is said");
+    }
+}
