@@ -9,9 +9,9 @@
 //! function  from the PDB (/pdb): its name alone (the binary is the mapping's; pprof's
 //!           graph breaks names at dots), its source file and start line; else named as
 //!           the address is (`app.exe+0x1A2B`), in the binary
-//! sample    IP: one per (binary, event, address)
-//!           stacks: one per distinct stack, locations leaf first
-//!           branches: one per LBR pair, locations [to, from]
+//! sample    IP: one per (binary, event, address), in address order
+//!           stacks: one per distinct stack, locations leaf first, as first met
+//!           branches: one per LBR pair, locations [to, from], in address order
 //! ```
 //!
 //! A sample has a value for its own type only (pprof gives every sample a value per type:
@@ -284,16 +284,15 @@ fn profile(
         ..Profile::default()
     };
     out.write_all(&head.encode_to_vec())?;
+    let labels: Vec<i64> = head.sample_type.iter().map(|t| t.r#type).collect();
     let mut samples = SampleList {
         types: &types,
-        labels: head.sample_type.iter().map(|t| t.r#type).collect(),
-        source: b.string("source"),
+        encoder: SampleBytes::new(types.len(), b.string("source"), &labels),
         location_of: &location_of,
         // Each sample has a value of one type only. Those of the type shown first come
         // first, so that `go tool pprof -traces` opens on them rather than on samples of 0
         // for it.
         default: types.len().saturating_sub(1),
-        sample: Sample::default(),
         buffer: Vec::new(),
         out,
         written: Written::default(),
@@ -416,15 +415,11 @@ struct Addresses {
 /// The samples of a profile, a value per sample type each, encoded as they are made.
 struct SampleList<'a, W> {
     types: &'a [String],
-    /// The name of each type, as a string index: the value of each sample's `source` label.
-    labels: Vec<i64>,
-    /// `source`, as a string index.
-    source: i64,
+    /// What encodes each sample.
+    encoder: SampleBytes,
     location_of: &'a FxHashMap<(u16, u32), u64>,
     /// The slot of the type whose samples come first.
     default: usize,
-    /// The sample being encoded, kept to reuse its vectors.
-    sample: Sample,
     /// Encoded samples on their way to `out`.
     buffer: Vec<u8>,
     out: &'a mut W,
@@ -458,18 +453,8 @@ impl<W: Write> SampleList<'_, W> {
         slot: usize,
         value: i64,
     ) -> io::Result<()> {
-        let sample = &mut self.sample;
-        sample.location_id.clear();
-        sample.location_id.extend(locations);
-        sample.value.clear();
-        sample.value.resize(self.types.len(), 0);
-        sample.value[slot] = value;
-        sample.label.clear();
-        sample.label.push(Label {
-            key: self.source,
-            str: self.labels[slot],
-        });
-        prost::encoding::message::encode(2, &*sample, &mut self.buffer);
+        self.encoder
+            .encode(locations, slot, value, &mut self.buffer);
         // Flushing sooner or later writes the same bytes: this bound is for speed alone
         // (excluded from mutation runs, .cargo/mutants.toml).
         if self.buffer.len() >= 1 << 16 {
@@ -520,11 +505,8 @@ impl<W: Write> SampleList<'_, W> {
         Ok(())
     }
 
-    /// A sample per distinct call stack, its locations leaf first, in the order of their
-    /// locations. Locations are numbered in the order of their binaries and addresses
-    /// ([`Builder::locations`]), so that order is the order of each stack's binary, then of
-    /// its addresses leaf first: the stacks are sorted as they are stored, and a frame's
-    /// location looked up as it is written.
+    /// A sample per distinct call stack, its locations leaf first, in the order the trace
+    /// first shows the stacks (as they are stored; no viewer reads the samples' order).
     /// Whether it wrote them: in one pass of the two.
     fn stacks(
         &mut self,
@@ -538,16 +520,7 @@ impl<W: Write> SampleList<'_, W> {
         let Some(i) = self.slot("stacks", first) else {
             return Ok(false);
         };
-        let mut order: Vec<usize> = (0..stacks.unique()).collect();
-        order.sort_unstable_by(|&a, &b| {
-            let ((pa, a, _), (pb, b, _)) = (stacks.get(a), stacks.get(b));
-            pa.cmp(&pb).then_with(|| match stack_order {
-                StackOrder::LeafFirst => rvas(a).cmp(rvas(b)),
-                StackOrder::RootFirst => rvas(a).rev().cmp(rvas(b).rev()),
-            })
-        });
-        for j in order {
-            let (p, frames, hits) = stacks.get(j);
+        for (p, frames, hits) in stacks.raw() {
             let value = self.value(hits);
             let location_of = self.location_of;
             let id = |rva: u32| location_of[&(p, rva)];
@@ -557,6 +530,80 @@ impl<W: Write> SampleList<'_, W> {
             }
         }
         Ok(true)
+    }
+}
+
+/// The samples of a profile encoded by hand, the same bytes as prost encodes each as a
+/// [`Sample`] (a unit test holds the two the same): a sample has a value for one type only
+/// and the label of that type, so that all but its locations and that value are the same
+/// bytes for every sample of a type, and a million samples are not each measured field by
+/// field, then written, as a message is.
+struct SampleBytes {
+    /// The number of sample types.
+    types: usize,
+    /// Per type, the `label` field of its samples, encoded.
+    labels: Vec<Vec<u8>>,
+    /// The location IDs of the sample at hand, encoded.
+    ids: Vec<u8>,
+}
+
+impl SampleBytes {
+    /// The encoder of samples with a value per each of `labels.len()` types, labelled
+    /// `source` = the type's name (`labels`, string indices).
+    fn new(types: usize, source: i64, labels: &[i64]) -> Self {
+        let labels = labels
+            .iter()
+            .map(|&str| {
+                let mut field = Vec::new();
+                prost::encoding::message::encode(3, &Label { key: source, str }, &mut field);
+                field
+            })
+            .collect();
+        SampleBytes {
+            types,
+            labels,
+            ids: Vec::new(),
+        }
+    }
+
+    /// Appends to `out` the sample of `locations` with `value` in the `slot`-th value (of
+    /// [`SampleBytes::types`]), as field 2 of a `Profile`.
+    fn encode(
+        &mut self,
+        locations: impl Iterator<Item = u64>,
+        slot: usize,
+        value: i64,
+        out: &mut Vec<u8>,
+    ) {
+        use prost::encoding::{encode_key, encode_varint, encoded_len_varint};
+        self.ids.clear();
+        locations.for_each(|id| encode_varint(id, &mut self.ids));
+        // An int64 is encoded as the varint of its two's complement (negative values do not
+        // arise: they are counts).
+        let value = value as u64;
+        let ids = self.ids.len() as u64;
+        // A packed field of no values is left out, as prost leaves it.
+        let ids_field = match ids {
+            0 => 0,
+            n => 1 + encoded_len_varint(n) + self.ids.len(),
+        };
+        // Every other value is 0, a byte each.
+        let values = (self.types - 1 + encoded_len_varint(value)) as u64;
+        let label = &self.labels[slot];
+        let body = ids_field + 1 + encoded_len_varint(values) + values as usize + label.len();
+        encode_key(2, WireType::LengthDelimited, out);
+        encode_varint(body as u64, out);
+        if ids > 0 {
+            encode_key(1, WireType::LengthDelimited, out);
+            encode_varint(ids, out);
+            out.extend_from_slice(&self.ids);
+        }
+        encode_key(2, WireType::LengthDelimited, out);
+        encode_varint(values, out);
+        out.resize(out.len() + slot, 0);
+        encode_varint(value, out);
+        out.resize(out.len() + self.types - 1 - slot, 0);
+        out.extend_from_slice(label);
     }
 }
 
@@ -886,5 +933,44 @@ impl Has {
         self.lines |= line.iter().any(|l| l.line > 0);
         self.inlines |= line.len() > 1;
         self.files |= line.iter().any(|l| file_known[l.function_id as usize - 1]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Label, Sample, SampleBytes};
+
+    /// Every shape of sample the profile has, and the edges of the varints: the bytes are
+    /// prost's own.
+    #[test]
+    fn a_sample_encoded_by_hand_is_the_bytes_prost_encodes() {
+        let locations: [&[u64]; 4] = [&[], &[1], &[127, 128], &[1, 300, 1 << 40, u64::MAX]];
+        let values = [0, 1, 127, 128, 16_383, 16_384, i64::MAX];
+        for types in 1..=5 {
+            let labels: Vec<i64> = (0..types).map(|t| 3 + 200 * t as i64).collect();
+            for source in [1, 128] {
+                let mut encoder = SampleBytes::new(types, source, &labels);
+                for (slot, &label) in labels.iter().enumerate() {
+                    for ids in locations {
+                        for value in values {
+                            let mut ours = Vec::new();
+                            encoder.encode(ids.iter().copied(), slot, value, &mut ours);
+                            let mut sample = Sample {
+                                location_id: ids.to_vec(),
+                                value: vec![0; types],
+                                label: vec![Label {
+                                    key: source,
+                                    str: label,
+                                }],
+                            };
+                            sample.value[slot] = value;
+                            let mut prost = Vec::new();
+                            prost::encoding::message::encode(2, &sample, &mut prost);
+                            assert_eq!(ours, prost, "{types} types, slot {slot}: {sample:?}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }
