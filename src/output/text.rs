@@ -978,6 +978,23 @@ fn symbolized_values(line: &mut Vec<u8>, s: &Samples<'_>, mut symbols: Symbolize
 mod tests {
     use super::*;
 
+    /// `write` as any generic writer calls it (`io::copy`, a `BufWriter` around it): each
+    /// byte passed on and counted once, and what follows it a block of its own.
+    #[test]
+    fn blocks_pass_each_write_on_whole_and_separate_the_next_block() {
+        let mut blocks = Blocks {
+            inner: Vec::new(),
+            last: Last::Nothing,
+        };
+        blocks.separate().unwrap();
+        assert_eq!(blocks.write(b"abc").unwrap(), 3);
+        blocks.separate().unwrap();
+        blocks.separate().unwrap();
+        let mut rest: &[u8] = b"de";
+        assert_eq!(io::copy(&mut rest, &mut blocks).unwrap(), 2);
+        assert_eq!(blocks.inner, b"abc\nde");
+    }
+
     #[test]
     fn hex8_pads_and_uppercases() {
         assert_eq!(&hex8(0x1A2F0), b"0x0001A2F0");
