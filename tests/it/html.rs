@@ -480,3 +480,39 @@ fn the_report_holds_the_totals_and_frames_its_drawings_whole() {
         );
     }
 }
+
+/// More diagnostics than the report lists, all of one severity: it lists the first hundred
+/// and says how many there are, as `/validate` counts them.
+#[test]
+fn a_report_of_many_diagnostics_lists_the_first_and_counts_them_all() {
+    use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
+
+    let mut b = SptBuilder::new();
+    b.binary("app.exe", "42AC0098-ADB5-E796-8C0E-161D2814780E", 1);
+    for _ in 0..150 {
+        b.binary_id(5).ip(RETIRE_INSTR, &[0x2000]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("many.spt");
+    std::fs::write(&trace, b.build()).unwrap();
+    let trace = trace.to_str().unwrap();
+    let o = sptdump(&["/validate", "/json", trace]);
+    let severities: Vec<String> = json_lines(&o)
+        .iter()
+        .filter(|v| v["type"] == "diagnostic")
+        .map(|v| v["severity"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(severities.len() > 100, "{} diagnostics", severities.len());
+    assert!(severities.iter().all(|s| s == "error"), "{severities:?}");
+
+    let path = dir.path().join("r.html");
+    sptdump(&[&format!("/html:{}", path.display()), trace]);
+    let doc = Html::parse_document(&std::fs::read_to_string(&path).unwrap());
+    assert_eq!(select(&doc, "#diagnostic-list li").len(), 100);
+    let said = format!(
+        "The first 100 of {} are listed; sptdump /validate lists them all.",
+        severities.len()
+    );
+    let notes: Vec<String> = select(&doc, "p").iter().map(text).collect();
+    assert!(notes.contains(&said), "{notes:?}");
+}
