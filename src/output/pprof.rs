@@ -278,7 +278,6 @@ fn profile(
         sorted,
         location_of,
     } = addresses;
-    drop(sorted);
     let head = Profile {
         sample_type,
         ..Profile::default()
@@ -289,6 +288,7 @@ fn profile(
         types: &types,
         encoder: SampleBytes::new(types.len(), b.string("source"), &labels),
         location_of: &location_of,
+        sorted: &sorted,
         // Each sample has a value of one type only. Those of the type shown first come
         // first, so that `go tool pprof -traces` opens on them rather than on samples of 0
         // for it.
@@ -418,6 +418,8 @@ struct SampleList<'a, W> {
     /// What encodes each sample.
     encoder: SampleBytes,
     location_of: &'a FxHashMap<(u16, u32), u64>,
+    /// Every address, in order ([`Addresses::sorted`]).
+    sorted: &'a [(u16, u32, bool)],
     /// The slot of the type whose samples come first.
     default: usize,
     /// Encoded samples on their way to `out`.
@@ -479,8 +481,9 @@ impl<W: Write> SampleList<'_, W> {
             let mut values: Vec<(u32, i64)> =
                 t.iter().map(|(rva, n)| (rva, self.value(n))).collect();
             values.sort_unstable();
+            let mut walk = Walk::new(self.sorted, p);
             for (rva, value) in values {
-                let location = self.location_of[&(p, rva)];
+                let location = walk.id(rva);
                 self.push(std::iter::once(location), i, value)?;
             }
         }
@@ -498,8 +501,10 @@ impl<W: Write> SampleList<'_, W> {
         let mut arcs: Vec<([u32; 2], i64)> =
             table.iter().map(|(arc, n)| (arc, self.value(n))).collect();
         arcs.sort_unstable();
+        // In order of their sources: those are walked to, their targets looked up.
+        let mut walk = Walk::new(self.sorted, p);
         for ([from, to], value) in arcs {
-            let ids = [self.location_of[&(p, to)], self.location_of[&(p, from)]];
+            let ids = [self.location_of[&(p, to)], walk.id(from)];
             self.push(ids.into_iter(), i, value)?;
         }
         Ok(())
@@ -530,6 +535,38 @@ impl<W: Write> SampleList<'_, W> {
             }
         }
         Ok(true)
+    }
+}
+
+/// The location IDs of one binary's addresses, asked for in increasing order: found by
+/// walking along the sorted addresses, where a location's ID is its address's place + 1,
+/// rather than looked up in the map, whose hundreds of thousands of entries are a cache
+/// miss each.
+struct Walk<'a> {
+    sorted: &'a [(u16, u32, bool)],
+    progid: u16,
+    /// The place of the last address found, or of the binary's first.
+    at: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn new(sorted: &'a [(u16, u32, bool)], progid: u16) -> Self {
+        let at = sorted.partition_point(|&(p, _, _)| p < progid);
+        Walk { sorted, progid, at }
+    }
+
+    /// The location ID of `rva`, at or after the address asked for last.
+    fn id(&mut self, rva: u32) -> u64 {
+        let key = (self.progid, rva);
+        let rest = &self.sorted[self.at..];
+        self.at += rest.iter().take_while(|&&(p, r, _)| (p, r) < key).count();
+        let found = self.sorted.get(self.at).map(|&(p, r, _)| (p, r));
+        assert_eq!(
+            found,
+            Some(key),
+            "every address of a sample is the profile's"
+        );
+        self.at as u64 + 1
     }
 }
 
@@ -938,7 +975,25 @@ impl Has {
 
 #[cfg(test)]
 mod tests {
-    use super::{Label, Sample, SampleBytes};
+    use super::{Label, Sample, SampleBytes, Walk};
+
+    #[test]
+    fn a_walk_gives_each_address_its_place_plus_one_within_its_binary() {
+        let sorted = [(0, 10, true), (0, 20, false), (2, 5, true), (2, 20, true)];
+        let mut walk = Walk::new(&sorted, 2);
+        assert_eq!([walk.id(5), walk.id(5), walk.id(20)], [3, 3, 4]);
+        let mut walk = Walk::new(&sorted, 0);
+        assert_eq!([walk.id(10), walk.id(20)], [1, 2]);
+        let mut walk = Walk::new(&sorted, 0);
+        assert_eq!(walk.id(20), 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "every address of a sample is the profile's")]
+    fn a_walk_never_gives_an_address_it_does_not_hold_a_place() {
+        let sorted = [(0, 10, true), (2, 5, true)];
+        Walk::new(&sorted, 0).id(5);
+    }
 
     /// Every shape of sample the profile has, and the edges of the varints: the bytes are
     /// prost's own.
