@@ -189,6 +189,21 @@ fn text_names_each_address_beside_it() {
     );
     // An address in no function is shown bare.
     assert!(out.contains(" 0x00000010->"), "{out}");
+    // A call stack's frames, joined by arrows, none before the first nor after the last.
+    let stack = out
+        .lines()
+        .find(|l| l.contains("ETW_CALLSTACK"))
+        .expect("the call stack's line");
+    let frames = stack.split("hits 1  ").nth(1).expect("its frames");
+    let names: Vec<&str> = frames
+        .split("->")
+        .map(|f| f.split(['(', ' ']).nth(1).unwrap_or(f))
+        .collect();
+    assert_eq!(
+        names,
+        ["main_entry+0x4", "compute_checksum+0x20", "parse_token+0x1"],
+        "{stack}"
+    );
 }
 
 #[test]
