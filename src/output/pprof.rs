@@ -286,7 +286,7 @@ fn profile(
     let labels: Vec<i64> = head.sample_type.iter().map(|t| t.r#type).collect();
     let mut samples = SampleList {
         types: &types,
-        encoder: SampleBytes::new(types.len(), b.string("source"), &labels),
+        encoder: SampleBytes::new(b.string("source"), &labels),
         location_of: &location_of,
         sorted: &sorted,
         // Each sample has a value of one type only. Those of the type shown first come
@@ -585,10 +585,10 @@ struct SampleBytes {
 }
 
 impl SampleBytes {
-    /// The encoder of samples with a value per each of `labels.len()` types, labelled
+    /// The encoder of samples with a value for each of `labels.len()` types, labelled
     /// `source` = the type's name (`labels`, string indices).
-    fn new(types: usize, source: i64, labels: &[i64]) -> Self {
-        let labels = labels
+    fn new(source: i64, labels: &[i64]) -> Self {
+        let labels: Vec<Vec<u8>> = labels
             .iter()
             .map(|&str| {
                 let mut field = Vec::new();
@@ -597,7 +597,7 @@ impl SampleBytes {
             })
             .collect();
         SampleBytes {
-            types,
+            types: labels.len(),
             labels,
             ids: Vec::new(),
         }
@@ -613,6 +613,7 @@ impl SampleBytes {
         out: &mut Vec<u8>,
     ) {
         use prost::encoding::{encode_key, encode_varint, encoded_len_varint};
+        let label = &self.labels[slot];
         self.ids.clear();
         locations.for_each(|id| encode_varint(id, &mut self.ids));
         // An int64 is encoded as the varint of its two's complement (negative values do not
@@ -626,7 +627,6 @@ impl SampleBytes {
         };
         // Every other value is 0, a byte each.
         let values = (self.types - 1 + encoded_len_varint(value)) as u64;
-        let label = &self.labels[slot];
         let body = ids_field + 1 + encoded_len_varint(values) + values as usize + label.len();
         encode_key(2, WireType::LengthDelimited, out);
         encode_varint(body as u64, out);
@@ -1004,7 +1004,7 @@ mod tests {
         for types in 1..=5 {
             let labels: Vec<i64> = (0..types).map(|t| 3 + 200 * t as i64).collect();
             for source in [1, 128] {
-                let mut encoder = SampleBytes::new(types, source, &labels);
+                let mut encoder = SampleBytes::new(source, &labels);
                 for (slot, &label) in labels.iter().enumerate() {
                     for ids in locations {
                         for value in values {
