@@ -538,6 +538,58 @@ mod tests {
         assert_eq!(DECIMAL_MAX.to_string().len(), 38);
     }
 
+    /// No trace reaches 10^38 hits (5 x 10^18 records of the largest REPEAT), so a summary
+    /// made here holds one: its table clamps it, and what is written says so.
+    #[test]
+    fn a_count_past_38_digits_is_clamped_and_said() {
+        use crate::analysis::stacks::StackCounts;
+        use crate::analysis::summary::Summary;
+        use crate::format::opcode::Opcode;
+        use crate::format::record::Samples;
+        use crate::image::symbols::SymbolMap;
+
+        let mut summary = Summary::new(3);
+        let rva = 0x1000u32.to_le_bytes();
+        for hits in [1, DECIMAL_MAX + 1] {
+            summary.add(&Samples {
+                offset: 0x5820,
+                opcode: Opcode::UNHALT_CYCLE,
+                progid: Some(0),
+                hits,
+                count: 1,
+                payload: &rva,
+            });
+        }
+        let tables = Tables::listing(&[("app.exe".to_owned(), uuid::Uuid::nil(), 1)]);
+        let counted = Counted {
+            summary: &summary,
+            stacks: &StackCounts::default(),
+            order: StackOrder::LeafFirst,
+            tables: &tables,
+            symbols: &SymbolMap::none(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let written = write(dir.path(), "huge.spt", &counted).unwrap();
+        assert!(written.clamped);
+        assert_eq!(written.files.len(), 3);
+        // The same summary within 38 digits is not said to be clamped.
+        let mut fits = Summary::new(3);
+        fits.add(&Samples {
+            offset: 0x5820,
+            opcode: Opcode::UNHALT_CYCLE,
+            progid: Some(0),
+            hits: DECIMAL_MAX,
+            count: 1,
+            payload: &rva,
+        });
+        let counted = Counted {
+            summary: &fits,
+            ..counted
+        };
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!write(dir.path(), "fits.spt", &counted).unwrap().clamped);
+    }
+
     #[test]
     fn a_trace_names_its_files_by_its_stem() {
         assert_eq!(file_name("traces/app.spt"), "app");
