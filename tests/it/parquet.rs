@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::{Field, Row};
 use serde_json::Value;
-use sptdump_testkit::builder::{SptBuilder, UNHALT_CYCLE};
+use sptdump_testkit::builder::{Guid, SptBuilder, UNHALT_CYCLE};
 use sptdump_testkit::fixtures;
 
 use crate::support::{json_lines, run_in, stderr};
@@ -378,4 +378,97 @@ fn a_damaged_trace_writes_what_was_decoded_and_says_so() {
     let written: u128 = rows(&out, "samples").iter().map(|r| hits(&r["hits"])).sum();
     assert_eq!(written, total);
     assert!(total > 0);
+}
+
+/// An arc's source is named as the views name it (SPEC 9.1): a call stack's caller is a
+/// return address, looked up a byte back, a branch's source where it points. One address
+/// past `mix_round`'s end, in the padding before `parse_token`, is both here.
+#[test]
+fn a_caller_is_named_a_byte_back_and_a_branch_source_where_it_points() {
+    let functions = fixtures::functions("app");
+    let of = |name: &str| functions.iter().find(|f| f.name == name).unwrap();
+    let (mix, parse) = (of("mix_round"), of("parse_token"));
+    let past_mix = mix.rva + mix.size.unwrap();
+    assert!(past_mix < parse.rva, "padding between them");
+    let (guid, age) = fixtures::codeview("app");
+    let mut b = SptBuilder::new();
+    let name = b.string("app.exe");
+    let app = b.program_id(Guid(guid), age, name);
+    b.binary_id(app)
+        .callstack(&[parse.rva, past_mix])
+        .lbr(&[(past_mix, parse.rva)]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.spt"), b.build()).unwrap();
+    let out = dir.path().join("tables");
+    let pdb = format!("/pdb:{}", fixtures::dir().join("app.pdb").display());
+    let o = run_in(
+        dir.path(),
+        &[&format!("/parquet:{}", out.display()), &pdb, "t.spt"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let named = |f: &Field| match f {
+        Field::Null => None,
+        f => Some(string(f)),
+    };
+    let mut arcs: Vec<(String, u32, Option<String>, Option<String>)> = rows(&out, "arcs")
+        .iter()
+        .map(|r| {
+            (
+                string(&r["source"]),
+                uint(&r["from_rva"]),
+                named(&r["from_function"]),
+                named(&r["to_function"]),
+            )
+        })
+        .collect();
+    arcs.sort();
+    assert_eq!(
+        arcs,
+        [
+            (
+                "ETW_CALLSTACK".to_owned(),
+                past_mix,
+                Some("mix_round".to_owned()),
+                Some("parse_token".to_owned())
+            ),
+            (
+                "LBR".to_owned(),
+                past_mix,
+                None,
+                Some("parse_token".to_owned())
+            ),
+        ]
+    );
+}
+
+/// Each file says what wrote it and is Snappy-compressed, column by column, as
+/// docs/output.md says; the hits, distinct per row, are not dictionary-encoded.
+#[test]
+fn the_tables_are_snappy_compressed_and_say_what_wrote_them() {
+    use parquet::basic::{Compression, Encoding};
+
+    let dir = tempfile::tempdir().unwrap();
+    let o = write(dir.path(), &["profile.spt"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for table in ["samples", "arcs", "stacks"] {
+        let path = dir.path().join(table).join("profile.parquet");
+        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        let meta = reader.metadata();
+        let by = meta.file_metadata().created_by();
+        assert_eq!(by, Some(concat!("sptdump ", env!("CARGO_PKG_VERSION"))));
+        assert!(meta.num_row_groups() > 0, "{table}");
+        for group in meta.row_groups() {
+            for column in group.columns() {
+                assert_eq!(column.compression(), Compression::SNAPPY, "{table}");
+                if column.column_path().string() == "hits" {
+                    let dictionary = column.encodings().any(|e| e == Encoding::RLE_DICTIONARY);
+                    assert!(
+                        !dictionary,
+                        "{table}: {:?}",
+                        column.encodings().collect::<Vec<_>>()
+                    );
+                }
+            }
+        }
+    }
 }
