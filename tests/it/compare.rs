@@ -184,3 +184,28 @@ fn text_has_a_row_per_pair_and_source() {
     assert!(out.contains("     0.00%   50.00%  App.exe+0x20\n"), "{out}");
     assert!(out.ends_with("  core.dll: only in base\n"), "{out}");
 }
+
+/// A NEW without samples still gets its differential flame graph, which says so, and a
+/// note; a NEW with call stacks gets no such note.
+#[test]
+fn a_differential_flame_graph_of_an_empty_new_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = trace(&dir, "base.spt", &[(0x10, 4)], false);
+    let svg = dir.path().join("diff.svg");
+    let flame = format!("/flamegraph:{}", svg.display());
+    let said = "NEW has no samples: the differential flame graph says so";
+    let empty = trace(&dir, "empty.spt", &[], false);
+    let stacks = dir.path().join("stacks.spt");
+    let mut b = SptBuilder::new();
+    b.binary("App.exe", APP, 1);
+    b.binary_id(0).callstack(&[0x10, 0x20]);
+    std::fs::write(&stacks, b.build()).unwrap();
+    for (new, empty) in [(empty, true), (stacks.to_str().unwrap().to_owned(), false)] {
+        let o = run_in(Path::new("."), &["/compare", &flame, &base, &new]);
+        assert_eq!(o.status.code(), Some(0));
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(err.contains(said), empty, "{err}");
+        assert!(svg.exists(), "the flame graph is written either way");
+        std::fs::remove_file(&svg).unwrap();
+    }
+}
