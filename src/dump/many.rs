@@ -11,6 +11,13 @@ use super::{Outcome, Plan, Traces};
 use crate::input::{Input, OpenError};
 use crate::output::{FileInfo, Printer, Recorder};
 
+/// Whether traces are decoded on several threads: when there are cores and traces for it,
+/// what each prints is small (it is held in memory until its turn), and none is standard
+/// input. Either way the output is the same bytes.
+fn in_parallel(workers: usize, plan: &Plan, paths: &[String]) -> bool {
+    workers > 1 && plan.prints_little() && !paths.iter().any(|p| p == "-")
+}
+
 /// Dumps every trace into `printer`, in argument order, and gives each one's outcome and
 /// what its counters counted to `take`; `last` when nothing follows the last trace in the
 /// output. Returns whether the reader of the output went away during a trace, which ends
@@ -35,7 +42,7 @@ pub(super) fn each<P: Printer>(
         .min(paths.len());
     let opener = traces
         .opener()
-        .filter(|_| workers > 1 && plan.prints_little() && !paths.iter().any(|p| p == "-"));
+        .filter(|_| in_parallel(workers, plan, paths));
     let within = |i: usize, alone: bool| Within {
         last: last && i + 1 == paths.len(),
         alone,
