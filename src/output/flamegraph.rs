@@ -251,6 +251,34 @@ mod tests {
         }
     }
 
+    /// An inlined frame's aqua comes from the FNV-1a hash of its name, its top byte scaled
+    /// into inferno's aqua range. The expected colours were worked out apart from this code,
+    /// from FNV-1a's definition (offset basis 0xcbf29ce484222325, prime 0x100000001b3;
+    /// it gives the published 0xaf63dc4c8601ec8c for "a"): "mix_[i]" hashes to
+    /// 0x909e27c23f5568c9, top byte 144, so r = 50 + 144 * 60 / 255 = 83 and g = b = 165 +
+    /// 144 * 55 / 255 = 196; "inline.exe!rotate_[i]" to 0x6adb87b8176af0d2, 106: 74, 187.
+    #[test]
+    fn an_inlined_frame_is_aqua_by_the_hash_of_its_name() {
+        let folded = [
+            ("main;mix_[i]".to_owned(), 3),
+            ("main;inline.exe!rotate_[i];mix_[i]".to_owned(), 1),
+        ];
+        let map = inlined_colours(&folded);
+        let aqua = |r, gb| Some(Color { r, g: gb, b: gb });
+        assert_eq!(map.get("mix_[i]"), aqua(83, 196));
+        assert_eq!(map.get("inline.exe!rotate_[i]"), aqua(74, 187));
+        assert_eq!(map.get("main"), None, "not inlined: inferno's own colours");
+    }
+
+    /// A drawing whose hits fit says nothing of dividing them.
+    #[test]
+    fn hits_that_fit_are_drawn_as_they_are() {
+        let (text, drawn) = svg(&[("main;work".to_owned(), 7), ("main".to_owned(), 2)]);
+        assert_eq!(drawn.factor, 1);
+        assert!(!text.contains("divided by"), "{text}");
+        assert!(text.contains("main (9 hits"), "{text}");
+    }
+
     fn svg(folded: &[(String, u128)]) -> (String, Drawn) {
         let mut out = Vec::new();
         let drawn = write(&mut out, "trace.spt", folded, false).unwrap();
