@@ -330,4 +330,14 @@ mod tests {
         assert!(scale(LIMIT + 1, 10) >= 2);
         assert!(scale(u128::MAX, 1000) < u128::MAX);
     }
+
+    /// Past the limit the divisor leaves each line a count of rounding up: it divides the
+    /// total into LIMIT - lines, rounding up.
+    #[test]
+    fn scale_leaves_room_for_each_line_s_rounding() {
+        assert_eq!(scale(LIMIT + 1, 10), 2);
+        assert_eq!(scale(2 * (LIMIT - 10), 10), 2);
+        assert_eq!(scale(2 * (LIMIT - 10) + 1, 10), 3);
+        assert_eq!(scale(3 * (LIMIT - 1), 1), 3);
+    }
 }
