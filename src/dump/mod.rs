@@ -315,3 +315,18 @@ impl<'a, P: Printer> Out<'a, P> {
         self.print(|p| p.error(file, message))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traces_count_their_paths() {
+        let open = |_: usize| -> Result<Input, OpenError> { Ok(Input::memory(Vec::new())) };
+        let none: [String; 0] = [];
+        let two = ["a.spt".to_owned(), "b.spt".to_owned()];
+        let (empty, full) = (Traces::new(&none, &open), Traces::new(&two, &open));
+        assert_eq!((empty.len(), empty.is_empty()), (0, true));
+        assert_eq!((full.len(), full.is_empty()), (2, false));
+    }
+}
