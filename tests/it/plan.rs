@@ -269,3 +269,35 @@ fn a_run_leaves_nothing_in_its_printer_s_buffers() {
         assert!(written > 0, "{format:?}: the missing binary is said");
     }
 }
+
+/// A reader of the output that went away ends a run quietly, and `Ran` says so; a run whose
+/// output was all written does not.
+#[test]
+fn a_run_says_whether_its_reader_went_away() {
+    use std::io::{self, Write};
+
+    use sptdump::dump::{self, Plan, Traces};
+    use sptdump::input::Input;
+
+    /// Standard output whose reader has gone.
+    struct Gone;
+    impl Write for Gone {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+    }
+
+    let trace = sptdump_testkit::samples::sample_trace();
+    let plan = Plan::default();
+    let paths = ["sample.spt".to_owned()];
+    let open = |_: usize| Ok(Input::memory(trace.clone()));
+    let mut printer = dump::printer(&plan, Gone, Vec::new());
+    let ran = dump::run(&mut printer, &plan, &Traces::new(&paths, &open)).unwrap();
+    assert!(ran.output_closed());
+    let mut printer = dump::printer(&plan, Vec::new(), Vec::new());
+    let ran = dump::run(&mut printer, &plan, &Traces::new(&paths, &open)).unwrap();
+    assert!(!ran.output_closed());
+}
