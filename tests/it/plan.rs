@@ -271,7 +271,7 @@ fn a_run_leaves_nothing_in_its_printer_s_buffers() {
 }
 
 /// A reader of the output that went away ends a run quietly, and `Ran` says so; a run whose
-/// output was all written does not.
+/// output was all written does not; output that cannot be written is the run's error.
 #[test]
 fn a_run_says_whether_its_reader_went_away() {
     use std::io::{self, Write};
@@ -300,4 +300,21 @@ fn a_run_says_whether_its_reader_went_away() {
     let mut printer = dump::printer(&plan, Vec::new(), Vec::new());
     let ran = dump::run(&mut printer, &plan, &Traces::new(&paths, &open)).unwrap();
     assert!(!ran.output_closed());
+
+    /// Standard output on a full disk: an error of the run, not a reader gone.
+    struct Full;
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::StorageFull.into())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Err(io::ErrorKind::StorageFull.into())
+        }
+    }
+    let mut printer = dump::printer(&plan, Full, Vec::new());
+    let failed = dump::run(&mut printer, &plan, &Traces::new(&paths, &open));
+    assert_eq!(
+        failed.err().map(|e| e.kind()),
+        Some(io::ErrorKind::StorageFull)
+    );
 }
