@@ -279,14 +279,14 @@ fn a_run_says_whether_its_reader_went_away() {
     use sptdump::dump::{self, Plan, Traces};
     use sptdump::input::Input;
 
-    /// Standard output whose reader has gone.
-    struct Gone;
-    impl Write for Gone {
+    /// Standard output that cannot be written: its reader gone, or its disk full.
+    struct Failing(io::ErrorKind);
+    impl Write for Failing {
         fn write(&mut self, _: &[u8]) -> io::Result<usize> {
-            Err(io::ErrorKind::BrokenPipe.into())
+            Err(self.0.into())
         }
         fn flush(&mut self) -> io::Result<()> {
-            Err(io::ErrorKind::BrokenPipe.into())
+            Err(self.0.into())
         }
     }
 
@@ -294,24 +294,15 @@ fn a_run_says_whether_its_reader_went_away() {
     let plan = Plan::default();
     let paths = ["sample.spt".to_owned()];
     let open = |_: usize| Ok(Input::memory(trace.clone()));
-    let mut printer = dump::printer(&plan, Gone, Vec::new());
+    let mut printer = dump::printer(&plan, Failing(io::ErrorKind::BrokenPipe), Vec::new());
     let ran = dump::run(&mut printer, &plan, &Traces::new(&paths, &open)).unwrap();
     assert!(ran.output_closed());
     let mut printer = dump::printer(&plan, Vec::new(), Vec::new());
     let ran = dump::run(&mut printer, &plan, &Traces::new(&paths, &open)).unwrap();
     assert!(!ran.output_closed());
 
-    /// Standard output on a full disk: an error of the run, not a reader gone.
-    struct Full;
-    impl Write for Full {
-        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
-            Err(io::ErrorKind::StorageFull.into())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Err(io::ErrorKind::StorageFull.into())
-        }
-    }
-    let mut printer = dump::printer(&plan, Full, Vec::new());
+    // A full disk: an error of the run, not a reader gone.
+    let mut printer = dump::printer(&plan, Failing(io::ErrorKind::StorageFull), Vec::new());
     let failed = dump::run(&mut printer, &plan, &Traces::new(&paths, &open));
     assert_eq!(
         failed.err().map(|e| e.kind()),
