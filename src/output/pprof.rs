@@ -566,8 +566,14 @@ impl<'a> Walk<'a> {
             Some(key),
             "every address of a sample is the profile's"
         );
-        self.at as u64 + 1
+        location_id(self.at)
     }
+}
+
+/// The ID of the location at `place` in the sorted addresses: locations are numbered in
+/// their order, from 1.
+fn location_id(place: usize) -> u64 {
+    place as u64 + 1
 }
 
 /// The samples of a profile encoded by hand, the same bytes as prost encodes each as a
@@ -746,8 +752,6 @@ struct Builder {
     mappings: Vec<Mapping>,
     /// The locations, each encoded as field 4 of a `Profile`.
     locations: Vec<u8>,
-    /// How many there are.
-    location_count: u64,
     /// The functions, each encoded as field 5 of a `Profile`.
     functions: Vec<u8>,
     /// Per function, by its ID - 1: whether its file is a source file (not the binary's
@@ -889,6 +893,7 @@ impl Builder {
         } = addresses;
         let mut ids: Vec<KeyId> = Vec::new();
         let mut location = Location::default();
+        let mut place = 0;
         for list in sorted.chunk_by(|a, b| a.0 == b.0) {
             let progid = list[0].0;
             let binary = counted.tables.binary_name(progid);
@@ -930,8 +935,8 @@ impl Builder {
                         });
                     }
                 }
-                self.location_count += 1;
-                location.id = self.location_count;
+                location.id = location_id(place);
+                place += 1;
                 location.mapping_id = mapping;
                 location.address = u64::from(rva);
                 has.note(&location.line, &self.file_known);
