@@ -24,6 +24,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::Counted;
+use crate::analysis::joined::{self, Pieces, Places, joined_cmp};
 use crate::analysis::keys::{FrameKey, KeyId, Namer, Namers};
 use crate::analysis::slices::{SliceCounts, Slices};
 use crate::analysis::summary::Summary;
@@ -867,19 +868,38 @@ impl<'b> Folded<'b> {
         b.under.into_iter().chain(names)
     }
 
-    /// Puts the lines in the byte order of their text and sums the equal ones.
+    /// Puts the lines in the byte order of their text and sums the equal ones: by the places
+    /// of their pieces ([`Pieces`]), or, when a name is empty or holds a `;`, byte by byte.
     fn sort(&mut self) {
-        let binaries = &self.binaries;
-        let cmp =
-            |a: &Line, b: &Line| joined_cmp(Self::parts(binaries, a), Self::parts(binaries, b));
-        self.lines.sort_unstable_by(cmp);
-        self.lines.dedup_by(|next, kept| {
-            let equal = cmp(kept, next).is_eq();
-            if equal {
-                kept.hits += next.hits;
-            }
-            equal
+        let Folded { binaries, lines } = self;
+        let names = binaries.iter().flat_map(|b| {
+            let keys = b.names.iter().map(String::as_str);
+            b.under.into_iter().chain(keys)
         });
+        let Some(pieces) = Pieces::of(names) else {
+            let binaries = &*binaries;
+            return sort_and_sum(lines, |a, b| {
+                joined_cmp(Self::parts(binaries, a), Self::parts(binaries, b))
+            });
+        };
+        // Per binary: the places of its name, if lines start with it, and of each key's.
+        let placed: Vec<(Option<Places>, Vec<Places>)> = binaries
+            .iter()
+            .map(|b| {
+                let keys = b.names.iter().map(|n| pieces.places(n)).collect();
+                (b.under.map(|u| pieces.places(u)), keys)
+            })
+            .collect();
+        let line = |l: &Line| {
+            let (under, keys) = &placed[l.binary];
+            let (stack, _) = binaries[l.binary].stacks.get(l.stack);
+            let names = under
+                .iter()
+                .copied()
+                .chain(stack[..l.kept].iter().map(|&k| keys[k as usize]));
+            joined::line(names, usize::from(under.is_some()) + l.kept)
+        };
+        sort_and_sum(lines, |a, b| line(a).cmp(line(b)));
     }
 
     /// Calls `f` with each line, in order: its text (`outer;...;leaf`) and hits.
@@ -910,39 +930,16 @@ impl<'b> Folded<'b> {
     }
 }
 
-/// Compares two lists of names as the strings they make joined by `;`, without making them:
-/// equal names are skipped whole, and the rest compared byte by byte.
-fn joined_cmp<'s>(
-    mut a: impl Iterator<Item = &'s str>,
-    mut b: impl Iterator<Item = &'s str>,
-) -> std::cmp::Ordering {
-    let mut skipped = false;
-    loop {
-        match (a.next(), b.next()) {
-            (Some(x), Some(y)) if x == y => skipped = true,
-            (x, y) => return rest(skipped, x, a).cmp(rest(skipped, y, b)),
+/// Sorts `lines` by `cmp` and sums the hits of equal ones into the first.
+fn sort_and_sum(lines: &mut Vec<Line>, cmp: impl Fn(&Line, &Line) -> std::cmp::Ordering) {
+    lines.sort_unstable_by(&cmp);
+    lines.dedup_by(|next, kept| {
+        let equal = cmp(kept, next).is_eq();
+        if equal {
+            kept.hits += next.hits;
         }
-    }
-}
-
-/// The bytes of the names `first` and `rest` joined by `;`; after names `skipped`, with
-/// the `;` before them, if there are any.
-fn rest<'s>(
-    skipped: bool,
-    first: Option<&'s str>,
-    rest: impl Iterator<Item = &'s str>,
-) -> impl Iterator<Item = u8> {
-    let separator = (skipped && first.is_some()).then_some(b';');
-    separator
-        .into_iter()
-        .chain(joined_bytes(first.into_iter().chain(rest)))
-}
-
-/// The bytes of `parts` joined by `;`.
-fn joined_bytes<'s>(parts: impl Iterator<Item = &'s str>) -> impl Iterator<Item = u8> {
-    parts
-        .enumerate()
-        .flat_map(|(i, p)| (i > 0).then_some(b';').into_iter().chain(p.bytes()))
+        equal
+    });
 }
 
 /// The outermost frames that are not `visible` in `stacks` (sorted by path: each frame's
@@ -1207,22 +1204,60 @@ mod tests {
     }
 
     #[test]
-    fn lists_of_names_compare_as_the_lines_they_make() {
-        // Names that are prefixes of others, followed by bytes below, at and above `;`.
-        let names = ["a", "a!", "a;", "a;b", "a<", "ab", "b", ""];
-        let mut lists: Vec<Vec<&str>> = vec![vec![]];
-        for x in names {
-            lists.push(vec![x]);
-            for y in names {
-                lists.push(vec![x, y]);
-                lists.extend(names.iter().map(|&z| vec![x, y, z]));
+    fn folded_lines_are_in_the_order_of_their_text_and_equal_ones_summed() {
+        // `a` ends a line before `a0` does, yet `a;` sorts after `a0`: the places of a name
+        // ending its line and followed by more differ. With a `;` in a name, the lines are
+        // compared byte by byte instead.
+        let keys: [&[u32]; 8] = [
+            &[0],
+            &[0, 1],
+            &[0, 2],
+            &[1],
+            &[1, 0],
+            &[2, 0, 1],
+            &[0, 0],
+            &[2],
+        ];
+        for names in [["a", "a0", "b"], ["a", "a;0", "b"], ["b", "a", "a0"]] {
+            let mut paths = Paths::default();
+            for (i, path) in keys.iter().enumerate() {
+                paths.push(path, 1 << i);
             }
-        }
-        for a in &lists {
-            for b in &lists {
-                let want = a.join(";").cmp(&b.join(";"));
-                let got = joined_cmp(a.iter().copied(), b.iter().copied());
-                assert_eq!(got, want, "{a:?} against {b:?}");
+            for under in [None, Some("app.exe")] {
+                let binary = |names: [&str; 3]| FoldedBinary {
+                    stacks: &paths,
+                    names: names.map(str::to_owned).to_vec(),
+                    under,
+                };
+                // Two binaries, the second's names the first's in another order; lines of
+                // whole stacks and of their first frame.
+                let second = [names[1], names[0], names[2]];
+                let mut folded = Folded {
+                    binaries: vec![binary(names), binary(second)],
+                    lines: Vec::new(),
+                };
+                let mut want: BTreeMap<String, u128> = BTreeMap::new();
+                for b in 0..2 {
+                    for (stack, path) in keys.iter().enumerate() {
+                        for kept in [1, path.len()] {
+                            let hits = 1 << (stack + 8 * b);
+                            folded.lines.push(Line {
+                                binary: b,
+                                stack,
+                                kept,
+                                hits,
+                            });
+                            let names = &folded.binaries[b].names;
+                            let parts = under.into_iter().map(str::to_owned);
+                            let parts = parts
+                                .chain(path[..kept].iter().map(|&k| names[k as usize].clone()));
+                            *want.entry(parts.collect::<Vec<_>>().join(";")).or_default() += hits;
+                        }
+                    }
+                }
+                folded.sort();
+                let want: Vec<(String, u128)> = want.into_iter().collect();
+                assert_eq!(folded.to_vec(), want, "{names:?} under {under:?}");
             }
         }
     }
