@@ -15,6 +15,7 @@
 //! into.
 
 use std::collections::BTreeMap;
+use std::fmt::Write;
 
 use rustc_hash::FxHashSet;
 
@@ -114,6 +115,11 @@ impl FrameKey {
     /// `binary+0x1A2B` (the RVA as stored, upper-case hex, no padding).
     pub fn name(&self, binary: &str) -> String {
         key_name(binary, self.function_name(), self.rva)
+    }
+
+    /// Writes the key's [name](FrameKey::name) to `out`, after what it holds.
+    pub fn push_name(&self, binary: &str, out: &mut String) {
+        push_key_name(out, binary, self.function_name(), self.rva);
     }
 
     /// The key's name in folded stacks and flame graphs: [`FrameKey::name`], with
@@ -290,9 +296,23 @@ fn looked_up_at(rva: u32, returns: bool) -> Option<u32> {
 /// The name of a key of `binary`: `binary!function`, or `binary+0x1A2B` for the address
 /// `rva` when no function holds it.
 pub fn key_name(binary: &str, function: Option<&str>, rva: u32) -> String {
+    let mut name = String::new();
+    push_key_name(&mut name, binary, function, rva);
+    name
+}
+
+/// Writes the name [`key_name`] makes to `out`, after what it holds.
+fn push_key_name(out: &mut String, binary: &str, function: Option<&str>, rva: u32) {
+    out.push_str(binary);
     match function {
-        Some(f) => format!("{binary}!{f}"),
-        None => format!("{binary}+0x{rva:X}"),
+        Some(f) => {
+            out.push('!');
+            out.push_str(f);
+        }
+        None => {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "+0x{rva:X}");
+        }
     }
 }
 

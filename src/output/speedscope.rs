@@ -120,6 +120,8 @@ struct Frames {
     index: HashTable<usize>,
     /// The binaries' names, which frames without a source file are in.
     binaries: Vec<String>,
+    /// The name being looked up, kept to reuse its allocation.
+    scratch: String,
 }
 
 impl Frames {
@@ -129,9 +131,12 @@ impl Frames {
             frames,
             index,
             binaries,
+            scratch,
         } = self;
-        let name = key.name(binary);
-        let hash = FxBuildHasher.hash_one(name.as_str());
+        scratch.clear();
+        key.push_name(binary, scratch);
+        let name = scratch.as_str();
+        let hash = FxBuildHasher.hash_one(name);
         if let Some(&i) = index.find(hash, |&i| frames[i].name == name) {
             return i;
         }
@@ -144,7 +149,7 @@ impl Frames {
         };
         let i = frames.len();
         frames.push(Frame {
-            name,
+            name: name.to_owned(),
             file: key.file().map(Box::from),
             binary: b,
             line: key.line(),
