@@ -23,7 +23,7 @@ use std::hash::BuildHasher;
 use std::io::{self, Write};
 
 use hashbrown::HashTable;
-use rustc_hash::FxBuildHasher;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
@@ -122,36 +122,59 @@ struct Frames {
     binaries: Vec<String>,
     /// The name being looked up, kept to reuse its allocation.
     scratch: String,
+    /// The frame of each key no function holds, by its binary and address: the name those
+    /// make, found without making it (every IP event of a binary samples mostly the same
+    /// addresses).
+    addresses: FxHashMap<(usize, u32), usize>,
 }
 
 impl Frames {
-    /// The frame of `key` of `binary`: the first key of its name.
-    fn of(&mut self, key: &FrameKey, binary: &str) -> usize {
+    /// The index of the binary named `name` in [`Frames::binaries`], added if new.
+    fn binary(&mut self, name: &str) -> usize {
+        match self.binaries.iter().position(|b| b == name) {
+            Some(b) => b,
+            None => {
+                self.binaries.push(name.to_owned());
+                self.binaries.len() - 1
+            }
+        }
+    }
+
+    /// The frame of `key` of the binary `binary` (from [`Frames::binary`]): the first key
+    /// of its name.
+    fn of(&mut self, key: &FrameKey, binary: usize) -> usize {
+        if key.function_name().is_some() {
+            return self.named(key, binary);
+        }
+        if let Some(&i) = self.addresses.get(&(binary, key.rva)) {
+            return i;
+        }
+        let i = self.named(key, binary);
+        self.addresses.insert((binary, key.rva), i);
+        i
+    }
+
+    /// The frame of `key` of `binary`, found by its name.
+    fn named(&mut self, key: &FrameKey, binary: usize) -> usize {
         let Frames {
             frames,
             index,
             binaries,
             scratch,
+            ..
         } = self;
         scratch.clear();
-        key.push_name(binary, scratch);
+        key.push_name(&binaries[binary], scratch);
         let name = scratch.as_str();
         let hash = FxBuildHasher.hash_one(name);
         if let Some(&i) = index.find(hash, |&i| frames[i].name == name) {
             return i;
         }
-        let b = match binaries.iter().position(|b| b == binary) {
-            Some(b) => b,
-            None => {
-                binaries.push(binary.to_owned());
-                binaries.len() - 1
-            }
-        };
         let i = frames.len();
         frames.push(Frame {
             name: name.to_owned(),
             file: key.file().map(Box::from),
-            binary: b,
+            binary,
             line: key.line(),
         });
         index.insert_unique(hash, i, |&j| {
@@ -250,7 +273,8 @@ fn not_lbr(source: SampleKind) -> bool {
 /// its call stacks (named `stacks`), or an IP event's samples, each with the functions
 /// inlined at it.
 fn profile<'a>(frames: &mut Frames, binary: &str, b: &'a BinaryStacks) -> SampledProfile<'a> {
-    let ids: Vec<usize> = b.keys.iter().map(|k| frames.of(k, &b.name)).collect();
+    let named = frames.binary(&b.name);
+    let ids: Vec<usize> = b.keys.iter().map(|k| frames.of(k, named)).collect();
     let source = match b.source {
         SampleKind::CallStack => "stacks",
         other => other.name(),
@@ -266,5 +290,39 @@ fn profile<'a>(frames: &mut Frames, binary: &str, b: &'a BinaryStacks) -> Sample
             frames: ids,
         },
         weights: Weights(&b.stacks),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_is_one_per_name_whichever_binary_or_event_asks() {
+        let mut frames = Frames::default();
+        let (app, core) = (frames.binary("app.exe"), frames.binary("core.dll"));
+        assert_eq!(frames.binary("app.exe"), app);
+        let address = FrameKey::address(0x10);
+        let first = frames.of(&address, app);
+        // Asked again, as each IP event of a binary asks: the same frame.
+        assert_eq!(frames.of(&address, app), first);
+        // The same address of another binary is another name.
+        assert_ne!(frames.of(&address, core), first);
+        // A function at that address is another name; two functions of one name, one frame.
+        let main = frames.of(&FrameKey::function(0x10, "main"), app);
+        assert_ne!(main, first);
+        assert_eq!(frames.of(&FrameKey::function(0x20, "main"), app), main);
+        let written: Vec<(&str, &str)> = frames
+            .written()
+            .map(|w| (w.frame.name.as_str(), w.binary))
+            .collect();
+        assert_eq!(
+            written,
+            [
+                ("app.exe+0x10", "app.exe"),
+                ("core.dll+0x10", "core.dll"),
+                ("app.exe!main", "app.exe"),
+            ]
+        );
     }
 }
