@@ -124,17 +124,20 @@ fn piece_cmp(x: &str, x_followed: bool, y: &str, y_followed: bool) -> Ordering {
     piece(x, x_followed).cmp(piece(y, y_followed))
 }
 
-/// The piece `name`, followed by `;` or ending its line, as a byte value + 1 per byte and 0
-/// for the end.
+/// The piece `name`, followed by `;` or ending its line, as a byte value + 1 per byte and
+/// [`END`] for the end.
 fn piece(name: &str, followed: bool) -> impl Iterator<Item = u16> + '_ {
-    let after = match followed {
-        true => u16::from(b';') + 1,
-        false => 0,
-    };
+    let after = if followed { SEMICOLON } else { END };
     name.bytes()
         .map(|b| u16::from(b) + 1)
         .chain(iter::once(after))
 }
+
+/// In a [`piece`], the end of a line: below every byte.
+const END: u16 = 0;
+
+/// In a [`piece`], the `;` after a name.
+const SEMICOLON: u16 = b';' as u16 + 1;
 
 #[cfg(test)]
 mod tests {
