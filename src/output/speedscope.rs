@@ -122,10 +122,11 @@ struct Frames {
     binaries: Vec<String>,
     /// The name being looked up, kept to reuse its allocation.
     scratch: String,
-    /// The frame of each key no function holds, by its binary and address: the name those
-    /// make, found without making it (every IP event of a binary samples mostly the same
-    /// addresses).
-    addresses: FxHashMap<(usize, u32), usize>,
+    /// The frame of each IP sample's key no function holds, by its address, for the binary
+    /// `addresses_of`: the name those make, found without making it. Every IP event of a
+    /// binary samples mostly the same addresses; only one binary's are held at a time.
+    addresses: FxHashMap<u32, usize>,
+    addresses_of: Option<usize>,
 }
 
 impl Frames {
@@ -140,22 +141,27 @@ impl Frames {
         }
     }
 
-    /// The frame of `key` of the binary `binary` (from [`Frames::binary`]): the first key
-    /// of its name.
-    fn of(&mut self, key: &FrameKey, binary: usize) -> usize {
+    /// [`Frames::of`] an IP sample's key: a key no function holds is found by its address
+    /// when an IP event of the binary before asked for it.
+    fn of_sample(&mut self, key: &FrameKey, binary: usize) -> usize {
         if key.function_name().is_some() {
-            return self.named(key, binary);
+            return self.of(key, binary);
         }
-        if let Some(&i) = self.addresses.get(&(binary, key.rva)) {
+        if self.addresses_of != Some(binary) {
+            self.addresses.clear();
+            self.addresses_of = Some(binary);
+        }
+        if let Some(&i) = self.addresses.get(&key.rva) {
             return i;
         }
-        let i = self.named(key, binary);
-        self.addresses.insert((binary, key.rva), i);
+        let i = self.of(key, binary);
+        self.addresses.insert(key.rva, i);
         i
     }
 
-    /// The frame of `key` of `binary`, found by its name.
-    fn named(&mut self, key: &FrameKey, binary: usize) -> usize {
+    /// The frame of `key` of the binary `binary` (from [`Frames::binary`]): the first key
+    /// of its name.
+    fn of(&mut self, key: &FrameKey, binary: usize) -> usize {
         let Frames {
             frames,
             index,
@@ -274,7 +280,10 @@ fn not_lbr(source: SampleKind) -> bool {
 /// inlined at it.
 fn profile<'a>(frames: &mut Frames, binary: &str, b: &'a BinaryStacks) -> SampledProfile<'a> {
     let named = frames.binary(&b.name);
-    let ids: Vec<usize> = b.keys.iter().map(|k| frames.of(k, named)).collect();
+    let ids: Vec<usize> = match b.source {
+        SampleKind::CallStack => b.keys.iter().map(|k| frames.of(k, named)).collect(),
+        _ => b.keys.iter().map(|k| frames.of_sample(k, named)).collect(),
+    };
     let source = match b.source {
         SampleKind::CallStack => "stacks",
         other => other.name(),
@@ -303,13 +312,18 @@ mod tests {
         let (app, core) = (frames.binary("app.exe"), frames.binary("core.dll"));
         assert_eq!(frames.binary("app.exe"), app);
         let address = FrameKey::address(0x10);
-        let first = frames.of(&address, app);
-        // Asked again, as each IP event of a binary asks: the same frame.
+        let first = frames.of_sample(&address, app);
+        // Asked again, as each IP event of a binary asks, or by a call stack: the same frame.
+        assert_eq!(frames.of_sample(&address, app), first);
         assert_eq!(frames.of(&address, app), first);
-        // The same address of another binary is another name.
-        assert_ne!(frames.of(&address, core), first);
+        // The same address of another binary is another name; asked of the first binary
+        // again, after the other's, it is the first's frame.
+        let other = frames.of_sample(&address, core);
+        assert_ne!(other, first);
+        assert_eq!(frames.of_sample(&address, app), first);
+        assert_eq!(frames.of_sample(&address, core), other);
         // A function at that address is another name; two functions of one name, one frame.
-        let main = frames.of(&FrameKey::function(0x10, "main"), app);
+        let main = frames.of_sample(&FrameKey::function(0x10, "main"), app);
         assert_ne!(main, first);
         assert_eq!(frames.of(&FrameKey::function(0x20, "main"), app), main);
         let written: Vec<(&str, &str)> = frames
