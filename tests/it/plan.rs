@@ -115,6 +115,14 @@ fn combinations_that_cannot_work_are_usage_errors_naming_both_options() {
             "/compare reads two traces apart: it does not go with /merge",
         ),
         (
+            &["/parquet:tables", "/merge", SAMPLE, SAMPLE],
+            "/parquet writes each trace's tables, for an engine to sum: it does not go with /merge",
+        ),
+        (
+            &["/parquet:tables", "/compare", SAMPLE, SAMPLE],
+            "/parquet writes each trace's tables, for an engine to sum: it does not go with /compare",
+        ),
+        (
             &["/quiet", "/progress:always", SAMPLE],
             "/quiet shows no progress bar",
         ),
