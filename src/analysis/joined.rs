@@ -23,7 +23,6 @@
 //! compared as the list of its pieces' places.
 
 use std::cmp::Ordering;
-use std::iter;
 
 use rustc_hash::FxHashMap;
 
@@ -87,19 +86,32 @@ impl<'s> Pieces<'s> {
             }
             places.entry(name).or_default();
         }
-        let mut pieces: Vec<(&str, bool)> = places
-            .keys()
-            .flat_map(|&name| [(name, false), (name, true)])
-            .collect();
-        pieces.sort_unstable_by(|&(x, xs), &(y, ys)| piece_cmp(x, xs, y, ys));
-        for (place, &(name, followed)) in pieces.iter().enumerate() {
+        // In byte order, a name comes before the names it starts; its piece that ends a line
+        // is below all of theirs, and its piece followed by `;` above those whose next byte
+        // is below `;` and below the rest. So each name's `;` piece waits, on a stack of the
+        // names the current one starts, until a name that does not go under it.
+        let mut sorted: Vec<&'s str> = places.keys().copied().collect();
+        sorted.sort_unstable();
+        let mut next = 0..;
+        let mut place = || {
+            let place = next.next().unwrap_or_default();
             // Two pieces per name, and fewer names than 2^31 fit in memory.
-            let place = u32::try_from(place).expect("fewer than 2^32 pieces");
-            let places = places.get_mut(name).expect("every piece's name is placed");
-            match followed {
-                true => places.followed = place,
-                false => places.last = place,
+            u32::try_from(place).expect("fewer than 2^32 pieces")
+        };
+        let mut open: Vec<&'s str> = Vec::new();
+        for &name in &sorted {
+            while let Some(&before) = open.last() {
+                if goes_under(name, before) {
+                    break;
+                }
+                open.pop();
+                places.entry(before).or_default().followed = place();
             }
+            places.entry(name).or_default().last = place();
+            open.push(name);
+        }
+        while let Some(before) = open.pop() {
+            places.entry(before).or_default().followed = place();
         }
         Some(Pieces { places })
     }
@@ -119,25 +131,12 @@ pub(crate) fn line(names: impl Iterator<Item = Places>, len: usize) -> impl Iter
     })
 }
 
-/// Compares the pieces `x` and `y`, each followed by `;` or ending its line (below every byte).
-fn piece_cmp(x: &str, x_followed: bool, y: &str, y_followed: bool) -> Ordering {
-    piece(x, x_followed).cmp(piece(y, y_followed))
+/// Whether the pieces of `name` go below the piece `before` followed by `;`: `before`
+/// starts `name`, whose next byte is below `;`.
+fn goes_under(name: &str, before: &str) -> bool {
+    name.strip_prefix(before)
+        .is_some_and(|rest| rest.bytes().next().is_some_and(|b| b < b';'))
 }
-
-/// The piece `name`, followed by `;` or ending its line, as a byte value + 1 per byte and
-/// [`END`] for the end.
-fn piece(name: &str, followed: bool) -> impl Iterator<Item = u16> + '_ {
-    let after = if followed { SEMICOLON } else { END };
-    name.bytes()
-        .map(|b| u16::from(b) + 1)
-        .chain(iter::once(after))
-}
-
-/// In a [`piece`], the end of a line: below every byte.
-const END: u16 = 0;
-
-/// In a [`piece`], the `;` after a name.
-const SEMICOLON: u16 = b';' as u16 + 1;
 
 #[cfg(test)]
 mod tests {
@@ -193,6 +192,49 @@ mod tests {
             .collect();
         all.sort_unstable();
         all.dedup();
+        assert_eq!(all, (0..2 * names.len() as u32).collect::<Vec<_>>());
+    }
+
+    /// The piece `name`, followed by `;` or ending its line, as a byte value + 1 per byte and
+    /// 0 for the end, which is below every byte: pieces compare as these do.
+    fn piece(name: &str, followed: bool) -> impl Iterator<Item = u16> + '_ {
+        let after = if followed { u16::from(b';') + 1 } else { 0 };
+        name.bytes()
+            .map(|b| u16::from(b) + 1)
+            .chain(std::iter::once(after))
+    }
+
+    #[test]
+    fn pieces_are_placed_in_the_order_they_compare_byte_by_byte() {
+        // Every name of one to three bytes of `0` and `:` (below `;`), `<` and `b` (above),
+        // so that names start others with each next byte.
+        let alphabet = ["0", ":", "<", "b"];
+        let mut names: Vec<String> = Vec::new();
+        for a in alphabet {
+            names.push(a.to_owned());
+            for b in alphabet {
+                names.push(format!("{a}{b}"));
+                names.extend(alphabet.iter().map(|c| format!("{a}{b}{c}")));
+            }
+        }
+        let pieces = Pieces::of(names.iter().map(String::as_str)).expect("placed");
+        let mut want: Vec<(&str, bool)> = names
+            .iter()
+            .flat_map(|n| [(n.as_str(), false), (n.as_str(), true)])
+            .collect();
+        want.sort_by(|&(x, xf), &(y, yf)| piece(x, xf).cmp(piece(y, yf)));
+        let mut got = want.clone();
+        got.sort_by_key(|&(name, followed)| {
+            let p = pieces.places(name);
+            if followed { p.followed } else { p.last }
+        });
+        assert_eq!(got, want);
+        // One place each, 0 to 2n - 1.
+        let mut all: Vec<u32> = names
+            .iter()
+            .flat_map(|n| [pieces.places(n).followed, pieces.places(n).last])
+            .collect();
+        all.sort_unstable();
         assert_eq!(all, (0..2 * names.len() as u32).collect::<Vec<_>>());
     }
 
