@@ -819,6 +819,7 @@ fn fold<'b>(
                 stack,
                 kept,
                 hits,
+                leading: (0, 0),
             });
         }
         // A line starts with its binary's name, unless that is empty.
@@ -857,6 +858,9 @@ struct Line {
     stack: usize,
     kept: usize,
     hits: u128,
+    /// The places of its first two pieces (the second's + 1, 0 for none), when the lines are
+    /// sorted by places: many lines differ there, and compare without reading their stacks.
+    leading: (u32, u64),
 }
 
 impl<'b> Folded<'b> {
@@ -899,7 +903,14 @@ impl<'b> Folded<'b> {
                 .chain(stack[..l.kept].iter().map(|&k| keys[k as usize]));
             joined::line(names, usize::from(under.is_some()) + l.kept)
         };
-        sort_and_sum(lines, |a, b| line(a).cmp(line(b)));
+        for l in lines.iter_mut() {
+            let mut pieces = line(l);
+            let first = pieces.next().unwrap_or_default();
+            l.leading = (first, pieces.next().map_or(0, |p| u64::from(p) + 1));
+        }
+        sort_and_sum(lines, |a, b| {
+            a.leading.cmp(&b.leading).then_with(|| line(a).cmp(line(b)))
+        });
     }
 
     /// Calls `f` with each line, in order: its text (`outer;...;leaf`) and hits.
@@ -1246,6 +1257,7 @@ mod tests {
                                 stack,
                                 kept,
                                 hits,
+                                leading: (0, 0),
                             });
                             let names = &folded.binaries[b].names;
                             let parts = under.into_iter().map(str::to_owned);
