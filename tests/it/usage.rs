@@ -271,6 +271,14 @@ fn strict_counts_warnings_as_errors() {
     );
     assert_eq!(status(&run(&["/strict", path])), 1);
     assert_eq!(status(&run(&["/strict", SAMPLE])), 0);
+    // A trace without warnings is valid under /strict.
+    let o = run(&["/validate", "/strict", SAMPLE]);
+    assert_eq!(status(&o), 0);
+    assert!(
+        stdout(&o).ends_with(": valid (0 errors, 0 warnings)\n"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
