@@ -370,6 +370,27 @@ fn an_spd_given_as_a_trace_says_whose_it_is() {
 }
 
 #[test]
+fn a_refused_spd_given_as_a_trace_says_which_check_it_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = SpdBuilder::new("app.exe", APP, 1)
+        .patch_u32(field::NAME_HASH, 7)
+        .build();
+    std::fs::write(dir.path().join("bad.spd"), bytes).unwrap();
+    let o = run_in(dir.path(), &["/validate", "bad.spd"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "this is a file that starts like an SPD (a Sample Profile Database) but fails its \
+             check 3 (name hash: "
+        ),
+        "{err}"
+    );
+    assert!(err.contains("it is not a recognised SPD either"), "{err}");
+    assert!(!err.contains("/match:bad.spd"), "{err}");
+}
+
+#[test]
 fn a_refused_spd_has_no_identity_and_fails_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.spd");
