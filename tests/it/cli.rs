@@ -702,13 +702,34 @@ fn binary_naming_nothing_in_the_file_is_a_usage_error() {
     );
 }
 
-/// The sample has progids 0 to 2, so index 9 names nothing in it either.
+/// The sample has progids 0 to 2, so index 3, one past its table, and 9 name nothing in it
+/// either.
 #[test]
 fn binary_index_naming_nothing_in_the_file_is_a_usage_error() {
-    let o = run(&["/binary:9", SAMPLE]);
-    assert_eq!(status(&o), 2);
-    assert_eq!(stdout(&o), "");
-    assert!(stderr(&o).contains("contoso_app.exe"), "{}", stderr(&o));
+    for index in ["/binary:3", "/binary:9"] {
+        let o = run(&[index, SAMPLE]);
+        assert_eq!(status(&o), 2, "{index}");
+        assert_eq!(stdout(&o), "");
+        assert!(stderr(&o).contains("contoso_app.exe"), "{}", stderr(&o));
+    }
+}
+
+/// A binary recorded with its path is named by the whole path or by its last component,
+/// in any case.
+#[test]
+fn binary_names_a_binary_by_its_path_or_its_file_name() {
+    let mut b = SptBuilder::new();
+    b.binary("C:\\build\\App.exe", APP_GUID, 1);
+    b.binary_id(0).ip(RETIRE_INSTR, &[0x1000]);
+    let (_dir, path) = temp_file("path.spt", &b.build());
+    let path = path.to_str().unwrap();
+    for name in ["/binary:app.exe", "/binary:c:\\build\\app.exe", "/binary:0"] {
+        let o = run(&["/json", "/event", name, path]);
+        assert_eq!(status(&o), 0, "{name}: {}", stderr(&o));
+        let ips = json_lines(&o).iter().filter(|v| kind(v) == "ip").count();
+        assert_eq!(ips, 1, "{name}");
+    }
+    assert_eq!(status(&run(&["/binary:build", path])), 2);
 }
 
 /// `/summary` over several files: each file's summaries follow its own `file` line, and
