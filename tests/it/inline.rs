@@ -344,6 +344,59 @@ fn a_pdb_with_damaged_line_records_gives_functions_without_lines() {
         "{err}"
     );
     assert!(stdout(&o).contains("inline.exe!digest"), "{}", stdout(&o));
+    // `/event` names each address by its function and line: one note says why some have
+    // no line.
+    let o = run_in(
+        dir.path(),
+        &["/event", "/pdb:inline.pdb", trace.to_str().unwrap()],
+    );
+    let err = crate::support::stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let notes: Vec<&str> = err
+        .lines()
+        .filter(|l| l.ends_with(": some addresses are shown without a line"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("inconsistent records"), "{err}");
+}
+
+/// A procedure whose line or inlinee records fail takes back what it added, and only that:
+/// the chains of the procedures read before it stay. In inline.pdb `digest` (with `mix` and
+/// `rotate` inlined) is read before the entry point (with `step` inlined); some damage breaks
+/// the entry point's records alone.
+#[test]
+fn a_procedure_whose_records_fail_leaves_the_chains_read_before_it() {
+    use sptdump::image::lines::SourceLines;
+    use sptdump::image::symbols::Symbols;
+
+    let original = std::fs::read(fixtures::dir().join("inline.pdb")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let damaged = dir.path().join("inline.pdb");
+    let rotate = fixtures::function("inline", "digest").rva + 0x3F;
+    let step = fixtures::symbolizer("inline")
+        .into_iter()
+        .find(|(_, chain)| chain[0].0 == "step")
+        .map(|(rva, _)| rva)
+        .unwrap();
+    // The damage that breaks such records falls 4 bytes past a multiple of 16 in this
+    // PDB: every 16th byte from there is tried, to keep the search short.
+    let found = (4..original.len()).step_by(16).find(|&at| {
+        let mut bytes = original.clone();
+        bytes[at] = 0xFF;
+        std::fs::write(&damaged, &bytes).unwrap();
+        Symbols::from_pdb(&damaged).is_ok_and(|s| {
+            let lines = SourceLines::read(&s, [rotate, step]);
+            let frames = |rva| lines.chain(rva).map(|c| c.map(|f| f.function.to_owned()));
+            lines.problem().is_some()
+                && frames(step).is_none()
+                && frames(rotate)
+                    .is_some_and(|c| c.collect::<Vec<_>>() == ["rotate", "mix", "digest"])
+        })
+    });
+    assert!(
+        found.is_some(),
+        "some damage breaks the entry point's records and leaves digest's"
+    );
 }
 
 /// `/compare` by function: an IP sample in inlined code is the innermost function inlined
