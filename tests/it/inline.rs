@@ -399,6 +399,38 @@ fn a_procedure_whose_records_fail_leaves_the_chains_read_before_it() {
     );
 }
 
+/// When the inlined functions' names cannot be read (the PDB's IPI stream), the chains keep
+/// their frames under placeholder names, and the problem is said.
+#[test]
+fn inlined_functions_whose_names_cannot_be_read_keep_their_frames_and_say_why() {
+    use sptdump::image::lines::SourceLines;
+    use sptdump::image::symbols::Symbols;
+
+    let original = std::fs::read(fixtures::dir().join("inline.pdb")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let damaged = dir.path().join("inline.pdb");
+    let rotate = fixtures::function("inline", "digest").rva + 0x3F;
+    // The damage falls 8 bytes past a multiple of 16 in this PDB: every 16th byte from
+    // there is tried, to keep the search short.
+    let found = (8..original.len()).step_by(16).find_map(|at| {
+        let mut bytes = original.clone();
+        bytes[at] = 0xFF;
+        std::fs::write(&damaged, &bytes).unwrap();
+        let symbols = Symbols::from_pdb(&damaged).ok()?;
+        let lines = SourceLines::read(&symbols, [rotate]);
+        let names: Vec<String> = lines
+            .chain(rotate)?
+            .map(|f| f.function.to_owned())
+            .collect();
+        let problem = lines.problem()?.to_owned();
+        (names.len() == 3 && names[2] == "digest" && names[..2] != ["rotate", "mix"])
+            .then_some((names, problem))
+    });
+    let (names, problem) = found.expect("some damage loses the inlined functions' names");
+    assert!(problem.starts_with("cannot read the PDB"), "{problem}");
+    assert!(!names[0].is_empty() && names[0] != names[1], "{names:?}");
+}
+
 /// `/compare` by function: an IP sample in inlined code is the innermost function inlined
 /// there, so a NEW trace that spends its time in `rotate` (inlined two deep into `digest`)
 /// says `rotate` is what it samples more; with `/noinline`, `digest`.
