@@ -428,6 +428,41 @@ fn every_address_has_the_chain_and_lines_llvm_symbolizer_reads() {
     assert_eq!(without_line, 23);
 }
 
+/// No damage loses lines silently: wherever one byte of inline.pdb is damaged and its symbols
+/// are still read, the addresses keep their chains or the problem is said, however deep in
+/// the reader it was met (a panic of the reader outside any one module or procedure drops
+/// all that was read). The last 8 KiB are tried, every other byte: the streams read last,
+/// and a short test.
+#[test]
+fn no_damage_to_a_pdb_loses_lines_silently() {
+    use sptdump::image::lines::SourceLines;
+    use sptdump::image::symbols::Symbols;
+
+    let original = std::fs::read(fixtures::dir().join("inline.pdb")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let damaged = dir.path().join("inline.pdb");
+    let rotate = fixtures::function("inline", "digest").rva + 0x3F;
+    let step = fixtures::symbolizer("inline")
+        .into_iter()
+        .find(|(_, chain)| chain[0].0 == "step")
+        .map(|(rva, _)| rva)
+        .unwrap();
+    let mut said = 0;
+    for at in (original.len() - 8192..original.len()).step_by(2) {
+        let mut bytes = original.clone();
+        bytes[at] = !bytes[at];
+        std::fs::write(&damaged, &bytes).unwrap();
+        let Ok(symbols) = Symbols::from_pdb(&damaged) else {
+            continue;
+        };
+        let lines = SourceLines::read(&symbols, [rotate, step]);
+        let kept = lines.chain(rotate).is_some() && lines.chain(step).is_some();
+        assert!(kept || lines.problem().is_some(), "damage at {at}");
+        said += usize::from(!kept);
+    }
+    assert!(said > 0, "some damage loses lines");
+}
+
 /// When the inlined functions' names cannot be read (the PDB's IPI stream), the chains keep
 /// their frames under placeholder names, and the problem is said.
 #[test]
