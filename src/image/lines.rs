@@ -511,7 +511,8 @@ fn sites(
                     let mut lines = inlinee.lines(p.offset, &site);
                     while let Some(l) = lines.next()? {
                         let len = l.length.unwrap_or(0);
-                        if len > 0 && within(l.offset, len) {
+                        // An empty range holds no offset: it is not kept.
+                        if len != 0 && within(l.offset, len) {
                             ranges.push(InlineRange {
                                 start: l.offset.offset,
                                 end: l.offset.offset + len,
