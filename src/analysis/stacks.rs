@@ -904,9 +904,7 @@ impl<'b> Folded<'b> {
             joined::line(names, usize::from(under.is_some()) + l.kept)
         };
         for l in lines.iter_mut() {
-            let mut pieces = line(l);
-            let first = pieces.next().unwrap_or_default();
-            l.leading = (first, pieces.next().map_or(0, |p| u64::from(p) + 1));
+            l.leading = leading(line(l));
         }
         sort_and_sum(lines, |a, b| {
             a.leading.cmp(&b.leading).then_with(|| line(a).cmp(line(b)))
@@ -939,6 +937,13 @@ impl<'b> Folded<'b> {
         let Ok(()) = made;
         lines
     }
+}
+
+/// The places of a line's first two pieces, for [`Line::leading`]: the second's + 1, or 0
+/// when there is none. Lines compare as these do, where they differ.
+fn leading(mut pieces: impl Iterator<Item = u32>) -> (u32, u64) {
+    let first = pieces.next().unwrap_or_default();
+    (first, pieces.next().map_or(0, |p| u64::from(p) + 1))
 }
 
 /// Sorts `lines` by `cmp` and sums the hits of equal ones into the first.
