@@ -227,6 +227,53 @@ mod tests {
     const CORE: &str = "5DFC88D6-05FC-4E3C-4C4C-44205044422E";
     const OTHER: &str = "C3C5D482-8C28-72EC-4C4C-44205044422E";
 
+    /// Two files given to `/match` or `/pdb` are the same when their paths are, and what
+    /// was read of them: the identity, or why there is none.
+    #[test]
+    fn files_given_are_equal_by_path_and_what_was_read() {
+        let pe = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe");
+        let app = MatchFile::read(&pe.join("app.exe"));
+        assert!(app.identity.is_ok());
+        assert_eq!(app, MatchFile::read(&pe.join("app.exe")));
+        let moved = MatchFile {
+            path: "elsewhere/app.exe".into(),
+            ..app.clone()
+        };
+        assert_ne!(app, moved);
+        let other = MatchFile {
+            identity: MatchFile::read(&pe.join("core.dll")).identity,
+            ..app.clone()
+        };
+        assert_ne!(app, other);
+        let missing = MatchFile::read(&pe.join("no-such.exe"));
+        assert!(missing.identity.is_err());
+        assert_eq!(missing, MatchFile::read(&pe.join("no-such.exe")));
+        let not_an_image = MatchFile {
+            identity: MatchFile::read(&pe.join("app-only.spt")).identity,
+            ..missing.clone()
+        };
+        assert!(not_an_image.identity.is_err());
+        assert_ne!(missing, not_an_image);
+        let found = MatchFile {
+            identity: app.identity.clone(),
+            ..missing.clone()
+        };
+        assert_ne!(missing, found);
+
+        let pdb = PdbFile::read(&pe.join("app.pdb")).unwrap();
+        assert_eq!(pdb, PdbFile::read(&pe.join("app.pdb")).unwrap());
+        let moved = PdbFile {
+            path: "elsewhere/app.pdb".into(),
+            ..pdb.clone()
+        };
+        assert_ne!(pdb, moved);
+        let other = PdbFile {
+            identity: PdbFile::read(&pe.join("core.pdb")).unwrap().identity,
+            ..pdb.clone()
+        };
+        assert_ne!(pdb, other);
+    }
+
     /// A trace that knows `app.exe` (age 1) and `C:\build\Core.DLL` (age 2).
     fn tables() -> Tables {
         let strings = StringTable::new(b"app.exe\0C:\\build\\Core.DLL\0".to_vec(), 0x20);
