@@ -360,6 +360,44 @@ fn a_pdb_with_damaged_line_records_gives_functions_without_lines() {
     assert!(notes[0].contains("inconsistent records"), "{err}");
 }
 
+/// inline.pdb, and a copy of it damaged one byte at a time.
+struct Damaged {
+    original: Vec<u8>,
+    path: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Damaged {
+    fn new() -> Damaged {
+        let dir = tempfile::tempdir().unwrap();
+        Damaged {
+            original: std::fs::read(fixtures::dir().join("inline.pdb")).unwrap(),
+            path: dir.path().join("inline.pdb"),
+            _dir: dir,
+        }
+    }
+
+    /// The symbols of the copy with byte `at` set to `value`, if they can still be read.
+    fn symbols(&self, at: usize, value: u8) -> Option<sptdump::image::symbols::Symbols> {
+        let mut bytes = self.original.clone();
+        bytes[at] = value;
+        std::fs::write(&self.path, &bytes).unwrap();
+        sptdump::image::symbols::Symbols::from_pdb(&self.path).ok()
+    }
+}
+
+/// An address of `rotate`, inlined two deep into `digest`, and the first of `step`, inlined
+/// into the entry point.
+fn rotate_and_step() -> (u32, u32) {
+    let rotate = fixtures::function("inline", "digest").rva + 0x3F;
+    let step = fixtures::symbolizer("inline")
+        .into_iter()
+        .find(|(_, chain)| chain[0].0 == "step")
+        .map(|(rva, _)| rva)
+        .unwrap();
+    (rotate, step)
+}
+
 /// A procedure whose line or inlinee records fail takes back what it added, and only that:
 /// the chains of the procedures read before it stay. In inline.pdb `digest` (with `mix` and
 /// `rotate` inlined) is read before the entry point (with `step` inlined); some damage breaks
@@ -367,24 +405,13 @@ fn a_pdb_with_damaged_line_records_gives_functions_without_lines() {
 #[test]
 fn a_procedure_whose_records_fail_leaves_the_chains_read_before_it() {
     use sptdump::image::lines::SourceLines;
-    use sptdump::image::symbols::Symbols;
 
-    let original = std::fs::read(fixtures::dir().join("inline.pdb")).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let damaged = dir.path().join("inline.pdb");
-    let rotate = fixtures::function("inline", "digest").rva + 0x3F;
-    let step = fixtures::symbolizer("inline")
-        .into_iter()
-        .find(|(_, chain)| chain[0].0 == "step")
-        .map(|(rva, _)| rva)
-        .unwrap();
+    let damaged = Damaged::new();
+    let (rotate, step) = rotate_and_step();
     // The damage that breaks such records falls 4 bytes past a multiple of 16 in this
     // PDB: every 16th byte from there is tried, to keep the search short.
-    let found = (4..original.len()).step_by(16).find(|&at| {
-        let mut bytes = original.clone();
-        bytes[at] = 0xFF;
-        std::fs::write(&damaged, &bytes).unwrap();
-        Symbols::from_pdb(&damaged).is_ok_and(|s| {
+    let found = (4..damaged.original.len()).step_by(16).find(|&at| {
+        damaged.symbols(at, 0xFF).is_some_and(|s| {
             let lines = SourceLines::read(&s, [rotate, step]);
             let frames = |rva| lines.chain(rva).map(|c| c.map(|f| f.function.to_owned()));
             lines.problem().is_some()
@@ -436,23 +463,13 @@ fn every_address_has_the_chain_and_lines_llvm_symbolizer_reads() {
 #[test]
 fn no_damage_to_a_pdb_loses_lines_silently() {
     use sptdump::image::lines::SourceLines;
-    use sptdump::image::symbols::Symbols;
 
-    let original = std::fs::read(fixtures::dir().join("inline.pdb")).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let damaged = dir.path().join("inline.pdb");
-    let rotate = fixtures::function("inline", "digest").rva + 0x3F;
-    let step = fixtures::symbolizer("inline")
-        .into_iter()
-        .find(|(_, chain)| chain[0].0 == "step")
-        .map(|(rva, _)| rva)
-        .unwrap();
+    let damaged = Damaged::new();
+    let (rotate, step) = rotate_and_step();
+    let len = damaged.original.len();
     let mut said = 0;
-    for at in (original.len() - 8192..original.len()).step_by(2) {
-        let mut bytes = original.clone();
-        bytes[at] = !bytes[at];
-        std::fs::write(&damaged, &bytes).unwrap();
-        let Ok(symbols) = Symbols::from_pdb(&damaged) else {
+    for at in (len - 8192..len).step_by(2) {
+        let Some(symbols) = damaged.symbols(at, !damaged.original[at]) else {
             continue;
         };
         let lines = SourceLines::read(&symbols, [rotate, step]);
@@ -468,19 +485,13 @@ fn no_damage_to_a_pdb_loses_lines_silently() {
 #[test]
 fn inlined_functions_whose_names_cannot_be_read_keep_their_frames_and_say_why() {
     use sptdump::image::lines::SourceLines;
-    use sptdump::image::symbols::Symbols;
 
-    let original = std::fs::read(fixtures::dir().join("inline.pdb")).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let damaged = dir.path().join("inline.pdb");
-    let rotate = fixtures::function("inline", "digest").rva + 0x3F;
+    let damaged = Damaged::new();
+    let (rotate, _) = rotate_and_step();
     // The damage falls 8 bytes past a multiple of 16 in this PDB: every 16th byte from
     // there is tried, to keep the search short.
-    let found = (8..original.len()).step_by(16).find_map(|at| {
-        let mut bytes = original.clone();
-        bytes[at] = 0xFF;
-        std::fs::write(&damaged, &bytes).unwrap();
-        let symbols = Symbols::from_pdb(&damaged).ok()?;
+    let found = (8..damaged.original.len()).step_by(16).find_map(|at| {
+        let symbols = damaged.symbols(at, 0xFF)?;
         let lines = SourceLines::read(&symbols, [rotate]);
         let names: Vec<String> = lines
             .chain(rotate)?
