@@ -344,4 +344,17 @@ mod tests {
                 .starts_with("not a recognised SPD: check 1 (size and signature)")
         );
     }
+
+    /// A file of a header's bytes and no more passes the size check, and fails a later one.
+    #[test]
+    fn a_header_alone_passes_the_size_check() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe/app.spd");
+        let mut header = std::fs::read(path).unwrap();
+        header.truncate(HEADER);
+        let e = read(&mut io::Cursor::new(header), HEADER as u64).unwrap_err();
+        assert!(
+            matches!(&e, SpdError::NotRecognised { check, .. } if *check != Check::Signature),
+            "{e}"
+        );
+    }
 }
