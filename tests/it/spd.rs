@@ -390,6 +390,37 @@ fn a_refused_spd_given_as_a_trace_says_which_check_it_fails() {
     assert!(!err.contains("/match:bad.spd"), "{err}");
 }
 
+/// Check 2's bounds: a names area that starts inside the header is refused for that; one
+/// that ends where the file does passes it.
+#[test]
+fn the_names_area_lies_between_the_header_and_the_file_s_end() {
+    let built = SpdBuilder::new("app.exe", APP, 1).build();
+    let u32_at = |at: usize| u32::from_le_bytes(built[at..at + 4].try_into().unwrap());
+    let (offset, len) = (u32_at(field::NAMES_OFFSET), built.len() as u32);
+    let read = |bytes: Vec<u8>| spd::read(&mut Cursor::new(&bytes), bytes.len() as u64);
+    let inside = SpdBuilder::new("app.exe", APP, 1)
+        .patch_u32(field::NAMES_OFFSET, 0x7F)
+        .build();
+    let e = read(inside).unwrap_err();
+    assert!(e.to_string().contains("does not lie between"), "{e}");
+    let to_the_end = SpdBuilder::new("app.exe", APP, 1)
+        .patch_u32(field::NAMES_SIZE, len - offset)
+        .build();
+    match read(to_the_end) {
+        Ok(_) => {}
+        Err(e) => assert!(
+            !matches!(
+                e,
+                SpdError::NotRecognised {
+                    check: Check::NamesArea,
+                    ..
+                }
+            ),
+            "{e}"
+        ),
+    }
+}
+
 #[test]
 fn a_refused_spd_has_no_identity_and_fails_the_run() {
     let dir = tempfile::tempdir().unwrap();
