@@ -390,6 +390,28 @@ fn a_refused_spd_given_as_a_trace_says_which_check_it_fails() {
     assert!(!err.contains("/match:bad.spd"), "{err}");
 }
 
+/// A binary's name of 260 characters, the longest a path may be, is read whole; one of 261
+/// is refused.
+#[test]
+fn a_binary_name_of_260_characters_is_the_longest_read() {
+    let read = |bytes: Vec<u8>| spd::read(&mut Cursor::new(&bytes), bytes.len() as u64);
+    let longest = format!("{}.exe", "a".repeat(256));
+    let spd = read(SpdBuilder::new(&longest, APP, 1).build()).unwrap();
+    assert_eq!(spd.binary, longest);
+    let longer = format!("a{longest}");
+    let e = read(SpdBuilder::new(&longer, APP, 1).build()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SpdError::NotRecognised {
+                check: Check::NamesArea,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
 /// Check 2's bounds: a names area that starts inside the header is refused for that; one
 /// that ends where the file does passes it.
 #[test]
