@@ -3,7 +3,7 @@
 //!
 //! Folded lines are sorted by their text, but a line's text is never held: a profile of deep,
 //! distinct stacks makes long lines, and many. [`joined_cmp`] compares two lists of names as
-//! their text, byte by byte. [`Pieces`] does the same in a few integer comparisons per name,
+//! their text, byte by byte. [`places`] does the same in a few integer comparisons per name,
 //! when no name is empty or holds a `;`: the text is then cut into pieces in one way only, each a name
 //! followed by `;` (a name with more after it) or by the line's end (the last), and two lines
 //! compare as their pieces do, one after another.
@@ -23,8 +23,6 @@
 //! compared as the list of its pieces' places.
 
 use std::cmp::Ordering;
-
-use rustc_hash::FxHashMap;
 
 /// Compares two lists of names as the strings they make joined by `;`, without making them:
 /// equal names are skipped whole, and the rest compared byte by byte.
@@ -69,57 +67,56 @@ pub(crate) struct Places {
     last: u32,
 }
 
-/// Every name's [`Places`] among the pieces of the lines made of a set of names.
-pub(crate) struct Pieces<'s> {
-    places: FxHashMap<&'s str, Places>,
-}
-
-impl<'s> Pieces<'s> {
-    /// The places of `names`' pieces; `None` when a name holds a `;` or is empty, which makes
-    /// the pieces of a line more than one cut of its text (`a;b` is also the one name `a;b`,
-    /// the empty line also one empty name).
-    pub fn of(names: impl Iterator<Item = &'s str>) -> Option<Self> {
-        let mut places: FxHashMap<&'s str, Places> = FxHashMap::default();
-        for name in names {
-            if name.is_empty() || name.contains(';') {
-                return None;
-            }
-            places.entry(name).or_default();
-        }
-        // In byte order, a name comes before the names it starts; its piece that ends a line
-        // is below all of theirs, and its piece followed by `;` above those whose next byte
-        // is below `;` and below the rest. So each name's `;` piece waits, on a stack of the
-        // names the current one starts, until a name that does not go under it.
-        let mut sorted: Vec<&'s str> = places.keys().copied().collect();
-        sorted.sort_unstable();
-        let mut next = 0..;
-        let mut place = || {
-            let place = next.next().unwrap_or_default();
-            // Two pieces per name, and fewer names than 2^31 fit in memory.
-            u32::try_from(place).expect("fewer than 2^32 pieces")
-        };
-        let mut open: Vec<&'s str> = Vec::new();
-        for &name in &sorted {
-            while let Some(&before) = open.last() {
-                if goes_under(name, before) {
-                    break;
-                }
-                open.pop();
-                places.entry(before).or_default().followed = place();
-            }
-            places.entry(name).or_default().last = place();
-            open.push(name);
-        }
-        while let Some(before) = open.pop() {
-            places.entry(before).or_default().followed = place();
-        }
-        Some(Pieces { places })
+/// The places of the pieces of `names` (a name may come more than once), in their order;
+/// `None` when a name holds a `;` or is empty, which makes the pieces of a line more than one
+/// cut of its text (`a;b` is also the one name `a;b`, the empty line also one empty name).
+pub(crate) fn places(names: &[&str]) -> Option<Vec<Places>> {
+    if names.iter().any(|n| n.is_empty() || n.contains(';')) {
+        return None;
     }
-
-    /// The places of `name`, one of the names the pieces were made of.
-    pub fn places(&self, name: &str) -> Places {
-        self.places[name]
+    // In byte order, a name comes before the names it starts; its piece that ends a line is
+    // below all of theirs, and its piece followed by `;` above those whose next byte is below
+    // `;` and below the rest. So each name's `;` piece waits, on a stack of the names the
+    // current one starts, until a name that does not go under it.
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_unstable_by_key(|&i| names[i]);
+    let mut out = vec![Places::default(); names.len()];
+    let mut next = 0..;
+    // Gives the next place to the names at `order[range]`, one name, as `followed` or `last`.
+    let mut place = |out: &mut [Places], range: std::ops::Range<usize>, followed: bool| {
+        // Two pieces per name, and fewer names than 2^31 fit in memory.
+        let place = u32::try_from(next.next().unwrap_or_default()).expect("fewer than 2^32 pieces");
+        for &i in &order[range] {
+            match followed {
+                true => out[i].followed = place,
+                false => out[i].last = place,
+            }
+        }
+    };
+    let mut open: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut start = 0;
+    while start < order.len() {
+        let name = names[order[start]];
+        let end = start
+            + order[start..]
+                .iter()
+                .take_while(|&&i| names[i] == name)
+                .count();
+        while let Some(before) = open.last() {
+            if goes_under(name, names[order[before.start]]) {
+                break;
+            }
+            let before = open.pop().unwrap_or_default();
+            place(&mut out, before, true);
+        }
+        place(&mut out, start..end, false);
+        open.push(start..end);
+        start = end;
     }
+    while let Some(before) = open.pop() {
+        place(&mut out, before, true);
+    }
+    Some(out)
 }
 
 /// The places of the pieces of a line of `len` names, whose places are `names`: each name
@@ -155,6 +152,18 @@ mod tests {
         lists
     }
 
+    /// The places of each of `names`, by name.
+    fn placed<'s>(names: &[&'s str]) -> impl Fn(&str) -> Places + 's {
+        let places = places(names).expect("no name is empty or holds a `;`");
+        let names = names.to_vec();
+        move |n| {
+            places[names
+                .iter()
+                .position(|&m| m == n)
+                .expect("one of the names")]
+        }
+    }
+
     #[test]
     fn lists_of_names_compare_as_the_lines_they_make() {
         // Names that are prefixes of others, followed by bytes below, at and above `;`.
@@ -174,10 +183,8 @@ mod tests {
         // Names that are prefixes of others, followed by bytes below and above `;` (`0` and
         // `:` below, `<` and `b` above), and bytes past ASCII.
         let names = ["a", "a0", "a:", "a<", "ab", "b", " ", "é", "a\u{7f}"];
-        let pieces = Pieces::of(names.iter().copied()).expect("no name is empty or holds a `;`");
-        let places = |l: &[&str]| -> Vec<u32> {
-            line(l.iter().map(|n| pieces.places(n)), l.len()).collect()
-        };
+        let of = placed(&names);
+        let places = |l: &[&str]| -> Vec<u32> { line(l.iter().map(|n| of(n)), l.len()).collect() };
         let lists = lists(&names);
         for a in &lists {
             for b in &lists {
@@ -188,7 +195,7 @@ mod tests {
         // Each name has two places, all different.
         let mut all: Vec<u32> = names
             .iter()
-            .flat_map(|n| [pieces.places(n).followed, pieces.places(n).last])
+            .flat_map(|n| [of(n).followed, of(n).last])
             .collect();
         all.sort_unstable();
         all.dedup();
@@ -217,22 +224,26 @@ mod tests {
                 names.extend(alphabet.iter().map(|c| format!("{a}{b}{c}")));
             }
         }
-        let pieces = Pieces::of(names.iter().map(String::as_str)).expect("placed");
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let of = placed(&names);
+        // A name given twice has its places twice.
+        let twice = places(&[&names[..], &names[..]].concat()).expect("placed");
+        assert_eq!(twice[..names.len()], twice[names.len()..]);
         let mut want: Vec<(&str, bool)> = names
             .iter()
-            .flat_map(|n| [(n.as_str(), false), (n.as_str(), true)])
+            .flat_map(|&n| [(n, false), (n, true)])
             .collect();
         want.sort_by(|&(x, xf), &(y, yf)| piece(x, xf).cmp(piece(y, yf)));
         let mut got = want.clone();
         got.sort_by_key(|&(name, followed)| {
-            let p = pieces.places(name);
+            let p = of(name);
             if followed { p.followed } else { p.last }
         });
         assert_eq!(got, want);
         // One place each, 0 to 2n - 1.
         let mut all: Vec<u32> = names
             .iter()
-            .flat_map(|n| [pieces.places(n).followed, pieces.places(n).last])
+            .flat_map(|n| [of(n).followed, of(n).last])
             .collect();
         all.sort_unstable();
         assert_eq!(all, (0..2 * names.len() as u32).collect::<Vec<_>>());
@@ -240,9 +251,9 @@ mod tests {
 
     #[test]
     fn names_that_hold_a_semicolon_or_are_empty_have_no_places() {
-        assert!(Pieces::of(["a", "b;c"].into_iter()).is_none());
-        assert!(Pieces::of([";"].into_iter()).is_none());
-        assert!(Pieces::of(["a", ""].into_iter()).is_none());
-        assert!(Pieces::of(["a", "b"].into_iter()).is_some());
+        assert!(places(&["a", "b;c"]).is_none());
+        assert!(places(&[";"]).is_none());
+        assert!(places(&["a", ""]).is_none());
+        assert!(places(&["a", "b"]).is_some());
     }
 }

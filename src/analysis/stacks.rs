@@ -24,7 +24,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::Counted;
-use crate::analysis::joined::{self, Pieces, Places, joined_cmp};
+use crate::analysis::joined::{self, Places, joined_cmp};
 use crate::analysis::keys::{FrameKey, KeyId, Namer, Namers};
 use crate::analysis::slices::{SliceCounts, Slices};
 use crate::analysis::summary::Summary;
@@ -819,7 +819,7 @@ fn fold<'b>(
                 stack,
                 kept,
                 hits,
-                leading: (0, 0),
+                leading: 0,
             });
         }
         // A line starts with its binary's name, unless that is empty.
@@ -858,9 +858,10 @@ struct Line {
     stack: usize,
     kept: usize,
     hits: u128,
-    /// The places of its first two pieces (the second's + 1, 0 for none), when the lines are
-    /// sorted by places: many lines differ there, and compare without reading their stacks.
-    leading: (u32, u64),
+    /// The places of its first two pieces, in the high and low halves (the second's + 1, 0
+    /// for none), when the lines are sorted by places: many lines differ there, and compare
+    /// without reading their stacks.
+    leading: u64,
 }
 
 impl<'b> Folded<'b> {
@@ -873,29 +874,37 @@ impl<'b> Folded<'b> {
     }
 
     /// Puts the lines in the byte order of their text and sums the equal ones: by the places
-    /// of their pieces ([`Pieces`]), or, when a name is empty or holds a `;`, byte by byte.
+    /// of their pieces ([`joined::places`]), or, when a name is empty or holds a `;`, byte by byte.
     fn sort(&mut self) {
         let Folded { binaries, lines } = self;
-        let names = binaries.iter().flat_map(|b| {
-            let keys = b.names.iter().map(String::as_str);
-            b.under.into_iter().chain(keys)
-        });
-        let Some(pieces) = Pieces::of(names) else {
+        // Every binary's name, if its lines start with it, then its keys' names.
+        let mut names: Vec<&str> = Vec::new();
+        for b in binaries.iter() {
+            names.extend(b.under);
+            names.extend(b.names.iter().map(String::as_str));
+        }
+        let Some(places) = joined::places(&names) else {
             let binaries = &*binaries;
             return sort_and_sum(lines, |a, b| {
                 joined_cmp(Self::parts(binaries, a), Self::parts(binaries, b))
             });
         };
-        // Per binary: the places of its name, if lines start with it, and of each key's.
-        let placed: Vec<(Option<Places>, Vec<Places>)> = binaries
+        drop(names);
+        // Per binary: the places of its name, if lines start with it, and where its keys'
+        // are in `places`.
+        let mut at = 0;
+        let placed: Vec<(Option<Places>, std::ops::Range<usize>)> = binaries
             .iter()
             .map(|b| {
-                let keys = b.names.iter().map(|n| pieces.places(n)).collect();
-                (b.under.map(|u| pieces.places(u)), keys)
+                let under = b.under.map(|_| places[at]);
+                at += usize::from(under.is_some());
+                at += b.names.len();
+                (under, at - b.names.len()..at)
             })
             .collect();
         let line = |l: &Line| {
             let (under, keys) = &placed[l.binary];
+            let keys = &places[keys.clone()];
             let (stack, _) = binaries[l.binary].stacks.get(l.stack);
             let names = under
                 .iter()
@@ -939,11 +948,13 @@ impl<'b> Folded<'b> {
     }
 }
 
-/// The places of a line's first two pieces, for [`Line::leading`]: the second's + 1, or 0
-/// when there is none. Lines compare as these do, where they differ.
-fn leading(mut pieces: impl Iterator<Item = u32>) -> (u32, u64) {
+/// The places of a line's first two pieces, for [`Line::leading`]: the first in the high
+/// half, the second's + 1 in the low one, or 0 when there is none. Lines compare as these do,
+/// where they differ (the + 1 saturates: a tie sends the comparison on to the whole lines).
+fn leading(mut pieces: impl Iterator<Item = u32>) -> u64 {
     let first = pieces.next().unwrap_or_default();
-    (first, pieces.next().map_or(0, |p| u64::from(p) + 1))
+    let second = pieces.next().map_or(0, |p| p.saturating_add(1));
+    u64::from(first) << 32 | u64::from(second)
 }
 
 /// Sorts `lines` by `cmp` and sums the hits of equal ones into the first.
@@ -1262,7 +1273,7 @@ mod tests {
                                 stack,
                                 kept,
                                 hits,
-                                leading: (0, 0),
+                                leading: 0,
                             });
                             let names = &folded.binaries[b].names;
                             let parts = under.into_iter().map(str::to_owned);
