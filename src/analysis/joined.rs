@@ -4,9 +4,9 @@
 //! Folded lines are sorted by their text, but a line's text is never held: a profile of deep,
 //! distinct stacks makes long lines, and many. [`joined_cmp`] compares two lists of names as
 //! their text, byte by byte. [`places`] does the same in a few integer comparisons per name,
-//! when no name is empty or holds a `;`: the text is then cut into pieces in one way only, each a name
-//! followed by `;` (a name with more after it) or by the line's end (the last), and two lines
-//! compare as their pieces do, one after another.
+//! when no name is empty or holds a `;`: the text is then cut into pieces in one way only,
+//! each a name followed by `;` (a name with more after it) or by the line's end (the last),
+//! and two lines compare as their pieces do, one after another.
 //!
 //! ```text
 //!   line      a;b;ab          a;b0
@@ -81,11 +81,12 @@ pub(crate) fn places(names: &[&str]) -> Option<Vec<Places>> {
     let mut order: Vec<usize> = (0..names.len()).collect();
     order.sort_unstable_by_key(|&i| names[i]);
     let mut out = vec![Places::default(); names.len()];
-    let mut next = 0..;
+    let mut next = 0;
     // Gives the next place to the names at `order[range]`, one name, as `followed` or `last`.
     let mut place = |out: &mut [Places], range: std::ops::Range<usize>, followed: bool| {
         // Two pieces per name, and fewer names than 2^31 fit in memory.
-        let place = u32::try_from(next.next().unwrap_or_default()).expect("fewer than 2^32 pieces");
+        let place = u32::try_from(next).expect("fewer than 2^32 pieces");
+        next += 1;
         for &i in &order[range] {
             match followed {
                 true => out[i].followed = place,
@@ -102,11 +103,7 @@ pub(crate) fn places(names: &[&str]) -> Option<Vec<Places>> {
                 .iter()
                 .take_while(|&&i| names[i] == name)
                 .count();
-        while let Some(before) = open.last() {
-            if goes_under(name, names[order[before.start]]) {
-                break;
-            }
-            let before = open.pop().unwrap_or_default();
+        while let Some(before) = open.pop_if(|b| !goes_under(name, names[order[b.start]])) {
             place(&mut out, before, true);
         }
         place(&mut out, start..end, false);

@@ -24,7 +24,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::Counted;
-use crate::analysis::joined::{self, Places, joined_cmp};
+use crate::analysis::joined::{self, joined_cmp};
 use crate::analysis::keys::{FrameKey, KeyId, Namer, Namers};
 use crate::analysis::slices::{SliceCounts, Slices};
 use crate::analysis::summary::Summary;
@@ -877,9 +877,12 @@ impl<'b> Folded<'b> {
     /// of their pieces ([`joined::places`]), or, when a name is empty or holds a `;`, byte by byte.
     fn sort(&mut self) {
         let Folded { binaries, lines } = self;
-        // Every binary's name, if its lines start with it, then its keys' names.
+        // Every binary's name, if its lines start with it, then its keys' names; per binary,
+        // where its own start and whether the first is its name.
         let mut names: Vec<&str> = Vec::new();
+        let mut starts: Vec<(usize, bool)> = Vec::with_capacity(binaries.len());
         for b in binaries.iter() {
+            starts.push((names.len(), b.under.is_some()));
             names.extend(b.under);
             names.extend(b.names.iter().map(String::as_str));
         }
@@ -890,25 +893,13 @@ impl<'b> Folded<'b> {
             });
         };
         drop(names);
-        // Per binary: the places of its name, if lines start with it, and where its keys'
-        // are in `places`.
-        let mut at = 0;
-        let placed: Vec<(Option<Places>, std::ops::Range<usize>)> = binaries
-            .iter()
-            .map(|b| {
-                let under = b.under.map(|_| places[at]);
-                at += usize::from(under.is_some());
-                at += b.names.len();
-                (under, at - b.names.len()..at)
-            })
-            .collect();
         let line = |l: &Line| {
-            let (under, keys) = &placed[l.binary];
-            let keys = &places[keys.clone()];
+            let (start, under) = starts[l.binary];
+            let under = under.then(|| places[start]);
+            let keys = &places[start + usize::from(under.is_some())..];
             let (stack, _) = binaries[l.binary].stacks.get(l.stack);
             let names = under
-                .iter()
-                .copied()
+                .into_iter()
                 .chain(stack[..l.kept].iter().map(|&k| keys[k as usize]));
             joined::line(names, usize::from(under.is_some()) + l.kept)
         };
