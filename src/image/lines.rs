@@ -529,9 +529,8 @@ fn sites(
                     inlinee: site.inlinee,
                     ranges,
                 });
-                if site.end > index {
-                    open.push((sites.len() - 1, site.end));
-                }
+                // A site whose end is not ahead is closed at the next symbol.
+                open.push((sites.len() - 1, site.end));
             }
             _ => {}
         }
@@ -633,6 +632,103 @@ mod tests {
             assert!(
                 compared > 40 && inlined == 0,
                 "{image}: {compared} {inlined}"
+            );
+        }
+    }
+
+    #[test]
+    fn cxx_inlined_functions_are_named_by_their_namespace_or_class() {
+        let (compared, inlined, _) = compare_with_llvm_symbolizer("members");
+        assert!(compared > 100 && inlined > 20, "{compared} {inlined}");
+        // The comparison holds only if each kind of name occurs: a namespace, a nested
+        // one, a struct's member and a union's.
+        let told = symbolizer("members");
+        for name in ["geo::scale", "geo::detail::twist", "Acc::add", "Bits::low"] {
+            assert!(
+                told.iter().any(|(_, f)| f.len() == 2 && f[0].0 == name),
+                "{name}"
+            );
+        }
+    }
+
+    /// A chain as (function, line, inlined), innermost first.
+    type Chain<'a> = Vec<(&'a str, Option<u32>, bool)>;
+
+    /// The chain of `rva` in shapes.exe (see shapes.s), and the procedure's start line.
+    fn shape(lines: &SourceLines, rva: u32) -> (Chain<'_>, Option<u32>) {
+        let chain: Vec<SourceFrame<'_>> = lines.chain(rva).unwrap().collect();
+        let start = chain.last().unwrap().start_line;
+        (
+            chain
+                .iter()
+                .map(|f| (f.function, f.line, f.inlined))
+                .collect(),
+            start,
+        )
+    }
+
+    /// shapes.exe's code: outer at 0x1000 (13 bytes), second at 0x1010 (5).
+    const OUTER: u32 = 0x1000;
+    const SECOND: u32 = 0x1010;
+
+    fn shapes() -> SourceLines {
+        let symbols = Symbols::from_pdb(&fixture("shapes.pdb")).unwrap();
+        let lines = SourceLines::read(&symbols, (OUTER..OUTER + 13).chain(SECOND..SECOND + 5));
+        assert_eq!(lines.problem(), None);
+        lines
+    }
+
+    #[test]
+    fn a_line_0_record_is_no_line() {
+        let lines = shapes();
+        // outer's first record says line 0: its first bytes have no line, nor has outer a
+        // start line.
+        assert_eq!(shape(&lines, OUTER), (vec![("outer", None, false)], None));
+        // twice's range at +4 says line 0; its range at +2, line 5.
+        let at = |offset| shape(&lines, OUTER + offset).0;
+        assert_eq!(at(4), [("twice", None, true), ("outer", Some(11), false)]);
+        assert_eq!(
+            at(2),
+            [("twice", Some(5), true), ("outer", Some(11), false)]
+        );
+    }
+
+    #[test]
+    fn a_scope_that_is_an_empty_string_is_no_scope() {
+        let lines = shapes();
+        assert_eq!(shape(&lines, OUTER + 2).0[0].0, "twice");
+    }
+
+    #[test]
+    fn an_inline_range_past_its_procedure_s_end_is_taken_nowhere() {
+        let lines = shapes();
+        // twice's third range runs from outer's last byte, +12, four bytes on.
+        assert_eq!(shape(&lines, OUTER + 12).0, [("outer", Some(12), false)]);
+    }
+
+    #[test]
+    fn a_nested_procedure_s_inline_sites_are_not_its_parent_s() {
+        let lines = shapes();
+        // The procedure nested in outer holds a site of twice at outer's +9 and +10.
+        for offset in [9, 10] {
+            assert_eq!(
+                shape(&lines, OUTER + offset).0,
+                [("outer", Some(12), false)]
+            );
+        }
+    }
+
+    #[test]
+    fn the_lines_before_a_procedure_without_lines_are_not_its_lines() {
+        let lines = shapes();
+        // second has no line records; outer's, before it, are what the PDB's line
+        // subsections hold nearest.
+        for rva in SECOND..SECOND + 5 {
+            let chain: Vec<SourceFrame<'_>> = lines.chain(rva).unwrap().collect();
+            assert_eq!(chain.len(), 1);
+            assert_eq!(
+                (chain[0].function, chain[0].file, chain[0].line),
+                ("second", None, None)
             );
         }
     }
@@ -743,5 +839,60 @@ mod hostile {
         }
         assert!(read > 100, "{read} damaged PDBs still read");
         assert!(problems > 0, "some damage is noticed");
+    }
+
+    /// shapes.pdb with the end of the procedure nested in `outer` pointing at the nested
+    /// procedure's own record: read to the end, never round and round.
+    #[test]
+    fn a_nested_procedure_that_ends_where_it_starts_is_read_once() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe");
+        let original = std::fs::read(dir.join("shapes.pdb")).unwrap();
+        // Where the nested procedure's record is, and where it ends, from the PDB itself.
+        let mut pdb =
+            pdb2::PDB::open(std::fs::File::open(dir.join("shapes.pdb")).unwrap()).unwrap();
+        let dbi = pdb.debug_information().unwrap();
+        let module = dbi.modules().unwrap().next().unwrap().unwrap();
+        let info = pdb.module_info(&module).unwrap().unwrap();
+        let mut symbols = info.symbols().unwrap();
+        let (index, end) = loop {
+            let symbol = symbols.next().unwrap().expect("a procedure named nested");
+            if let Ok(SymbolData::Procedure(p)) = symbol.parse()
+                && p.name.to_string() == "nested"
+            {
+                break (symbol.index().0, p.end.0);
+            }
+        };
+        assert!(end > index);
+        // The record's kind (S_LPROC32), its parent and its end, as the file holds them; the
+        // end set to the record's own index.
+        let [k0, k1] = 0x110f_u16.to_le_bytes();
+        let u32_at =
+            |bytes: &[u8], at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let at = (0..original.len() - 10)
+            .filter(|&at| original[at..at + 2] == [k0, k1])
+            .filter(|&at| u32_at(&original, at + 6) == end && u32_at(&original, at + 2) < index)
+            .collect::<Vec<_>>();
+        assert_eq!(at.len(), 1, "one record of the nested procedure");
+        let mut bytes = original.clone();
+        bytes[at[0] + 6..at[0] + 10].copy_from_slice(&index.to_le_bytes());
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("shapes.pdb");
+        std::fs::write(&path, &bytes).unwrap();
+
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let symbols = Symbols::from_pdb(&path).unwrap();
+            let lines = SourceLines::read(&symbols, 0x1000..0x100d);
+            let outer: Vec<String> = lines
+                .chain(0x1002)
+                .unwrap()
+                .map(|f| f.function.to_owned())
+                .collect();
+            sender.send(outer).unwrap();
+        });
+        let chain = receiver
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("lines read in time");
+        assert_eq!(chain, ["twice", "outer"]);
     }
 }

@@ -34,6 +34,15 @@
 #                         deep, and one of them calls out of line, and one of them is
 #                         inlined into a second function, called by nothing (inline.c):
 #                         the fixture of source lines and inline frames
+#   members.exe, members.pdb
+#                         a C++ program built with -O2 whose inlined functions are in
+#                         namespaces and members of a struct and a union (members.cpp):
+#                         the fixture of C++ names of inlined functions
+#   shapes.exe, shapes.pdb
+#                         written in assembly, with its debug records by hand (shapes.s):
+#                         line 0 records inside a procedure, inline ranges at line 0 and
+#                         past their procedure's end, a procedure nested in another, one
+#                         without line records of its own, a scope that is an empty string
 #
 # Builds are reproducible: /Brepro replaces the PE timestamp with a hash of the image,
 # the PDB GUID is a hash of the PDB, and no path of the build machine is recorded
@@ -43,6 +52,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 CC=clang-16
+CXX=clang++-16
 LINK=lld-link-16
 READOBJ=llvm-readobj-16
 PDBUTIL=llvm-pdbutil-16
@@ -70,6 +80,9 @@ $CC "${CFLAGS[@]}" -c core.c -o "$work/core.obj"
 $CC "${CFLAGS[@]}" -DCORE_V2 -c core.c -o "$work/core-v2.obj"
 # The same flags but -O2 (the last -O wins).
 $CC "${CFLAGS[@]}" -O2 -c inline.c -o "$work/inline.obj"
+$CXX "${CFLAGS[@]}" -O2 -fno-exceptions -fno-rtti -c members.cpp -o "$work/members.obj"
+# shapes.s carries its own debug records: it is assembled as it is, with no -g.
+$CC --target=x86_64-pc-windows-msvc -c shapes.s -o "$work/shapes.obj"
 
 $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
     /pdb:app.pdb /pdbaltpath:%_PDB% /out:app.exe "$work/app.obj"
@@ -85,6 +98,10 @@ $LINK /nologo /nodefaultlib /machine:x64 /timestamp:0 /subsystem:console /entry:
     /out:nodebugdir.exe "$work/app.obj"
 $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
     /pdb:inline.pdb /pdbaltpath:%_PDB% /out:inline.exe "$work/inline.obj"
+for name in members shapes; do
+    $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
+        /pdb:$name.pdb /pdbaltpath:%_PDB% /out:$name.exe "$work/$name.obj"
+done
 
 # age2/core.dll: find the one RSDS record of core.dll and set its age (the u32 after the
 # "RSDS" signature and the 16-byte GUID) to 2.
@@ -126,10 +143,11 @@ PY
 # raw bytes, age, PDB path). For a PDB: both of its ages (the PDB stream's and the DBI
 # stream's) and GUID, then its procedure and public symbols and its section headers.
 run() { echo "# $*"; "$@"; }
-for image in app.exe core.dll v2/core.dll age2/core.dll nodebug.exe nodebugdir.exe inline.exe; do
+for image in app.exe core.dll v2/core.dll age2/core.dll nodebug.exe nodebugdir.exe inline.exe \
+    members.exe; do
     run $READOBJ --coff-debug-directory "$image" > "${image%.*}.readobj.txt"
 done
-for pdb in app.pdb core.pdb v2/core.pdb infoage2/core.pdb inline.pdb; do
+for pdb in app.pdb core.pdb v2/core.pdb infoage2/core.pdb inline.pdb members.pdb; do
     {
         run $PDBUTIL pdb2yaml --pdb-stream --dbi-stream "$pdb"
         run $PDBUTIL dump --summary --symbols --publics --section-headers "$pdb"
@@ -138,7 +156,7 @@ done
 
 # What llvm-symbolizer reads at every byte of each image's .text: each address's inline
 # chain, innermost first, with file and line, one JSON array per address.
-for image in inline.exe app.exe core.dll; do
+for image in inline.exe members.exe app.exe core.dll; do
     text() { $READOBJ --sections "$image" | awk -v key="$1:" '/Name: .text/ {t = 1} t && $1 == key {print $2; exit}'; }
     python3 -c "print('\\n'.join(hex(a) for a in range($(text VirtualAddress), $(text VirtualAddress) + $(text VirtualSize))))" |
         $SYMBOLIZER --obj="$image" --inlines --relative-address --output-style=JSON \
