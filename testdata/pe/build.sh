@@ -36,7 +36,8 @@
 #                         the fixture of source lines and inline frames
 #   members.exe, members.pdb
 #                         a C++ program built with -O2 whose inlined functions are in
-#                         namespaces and members of a struct and a union (members.cpp):
+#                         namespaces and members of a struct and a union (members.cpp),
+#                         and whose entry point is in a second module (members-entry.cpp):
 #                         the fixture of C++ names of inlined functions
 #   shapes.exe, shapes.pdb
 #                         written in assembly, with its debug records by hand (shapes.s):
@@ -80,7 +81,9 @@ $CC "${CFLAGS[@]}" -c core.c -o "$work/core.obj"
 $CC "${CFLAGS[@]}" -DCORE_V2 -c core.c -o "$work/core-v2.obj"
 # The same flags but -O2 (the last -O wins).
 $CC "${CFLAGS[@]}" -O2 -c inline.c -o "$work/inline.obj"
-$CXX "${CFLAGS[@]}" -O2 -fno-exceptions -fno-rtti -c members.cpp -o "$work/members.obj"
+for name in members members-entry; do
+    $CXX "${CFLAGS[@]}" -O2 -fno-exceptions -fno-rtti -c $name.cpp -o "$work/$name.obj"
+done
 # shapes.s carries its own debug records: it is assembled as it is, with no -g.
 $CC --target=x86_64-pc-windows-msvc -c shapes.s -o "$work/shapes.obj"
 
@@ -98,10 +101,11 @@ $LINK /nologo /nodefaultlib /machine:x64 /timestamp:0 /subsystem:console /entry:
     /out:nodebugdir.exe "$work/app.obj"
 $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
     /pdb:inline.pdb /pdbaltpath:%_PDB% /out:inline.exe "$work/inline.obj"
-for name in members shapes; do
-    $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
-        /pdb:$name.pdb /pdbaltpath:%_PDB% /out:$name.exe "$work/$name.obj"
-done
+$LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
+    /pdb:members.pdb /pdbaltpath:%_PDB% /out:members.exe "$work/members.obj" \
+    "$work/members-entry.obj"
+$LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
+    /pdb:shapes.pdb /pdbaltpath:%_PDB% /out:shapes.exe "$work/shapes.obj"
 
 # age2/core.dll: find the one RSDS record of core.dll and set its age (the u32 after the
 # "RSDS" signature and the 16-byte GUID) to 2.

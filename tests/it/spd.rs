@@ -412,6 +412,32 @@ fn a_binary_name_of_260_characters_is_the_longest_read() {
     );
 }
 
+/// Check 3's ASCII bound: U+007F is the last character a name may hold, U+0080 the first it
+/// may not.
+#[test]
+fn a_name_is_ascii_up_to_u_007f() {
+    let last = SpdBuilder::new("app\u{7f}.exe", APP, 1).build();
+    assert_eq!(read_bytes(&last).unwrap().binary, "app\u{7f}.exe");
+    let first = SpdBuilder::new("app\u{80}.exe", APP, 1).build();
+    let e = read_bytes(&first).unwrap_err();
+    assert!(e.to_string().contains("is not ASCII"), "{e}");
+}
+
+/// Check 4's bound: a module block of its header alone, ending where the file does, passes.
+#[test]
+fn a_module_block_may_end_with_its_header_at_the_file_s_end() {
+    let good = SpdBuilder::new("app.exe", APP, 1);
+    let module = good.module_offset();
+    let header_only = good
+        .patch_u32(module + field::MODULE_SIZE, 0x38)
+        .patch_u32(module + field::PROFILES_OFFSET, 0x38)
+        .patch_u32(module + 0x10, 0)
+        .patch_u32(module + field::FUNCTION_NAMES_OFFSET, 0x38)
+        .patch_u32(module + 0x34, 0)
+        .truncate(module + 0x38);
+    assert_eq!(failed(&header_only.build()), None);
+}
+
 /// Check 2's bounds: a names area that starts inside the header is refused for that; one
 /// that ends where the file does passes it.
 #[test]
