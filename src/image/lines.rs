@@ -799,6 +799,7 @@ mod tests {
 #[cfg(test)]
 mod hostile {
     use super::*;
+    use crate::image::testpdb;
 
     /// Every byte of inline.pdb changed in turn (stepping through the file), then its
     /// functions' lines read: never a panic, and a line only where the file still gives one.
@@ -845,42 +846,9 @@ mod hostile {
     /// procedure's own record: read to the end, never round and round.
     #[test]
     fn a_nested_procedure_that_ends_where_it_starts_is_read_once() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe");
-        let original = std::fs::read(dir.join("shapes.pdb")).unwrap();
-        // Where the nested procedure's record is, and where it ends, from the PDB itself.
-        let mut pdb =
-            pdb2::PDB::open(std::fs::File::open(dir.join("shapes.pdb")).unwrap()).unwrap();
-        let dbi = pdb.debug_information().unwrap();
-        let module = dbi.modules().unwrap().next().unwrap().unwrap();
-        let info = pdb.module_info(&module).unwrap().unwrap();
-        let mut symbols = info.symbols().unwrap();
-        let (index, end) = loop {
-            let symbol = symbols.next().unwrap().expect("a procedure named nested");
-            if let Ok(SymbolData::Procedure(p)) = symbol.parse()
-                && p.name.to_string() == "nested"
-            {
-                break (symbol.index().0, p.end.0);
-            }
-        };
-        assert!(end > index);
-        // The record's kind (S_LPROC32), its parent and its end, as the file holds them; the
-        // end set to the record's own index.
-        let [k0, k1] = 0x110f_u16.to_le_bytes();
-        let u32_at =
-            |bytes: &[u8], at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
-        let at = (0..original.len() - 10)
-            .filter(|&at| original[at..at + 2] == [k0, k1])
-            .filter(|&at| u32_at(&original, at + 6) == end && u32_at(&original, at + 2) < index)
-            .collect::<Vec<_>>();
-        assert_eq!(at.len(), 1, "one record of the nested procedure");
-        let mut bytes = original.clone();
-        bytes[at[0] + 6..at[0] + 10].copy_from_slice(&index.to_le_bytes());
         let temp = tempfile::tempdir().unwrap();
-        let path = temp.path().join("shapes.pdb");
-        std::fs::write(&path, &bytes).unwrap();
-
-        let (sender, receiver) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        let path = testpdb::procedure_ending_at_itself(temp.path(), "shapes.pdb", "nested");
+        let chain = testpdb::in_time(move || {
             let symbols = Symbols::from_pdb(&path).unwrap();
             let lines = SourceLines::read(&symbols, 0x1000..0x100d);
             let outer: Vec<String> = lines
@@ -888,11 +856,8 @@ mod hostile {
                 .unwrap()
                 .map(|f| f.function.to_owned())
                 .collect();
-            sender.send(outer).unwrap();
+            outer
         });
-        let chain = receiver
-            .recv_timeout(std::time::Duration::from_secs(30))
-            .expect("lines read in time");
         assert_eq!(chain, ["twice", "outer"]);
     }
 }

@@ -12,3 +12,5 @@ pub mod lines;
 pub mod matching;
 pub mod spd;
 pub mod symbols;
+#[cfg(test)]
+pub(crate) mod testpdb;

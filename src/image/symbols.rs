@@ -378,6 +378,7 @@ fn section_end(sections: &[(u64, u64)], rva: u64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::image::testpdb;
 
     fn candidate(rva: u32, size: Option<u32>, name: &str) -> Candidate {
         Candidate {
@@ -741,5 +742,16 @@ mod tests {
             symbols.lookup(0x100F).map(|(f, o)| (f.name, o)),
             Some(("stub", 0xF))
         );
+    }
+
+    /// shapes.pdb with `outer`'s record saying that it ends where it starts: its nested
+    /// records are read as they come, and every procedure is still found, once.
+    #[test]
+    fn a_procedure_that_ends_where_it_starts_is_read_once() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = testpdb::procedure_ending_at_itself(temp.path(), "shapes.pdb", "outer");
+        let symbols = testpdb::in_time(move || Symbols::from_pdb(&path).unwrap());
+        let found: Vec<&str> = symbols.iter().map(|f| f.name).collect();
+        assert_eq!(found, ["outer", "second", "nested", "main_entry"]);
     }
 }
