@@ -399,6 +399,16 @@ fn the_report_holds_the_source_lines_of_lines_call_stacks_included() {
     assert_eq!(shown, expected);
 }
 
+/// Source lines come of PDBs: without `/pdb` the report has no section of them.
+#[test]
+fn a_report_without_pdbs_has_no_source_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let without = report(dir.path(), "r.html", &["profile.spt"]);
+    assert!(!without.contains("Source lines"));
+    let with = report(dir.path(), "p.html", &["/pdb:app.pdb,core.pdb", "profile.spt"]);
+    assert!(with.contains("Source lines"));
+}
+
 /// The report lets go of the counts before it draws its flame graphs, but not of what
 /// `/check` reads after it: beside `/html`, `/check` says what it says alone, the call-stack
 /// arcs among its totals.
