@@ -688,10 +688,16 @@ mod tests {
             vec![
                 candidate(0x1000, None, "a"),
                 candidate(0x1010, None, "b"),
+                candidate(0x2100, None, "after"),
                 candidate(0x3000, None, "c"),
                 candidate(0x9000, None, "outside"),
             ],
             &[section(0x2000, 0x100), section(0x1000, 0x18)],
+        );
+        // "after" starts where a section ends: it is in no section.
+        assert_eq!(
+            symbols.lookup(0x2100).map(|(f, o)| (f.name, o)),
+            Some(("after", 0))
         );
         assert_eq!(
             symbols.lookup(0x100F).map(|(f, o)| (f.name, o)),
