@@ -15,6 +15,34 @@
 #
 # twice's function ID names an empty string as its scope.
 
+# A procedure's record: of kind S_GPROC32_ID (4423) or S_LPROC32_ID (4422), for the code
+# from `name` to `end`, of function ID `id`. Its parent, end and next are left 0: lld-link
+# fills them in.
+.macro procedure kind, name, end, id
+	.short	.Lrecord_\name\()_end-.Lrecord_\name   # Record length
+.Lrecord_\name:
+	.short	\kind                           # Record kind
+	.long	0                               # PtrParent
+	.long	0                               # PtrEnd
+	.long	0                               # PtrNext
+	.long	\end-\name                      # Code size
+	.long	0                               # Offset after prologue
+	.long	0                               # Offset before epilogue
+	.long	\id                             # Function type index
+	.secrel32	\name                      # Function section relative address
+	.secidx	\name                          # Function section index
+	.byte	0                               # Flags
+	.asciz	"\name"                         # Function name
+	.p2align	2, 0x0
+.Lrecord_\name\()_end:
+.endm
+
+# The record that ends a procedure: S_PROC_ID_END.
+.macro end_procedure
+	.short	2                               # Record length
+	.short	4431                            # Record kind
+.endm
+
 	.text
 	.def	@feat.00;
 	.scl	3;
@@ -118,22 +146,7 @@ main_entry:
 	.long	241                             # Symbol subsection for outer
 	.long	.Ltmp14-.Ltmp13                 # Subsection size
 .Ltmp13:
-	.short	.Ltmp16-.Ltmp15                 # Record length
-.Ltmp15:
-	.short	4423                            # Record kind: S_GPROC32_ID
-	.long	0                               # PtrParent
-	.long	0                               # PtrEnd
-	.long	0                               # PtrNext
-	.long	.Lfunc_end0-outer               # Code size
-	.long	0                               # Offset after prologue
-	.long	0                               # Offset before epilogue
-	.long	0x1004                          # Function type index: outer
-	.secrel32	outer                   # Function section relative address
-	.secidx	outer                           # Function section index
-	.byte	0                               # Flags
-	.asciz	"outer"                         # Function name
-	.p2align	2, 0x0
-.Ltmp16:
+	procedure 4423, outer, .Lfunc_end0, 0x1004     # S_GPROC32_ID, function ID: outer
 	.short	.Ltmp18-.Ltmp17                 # Record length
 .Ltmp17:
 	.short	4429                            # Record kind: S_INLINESITE
@@ -154,22 +167,7 @@ main_entry:
 .Ltmp18:
 	.short	2                               # Record length
 	.short	4430                            # Record kind: S_INLINESITE_END
-	.short	.Ltmp20-.Ltmp19                 # Record length
-.Ltmp19:
-	.short	4422                            # Record kind: S_LPROC32_ID
-	.long	0                               # PtrParent
-	.long	0                               # PtrEnd
-	.long	0                               # PtrNext
-	.long	.Lfunc_end3-nested              # Code size
-	.long	0                               # Offset after prologue
-	.long	0                               # Offset before epilogue
-	.long	0x1004                          # Function type index: outer's
-	.secrel32	nested                  # Function section relative address
-	.secidx	nested                          # Function section index
-	.byte	0                               # Flags
-	.asciz	"nested"                        # Function name
-	.p2align	2, 0x0
-.Ltmp20:
+	procedure 4422, nested, .Lfunc_end3, 0x1004    # S_LPROC32_ID, function ID: outer's
 	.short	.Ltmp22-.Ltmp21                 # Record length
 .Ltmp21:
 	.short	4429                            # Record kind: S_INLINESITE
@@ -182,57 +180,23 @@ main_entry:
 .Ltmp22:
 	.short	2                               # Record length
 	.short	4430                            # Record kind: S_INLINESITE_END
-	.short	2                               # Record length
-	.short	4431                            # Record kind: S_PROC_ID_END (nested's)
-	.short	2                               # Record length
-	.short	4431                            # Record kind: S_PROC_ID_END (outer's)
+	end_procedure                           # nested's
+	end_procedure                           # outer's
 .Ltmp14:
 	.p2align	2, 0x0
 	.cv_linetable	0, outer, .Lfunc_end0
 	.long	241                             # Symbol subsection for second
 	.long	.Ltmp28-.Ltmp27                 # Subsection size
 .Ltmp27:
-	.short	.Ltmp30-.Ltmp29                 # Record length
-.Ltmp29:
-	.short	4423                            # Record kind: S_GPROC32_ID
-	.long	0                               # PtrParent
-	.long	0                               # PtrEnd
-	.long	0                               # PtrNext
-	.long	.Lfunc_end1-second              # Code size
-	.long	0                               # Offset after prologue
-	.long	0                               # Offset before epilogue
-	.long	0x1005                          # Function type index: second
-	.secrel32	second                  # Function section relative address
-	.secidx	second                          # Function section index
-	.byte	0                               # Flags
-	.asciz	"second"                        # Function name
-	.p2align	2, 0x0
-.Ltmp30:
-	.short	2                               # Record length
-	.short	4431                            # Record kind: S_PROC_ID_END
+	procedure 4423, second, .Lfunc_end1, 0x1005    # S_GPROC32_ID, function ID: second
+	end_procedure
 .Ltmp28:
 	.p2align	2, 0x0
 	.long	241                             # Symbol subsection for main_entry
 	.long	.Ltmp36-.Ltmp35                 # Subsection size
 .Ltmp35:
-	.short	.Ltmp38-.Ltmp37                 # Record length
-.Ltmp37:
-	.short	4423                            # Record kind: S_GPROC32_ID
-	.long	0                               # PtrParent
-	.long	0                               # PtrEnd
-	.long	0                               # PtrNext
-	.long	.Lfunc_end2-main_entry          # Code size
-	.long	0                               # Offset after prologue
-	.long	0                               # Offset before epilogue
-	.long	0x1008                          # Function type index: main_entry
-	.secrel32	main_entry              # Function section relative address
-	.secidx	main_entry                      # Function section index
-	.byte	0                               # Flags
-	.asciz	"main_entry"                    # Function name
-	.p2align	2, 0x0
-.Ltmp38:
-	.short	2                               # Record length
-	.short	4431                            # Record kind: S_PROC_ID_END
+	procedure 4423, main_entry, .Lfunc_end2, 0x1008 # S_GPROC32_ID, function ID: main_entry
+	end_procedure
 .Ltmp36:
 	.p2align	2, 0x0
 	.cv_linetable	2, main_entry, .Lfunc_end2
