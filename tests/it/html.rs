@@ -405,7 +405,11 @@ fn a_report_without_pdbs_has_no_source_lines() {
     let dir = tempfile::tempdir().unwrap();
     let without = report(dir.path(), "r.html", &["profile.spt"]);
     assert!(!without.contains("Source lines"));
-    let with = report(dir.path(), "p.html", &["/pdb:app.pdb,core.pdb", "profile.spt"]);
+    let with = report(
+        dir.path(),
+        "p.html",
+        &["/pdb:app.pdb,core.pdb", "profile.spt"],
+    );
     assert!(with.contains("Source lines"));
 }
 
