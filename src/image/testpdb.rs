@@ -1,5 +1,6 @@
-//! PDBs damaged on purpose, for the tests of the readers above: a record whose end points
-//! at itself, which a reader that followed it would read again and again.
+//! PDBs damaged on purpose, for the tests of [`super::symbols`] and [`super::lines`]: a
+//! record whose end points at itself, which a reader that followed it would read again and
+//! again.
 
 use pdb2::{FallibleIterator, SymbolData};
 use std::path::{Path, PathBuf};

@@ -431,9 +431,9 @@ fn a_module_block_may_end_with_its_header_at_the_file_s_end() {
     let header_only = good
         .patch_u32(module + field::MODULE_SIZE, 0x38)
         .patch_u32(module + field::PROFILES_OFFSET, 0x38)
-        .patch_u32(module + 0x10, 0)
+        .patch_u32(module + 0x10, 0) // the profiles' size
         .patch_u32(module + field::FUNCTION_NAMES_OFFSET, 0x38)
-        .patch_u32(module + 0x34, 0)
+        .patch_u32(module + 0x34, 0) // the function names' size
         .truncate(module + 0x38);
     assert_eq!(failed(&header_only.build()), None);
 }
