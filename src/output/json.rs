@@ -41,7 +41,7 @@ use crate::format::tables::Tables;
 use crate::image::ident::Kind;
 use crate::image::matching::{MatchFile, MatchResult, MatchStatus};
 use crate::image::symbols::{SymbolMap, Symbols};
-use crate::output::{FileInfo, Printer, Recorded};
+use crate::output::{FileInfo, Printer, Recorded, push_dec};
 
 /// Writes JSON Lines to `out`; failures to read a file go to `err` as text.
 pub struct JsonPrinter<W: Write, E: Write> {
@@ -338,12 +338,6 @@ struct SpdKeys<'a> {
     functions: u32,
     profiled: bool,
     version: u32,
-}
-
-/// Appends a decimal number.
-#[inline]
-fn push_dec(line: &mut Vec<u8>, v: impl itoa::Integer) {
-    line.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// Appends `"progid":N` for a sample record, or `"progid":null` before any BINARY_ID.

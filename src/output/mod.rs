@@ -65,6 +65,12 @@ impl FileInfo<'_> {
     }
 }
 
+/// Appends a decimal number.
+#[inline]
+pub(crate) fn push_dec(line: &mut Vec<u8>, v: impl itoa::Integer) {
+    line.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
 /// The share of `part` in `total` as a percentage with two decimals, as tables show it.
 pub(crate) fn percent(part: u128, total: u128) -> String {
     if total == 0 {

@@ -31,6 +31,7 @@ use crate::analysis::Counted;
 use crate::analysis::keys::{FrameKey, Namers};
 use crate::analysis::stacks::{BinaryStacks, Paths, StackProfile, each_sampled_of};
 use crate::format::record::SampleKind;
+use crate::output::push_dec;
 
 /// A frame: `{"name": ..., "file": ..., "line": ...}`.
 struct Frame {
@@ -62,54 +63,66 @@ impl Serialize for Written<'_> {
     }
 }
 
-#[derive(Serialize)]
+/// A `sampled` profile: its name and total, and its samples, the stacks' keys through
+/// `frames`.
 struct SampledProfile<'a> {
-    r#type: &'static str,
     name: String,
-    unit: &'static str,
-    #[serde(rename = "startValue")]
-    start_value: u128,
-    #[serde(rename = "endValue")]
     end_value: u128,
-    /// Written as they are read from the profile, not copied first.
-    samples: Samples<'a>,
-    weights: Weights<'a>,
-}
-
-/// The samples of a profile, each its frames' indices: the stacks' keys through `frames`.
-struct Samples<'a> {
     stacks: &'a Paths,
     /// The frame of each key.
     frames: Vec<usize>,
 }
 
-impl Serialize for Samples<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.stacks.iter().map(|(keys, _)| Sample {
-            keys,
-            frames: &self.frames,
-        }))
+/// How many bytes of a profile are laid out before they are written.
+const PIECE: usize = 1 << 16;
+
+impl SampledProfile<'_> {
+    /// Writes the profile's object to `out`, laid out by hand in `buffer` (the same bytes
+    /// serde_json writes of its fields in this order): a profile of call stacks is millions
+    /// of small numbers, which serde_json would write in three pieces each.
+    fn write(&self, out: &mut impl Write, buffer: &mut Vec<u8>) -> io::Result<()> {
+        buffer.clear();
+        buffer.extend_from_slice(br#"{"type":"sampled","name":"#);
+        serde_json::to_writer(&mut *buffer, &self.name)?;
+        buffer.extend_from_slice(br#","unit":"none","startValue":0,"endValue":"#);
+        push_dec(buffer, self.end_value);
+        buffer.extend_from_slice(br#","samples":["#);
+        for (i, (keys, _)) in self.stacks.iter().enumerate() {
+            if i > 0 {
+                buffer.push(b',');
+            }
+            buffer.push(b'[');
+            for (j, &k) in keys.iter().enumerate() {
+                if j > 0 {
+                    buffer.push(b',');
+                }
+                push_dec(buffer, self.frames[k as usize]);
+            }
+            buffer.push(b']');
+            write_piece(out, buffer)?;
+        }
+        buffer.extend_from_slice(br#"],"weights":["#);
+        for (i, (_, hits)) in self.stacks.iter().enumerate() {
+            if i > 0 {
+                buffer.push(b',');
+            }
+            push_dec(buffer, hits);
+            write_piece(out, buffer)?;
+        }
+        buffer.extend_from_slice(b"]}");
+        out.write_all(buffer)?;
+        buffer.clear();
+        Ok(())
     }
 }
 
-struct Sample<'a> {
-    keys: &'a [u32],
-    frames: &'a [usize],
-}
-
-impl Serialize for Sample<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.keys.iter().map(|&k| self.frames[k as usize]))
+/// Writes what `buffer` holds once it holds a [`PIECE`].
+fn write_piece(out: &mut impl Write, buffer: &mut Vec<u8>) -> io::Result<()> {
+    if buffer.len() >= PIECE {
+        out.write_all(buffer)?;
+        buffer.clear();
     }
-}
-
-/// The hits of a profile's samples.
-struct Weights<'a>(&'a Paths);
-
-impl Serialize for Weights<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|(_, hits)| hits))
-    }
+    Ok(())
 }
 
 /// The shared frames, one per name.
@@ -216,13 +229,13 @@ pub fn write(
     progids.sort_unstable();
     progids.dedup();
     let mut written = 0;
+    let mut buffer = Vec::with_capacity(PIECE + 1024);
     // Open on the call stacks when there are any: they are what a flame graph shows.
     let mut active = None;
     out.write_all(
         br#"{"$schema":"https://www.speedscope.app/file-format-schema.json","profiles":["#,
     )?;
-    // Writes one profile (into `out` itself, not through `dyn Write`: serde_json writes a
-    // profile in many small pieces).
+    // Writes one profile (into `out` itself, not through `dyn Write`).
     let mut one = |b: &BinaryStacks| -> io::Result<()> {
         let binary = counted.tables.binary_name(b.progid);
         if written > 0 {
@@ -231,7 +244,7 @@ pub fn write(
         if b.source == SampleKind::CallStack && active.is_none() {
             active = Some(written);
         }
-        serde_json::to_writer(&mut out, &profile(&mut frames, &binary, b))?;
+        profile(&mut frames, &binary, b).write(&mut out, &mut buffer)?;
         written += 1;
         Ok(())
     };
@@ -247,9 +260,16 @@ pub fn write(
             one(b)?;
         }
     }
-    out.write_all(br#"],"shared":{"frames":"#)?;
-    serde_json::to_writer(&mut out, &Shared(&frames))?;
-    out.write_all(br#"},"name":"#)?;
+    out.write_all(br#"],"shared":{"frames":["#)?;
+    for (i, frame) in frames.written().enumerate() {
+        if i > 0 {
+            buffer.push(b',');
+        }
+        serde_json::to_writer(&mut buffer, &frame)?;
+        write_piece(&mut out, &mut buffer)?;
+    }
+    out.write_all(&buffer)?;
+    out.write_all(br#"]},"name":"#)?;
     serde_json::to_writer(&mut out, name)?;
     let exporter = format!("sptdump {}", env!("CARGO_PKG_VERSION"));
     write!(
@@ -259,15 +279,6 @@ pub fn write(
     )?;
     serde_json::to_writer(&mut out, &exporter)?;
     out.write_all(b"}\n")
-}
-
-/// The shared frames as written: `[{"name": ...}, ...]`.
-struct Shared<'a>(&'a Frames);
-
-impl Serialize for Shared<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.written())
-    }
 }
 
 /// The sources speedscope writes a profile of: every IP event (not LBR's branch targets).
@@ -289,16 +300,10 @@ fn profile<'a>(frames: &mut Frames, binary: &str, b: &'a BinaryStacks) -> Sample
         other => other.name(),
     };
     SampledProfile {
-        r#type: "sampled",
         name: format!("{binary}: {source}"),
-        unit: "none",
-        start_value: 0,
         end_value: b.hits,
-        samples: Samples {
-            stacks: &b.stacks,
-            frames: ids,
-        },
-        weights: Weights(&b.stacks),
+        stacks: &b.stacks,
+        frames: ids,
     }
 }
 
@@ -337,6 +342,55 @@ mod tests {
                 ("core.dll+0x10", "core.dll"),
                 ("app.exe!main", "app.exe"),
             ]
+        );
+    }
+
+    /// The fields of a profile as serde_json writes them, in the order the file has them.
+    #[derive(Serialize)]
+    struct BySerde<'a> {
+        r#type: &'static str,
+        name: &'a str,
+        unit: &'static str,
+        #[serde(rename = "startValue")]
+        start_value: u32,
+        #[serde(rename = "endValue")]
+        end_value: u128,
+        samples: Vec<Vec<usize>>,
+        weights: Vec<u128>,
+    }
+
+    #[test]
+    fn a_profile_laid_out_by_hand_is_what_serde_json_writes() {
+        let namers = crate::analysis::keys::plain();
+        // Enough samples to be written in several pieces; hits past 2^64, a name to escape.
+        let samples = (0..20_000u32).map(|rva| (rva * 16, u128::from(rva) << 60));
+        let b = crate::analysis::stacks::flat(
+            0,
+            "a\"b.exe".to_owned(),
+            SampleKind::Ip(crate::format::opcode::Opcode::UNHALT_CYCLE),
+            1,
+            samples,
+            namers.get(0),
+        );
+        let mut frames = Frames::default();
+        let profile = profile(&mut frames, "a\"b.exe", &b);
+        let (mut written, mut buffer) = (Vec::new(), Vec::new());
+        profile.write(&mut written, &mut buffer).unwrap();
+        let expected = BySerde {
+            r#type: "sampled",
+            name: &profile.name,
+            unit: "none",
+            start_value: 0,
+            end_value: profile.end_value,
+            samples: (profile.stacks.iter())
+                .map(|(keys, _)| keys.iter().map(|&k| profile.frames[k as usize]).collect())
+                .collect(),
+            weights: profile.stacks.iter().map(|(_, hits)| hits).collect(),
+        };
+        assert!(written.len() > 2 * PIECE);
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            serde_json::to_string(&expected).unwrap()
         );
     }
 }

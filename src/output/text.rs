@@ -43,7 +43,7 @@ use crate::image::ident::{Identity, Kind};
 use crate::image::lines::LineCache;
 use crate::image::matching::{MatchFile, MatchResult, MatchStatus};
 use crate::image::symbols::{SymbolMap, Symbols};
-use crate::output::{FileInfo, Printer, Recorded};
+use crate::output::{FileInfo, Printer, Recorded, push_dec};
 use rustc_hash::FxHashMap;
 
 mod summary;
@@ -795,12 +795,6 @@ fn push_offset(line: &mut Vec<u8>, v: u64) {
         Ok(v) => line.extend_from_slice(&hex8(v)),
         Err(_) => line.extend_from_slice(format!("{v:#010X}").as_bytes()),
     }
-}
-
-/// Appends a decimal number.
-#[inline]
-fn push_dec(line: &mut Vec<u8>, v: impl itoa::Integer) {
-    line.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// The width of the record-name column, and the gap after it.
