@@ -256,7 +256,7 @@ pub(crate) struct Written {
 fn profile(
     out: &mut impl Write,
     counted: &Counted<'_>,
-    mut stacks: Stacks<'_>,
+    stacks: Stacks<'_>,
     namers: &Namers<'_>,
     comment: &str,
 ) -> io::Result<Written> {
@@ -271,44 +271,44 @@ fn profile(
             unit: count,
         })
         .collect();
-    let mut addresses = addresses(counted, stacks.get());
+    // Every sample's label: its key's index is known before the locations add their names.
+    let source = b.string("source");
+    let addresses = addresses(counted, stacks.get());
     let mapping_of = b.mappings(counted, &addresses.sorted);
-    b.locations(counted, namers, &mut addresses, &mapping_of);
-    let Addresses {
-        sorted,
-        location_of,
-    } = addresses;
     let head = Profile {
         sample_type,
         ..Profile::default()
     };
     out.write_all(&head.encode_to_vec())?;
     let labels: Vec<i64> = head.sample_type.iter().map(|t| t.r#type).collect();
-    let mut samples = SampleList {
+    let samples = SampleList {
         types: &types,
-        encoder: SampleBytes::new(b.string("source"), &labels),
-        location_of: &location_of,
-        sorted: &sorted,
+        encoder: SampleBytes::new(source, &labels),
+        location_of: &addresses.location_of,
+        sorted: &addresses.sorted,
         // Each sample has a value of one type only. Those of the type shown first come
         // first, so that `go tool pprof -traces` opens on them rather than on samples of 0
         // for it.
         default: types.len().saturating_sub(1),
         buffer: Vec::new(),
-        out,
+        out: &mut *out,
         written: Written::default(),
     };
-    for first in [true, false] {
-        for p in counted.summary.progids() {
-            samples.ip(counted, p, first)?;
-            samples.branches(counted, p, first)?;
-        }
-        if samples.stacks(stacks.get(), counted.order, first)? {
-            stacks.let_go();
-        }
-    }
-    samples.flush()?;
-    let written = samples.written;
-
+    // The locations are made on a thread of their own while the samples are written: a
+    // location's ID is its address's place, which the samples need, and nothing else of it.
+    let (written, mut b) = std::thread::scope(|scope| {
+        let sorted = &addresses.sorted;
+        let located = scope.spawn(move || {
+            b.locations(counted, namers, sorted, &mapping_of);
+            b
+        });
+        let written = samples.write(counted, stacks);
+        let b = located
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (written, b)
+    });
+    let written = written?;
     let comment = vec![b.string(comment)];
     let tail = Profile {
         comment,
@@ -396,6 +396,10 @@ fn addresses(counted: &Counted<'_>, stacks: &StackCounts) -> Addresses {
         .map(|(&(p, rva), &exact)| (p, rva, exact != 0))
         .collect();
     sorted.sort_unstable();
+    // Locations are numbered in the order of their addresses.
+    for (place, &(p, rva, _)) in sorted.iter().enumerate() {
+        location_of.insert((p, rva), location_id(place));
+    }
     Addresses {
         sorted,
         location_of,
@@ -407,8 +411,7 @@ fn addresses(counted: &Counted<'_>, stacks: &StackCounts) -> Addresses {
 struct Addresses {
     /// Per binary and address, in order, whether it is exact.
     sorted: Vec<(u16, u32, bool)>,
-    /// Per binary and address: 1 when it is exact, else 0, until [`Builder::locations`]
-    /// numbers them; then its location ID.
+    /// Per binary and address, its location ID.
     location_of: FxHashMap<(u16, u32), u64>,
 }
 
@@ -429,6 +432,23 @@ struct SampleList<'a, W> {
 }
 
 impl<W: Write> SampleList<'_, W> {
+    /// Writes every sample: first those of the type shown first, then the others; each
+    /// binary's IP samples and branches, then the call stacks, let go of once written when
+    /// they were handed over. What writing found.
+    fn write(mut self, counted: &Counted<'_>, mut stacks: Stacks<'_>) -> io::Result<Written> {
+        for first in [true, false] {
+            for p in counted.summary.progids() {
+                self.ip(counted, p, first)?;
+                self.branches(counted, p, first)?;
+            }
+            if self.stacks(stacks.get(), counted.order, first)? {
+                stacks.let_go();
+            }
+        }
+        self.flush()?;
+        Ok(self.written)
+    }
+
     /// A value as pprof holds it: clamped to `i64::MAX`, which [`Written`] remembers.
     fn value(&mut self, hits: u128) -> i64 {
         i64::try_from(hits).unwrap_or_else(|_| {
@@ -877,20 +897,16 @@ impl Builder {
 
     /// A location per address, with its function and, with inline frames, the functions
     /// inlined there as `Line` entries, innermost first (as pprof expects), each with its file
-    /// and line where the PDB has them, numbered in the order of `addresses` (their IDs
-    /// written to its `location_of`) and encoded as they are made. Each binary's addresses are
+    /// and line where the PDB has them, numbered in the order of `sorted` (as
+    /// [`addresses`] numbers them) and encoded as they are made. Each binary's addresses are
     /// looked up once.
     fn locations(
         &mut self,
         counted: &Counted<'_>,
         namers: &Namers<'_>,
-        addresses: &mut Addresses,
+        sorted: &[(u16, u32, bool)],
         mapping_of: &BTreeMap<u16, u64>,
     ) {
-        let Addresses {
-            sorted,
-            location_of,
-        } = addresses;
         let mut ids: Vec<KeyId> = Vec::new();
         let mut location = Location::default();
         let mut place = 0;
@@ -941,7 +957,6 @@ impl Builder {
                 location.address = u64::from(rva);
                 has.note(&location.line, &self.file_known);
                 prost::encoding::message::encode(4, &location, &mut self.locations);
-                location_of.insert((progid, rva), location.id);
             }
             let m = &mut self.mappings[mapping as usize - 1];
             m.has_filenames = has.files;
