@@ -467,7 +467,7 @@ impl<K: CountKey> Counts<K> {
 /// Asks the CPU to start loading the cache line of `line` into the caches.
 #[inline(always)]
 #[allow(unsafe_code)]
-fn prefetch_line<T>(line: &T) {
+pub(crate) fn prefetch_line<T>(line: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: PREFETCHT0 is a hint: it reads nothing into a register, never faults and has
     // no effect the program can observe but time. The pointer comes from a live reference,

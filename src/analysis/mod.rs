@@ -16,6 +16,7 @@ pub(crate) mod collect;
 pub(crate) mod compare;
 pub(crate) mod counts;
 pub(crate) mod functions;
+pub(crate) mod index;
 pub(crate) mod joined;
 pub(crate) mod keys;
 pub(crate) mod lines;

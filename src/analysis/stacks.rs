@@ -24,6 +24,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::Counted;
+use crate::analysis::index::AddressIndex;
 use crate::analysis::joined::{self, joined_cmp};
 use crate::analysis::keys::{FrameKey, KeyId, Namer, Namers};
 use crate::analysis::slices::{SliceCounts, Slices};
@@ -428,9 +429,13 @@ impl<'n, 'a> Fold<'n, 'a> {
             .or_insert_with(|| Folding::new(namers.get(progid)));
         frames.clear();
         frames.extend(stored.chunks_exact(4).map(LE::read_u32));
+        let leaf_at = order.leaf(frames.len());
+        // Every frame's slot asked for before the first is looked up: their misses overlap.
+        for (i, &rva) in frames.iter().enumerate() {
+            folding.index.prefetch(rva, i != leaf_at);
+        }
         // Outermost first, the leaf last, whatever the stored order.
         path.clear();
-        let leaf_at = order.leaf(frames.len());
         let mut visit = |i: usize| {
             let chain = folding.chain(frames[i], i != leaf_at);
             path.extend_from_slice(chain);
@@ -468,8 +473,9 @@ impl<'n, 'a> Fold<'n, 'a> {
     }
 }
 
-/// In [`Folding::index`], what marks an address with a chain of several keys.
-const LONG: u32 = 1 << 31;
+/// In [`Folding::index`], what marks an address with a chain of several keys (the index
+/// holds values below 2^31 - 1).
+const LONG: u32 = 1 << 30;
 
 /// One binary's keys and stacks while they are folded.
 struct Folding<'n, 'a> {
@@ -477,7 +483,7 @@ struct Folding<'n, 'a> {
     keys: Vec<FrameKey>,
     /// (address as stored, whether it is a return address) to its keys: the index of its
     /// one key, or [`LONG`] and where in `long` its chain of several is.
-    index: FxHashMap<(u32, bool), u32>,
+    index: AddressIndex,
     /// The chains of several keys (with inline frames), as ranges of `chains`.
     long: Vec<(u32, u32)>,
     /// The chains of keys, outermost first, one after another.
@@ -499,7 +505,7 @@ impl<'n, 'a> Folding<'n, 'a> {
         Folding {
             namer,
             keys: Vec::new(),
-            index: FxHashMap::default(),
+            index: AddressIndex::default(),
             long: Vec::new(),
             chains: Vec::new(),
             one: [0],
@@ -513,9 +519,8 @@ impl<'n, 'a> Folding<'n, 'a> {
     /// The indices of the keys of `rva` (a return address when `returns`), outermost
     /// first: one key, or with inline frames, the function and what was inlined there.
     fn chain(&mut self, rva: u32, returns: bool) -> &[u32] {
-        let address = (rva, returns);
-        let found = match self.index.get(&address) {
-            Some(&found) => found,
+        let found = match self.index.get(rva, returns) {
+            Some(found) => found,
             None => {
                 let (start, end) = self.look_up(rva, returns);
                 let found = match self.chains[start as usize..end as usize] {
@@ -524,11 +529,15 @@ impl<'n, 'a> Folding<'n, 'a> {
                         k
                     }
                     _ => {
+                        let long = u32::try_from(self.long.len())
+                            .ok()
+                            .filter(|&i| i < LONG - 1)
+                            .expect("fewer than 2^30 chains: each holds a key's memory");
                         self.long.push((start, end));
-                        LONG | (self.long.len() - 1) as u32
+                        LONG | long
                     }
                 };
-                self.index.insert(address, found);
+                self.index.insert(rva, returns, found);
                 found
             }
         };

@@ -1,0 +1,171 @@
+//! The fold's index of addresses: each address of a binary's call stacks, as stored and
+//! whether it is a return address, to what it folds to (a `u32` the fold gives it).
+//!
+//! The fold looks every frame of every distinct stack up here: millions of look-ups in a
+//! table of tens of thousands of addresses per binary, larger than one core's L2 cache. So
+//! a slot is one `u64` (the address, its return flag and the value), the table is probed
+//! linearly from a home slot picked by multiply-shift, and [`AddressIndex::prefetch`] asks
+//! for a frame's home before it is looked up: the fold asks for all of a stack's frames
+//! first, so that their misses overlap instead of coming one after another.
+//!
+//! ```text
+//! slot:  rva (32 bits) | returns (1 bit) | value (31 bits)      empty: all ones
+//! ```
+
+use super::counts::prefetch_line;
+
+/// What marks a free slot: no address has it, as no value is `2^31 - 1` ([`VALUE`]).
+const EMPTY: u64 = u64::MAX;
+
+/// The values a slot holds: below `2^31 - 1`.
+pub(crate) const VALUE: u32 = (1 << 31) - 1;
+
+/// Slots of a new table.
+const INITIAL_SLOTS: usize = 64;
+
+/// Addresses to values.
+#[derive(Debug)]
+pub(crate) struct AddressIndex {
+    slots: Vec<u64>,
+    len: usize,
+}
+
+impl Default for AddressIndex {
+    fn default() -> Self {
+        AddressIndex {
+            slots: vec![EMPTY; INITIAL_SLOTS],
+            len: 0,
+        }
+    }
+}
+
+/// The address and its return flag, as the high 33 bits of a slot.
+#[inline]
+fn key(rva: u32, returns: bool) -> u64 {
+    (u64::from(rva) << 1 | u64::from(returns)) << 31
+}
+
+impl AddressIndex {
+    /// The slot the address `key` is looked for first.
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        let hash = (key >> 31).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (((hash >> 32) * self.slots.len() as u64) >> 32) as usize
+    }
+
+    /// Asks for the slot of `rva` (a return address when `returns`) to be loaded: a hint.
+    #[inline]
+    pub fn prefetch(&self, rva: u32, returns: bool) {
+        prefetch_line(&self.slots[self.home(key(rva, returns))]);
+    }
+
+    /// The value of `rva` (a return address when `returns`), if it has one.
+    #[inline]
+    pub fn get(&self, rva: u32, returns: bool) -> Option<u32> {
+        let key = key(rva, returns);
+        let mut at = self.home(key);
+        loop {
+            let slot = self.slots[at];
+            if slot == EMPTY {
+                return None;
+            }
+            if slot & !u64::from(VALUE) == key {
+                return Some((slot & u64::from(VALUE)) as u32);
+            }
+            at = (at + 1) & (self.slots.len() - 1);
+        }
+    }
+
+    /// Gives `rva` (a return address when `returns`), which has no value yet, `value`
+    /// (below [`VALUE`]).
+    pub fn insert(&mut self, rva: u32, returns: bool, value: u32) {
+        assert!(value < VALUE, "a value of the index is below 2^31 - 1");
+        // At most half full: probes stay short.
+        if 2 * (self.len + 1) > self.slots.len() {
+            self.grow();
+        }
+        self.place(key(rva, returns) | u64::from(value));
+        self.len += 1;
+    }
+
+    /// Puts a slot's contents in the first free slot from its home on.
+    fn place(&mut self, slot: u64) {
+        let mut at = self.home(slot & !u64::from(VALUE));
+        while self.slots[at] != EMPTY {
+            at = (at + 1) & (self.slots.len() - 1);
+        }
+        self.slots[at] = slot;
+    }
+
+    /// Doubles the table.
+    fn grow(&mut self) {
+        let slots = vec![EMPTY; 2 * self.slots.len()];
+        let old = std::mem::replace(&mut self.slots, slots);
+        for slot in old.into_iter().filter(|&s| s != EMPTY) {
+            self.place(slot);
+        }
+    }
+
+    /// How many addresses have a value.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn it_keeps_what_a_map_keeps_through_growth() {
+        let mut index = AddressIndex::default();
+        let mut map = HashMap::new();
+        let mut x = 0x1234_5678u32;
+        for i in 0..50_000u32 {
+            // Addresses spread (xorshift) and clustered; every one both ways, at its edges.
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let rva = match i % 4 {
+                0 => x,
+                1 => i,
+                2 => u32::MAX - i,
+                _ => x | 0x8000_0000,
+            };
+            for returns in [false, true] {
+                if map.contains_key(&(rva, returns)) {
+                    continue;
+                }
+                let value = (i * 2 + u32::from(returns)) % VALUE;
+                assert_eq!(index.get(rva, returns), None);
+                index.insert(rva, returns, value);
+                map.insert((rva, returns), value);
+            }
+        }
+        assert_eq!(index.len(), map.len());
+        assert!(index.slots.len() >= 2 * index.len());
+        for (&(rva, returns), &value) in &map {
+            index.prefetch(rva, returns);
+            assert_eq!(index.get(rva, returns), Some(value), "{rva:#x} {returns}");
+        }
+        assert_eq!(index.get(3, false), map.get(&(3, false)).copied());
+    }
+
+    #[test]
+    fn the_largest_value_and_address_are_kept_apart() {
+        let mut index = AddressIndex::default();
+        index.insert(u32::MAX, true, VALUE - 1);
+        index.insert(u32::MAX, false, 0);
+        assert_eq!(index.get(u32::MAX, true), Some(VALUE - 1));
+        assert_eq!(index.get(u32::MAX, false), Some(0));
+        assert_eq!(index.get(u32::MAX - 1, true), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "below 2^31 - 1")]
+    fn a_value_that_would_read_as_empty_is_refused() {
+        AddressIndex::default().insert(1, false, VALUE);
+    }
+}
