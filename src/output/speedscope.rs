@@ -135,9 +135,10 @@ struct Frames {
     binaries: Vec<String>,
     /// The name being looked up, kept to reuse its allocation.
     scratch: String,
-    /// The frame of each IP sample's key no function holds, by its address, for the binary
+    /// The frame of each key no function holds, by its address, for the binary
     /// `addresses_of`: the name those make, found without making it. Every IP event of a
-    /// binary samples mostly the same addresses; only one binary's are held at a time.
+    /// binary samples mostly the same addresses, and its call stacks many of them; only one
+    /// binary's are held at a time (its profiles are written one after another).
     addresses: FxHashMap<u32, usize>,
     addresses_of: Option<usize>,
 }
@@ -154,9 +155,9 @@ impl Frames {
         }
     }
 
-    /// [`Frames::of`] an IP sample's key: a key no function holds is found by its address
-    /// when an IP event of the binary before asked for it.
-    fn of_sample(&mut self, key: &FrameKey, binary: usize) -> usize {
+    /// [`Frames::of`] a key: a key no function holds is found by its address when a profile
+    /// of the binary before asked for it.
+    fn of_key(&mut self, key: &FrameKey, binary: usize) -> usize {
         if key.function_name().is_some() {
             return self.of(key, binary);
         }
@@ -291,10 +292,7 @@ fn not_lbr(source: SampleKind) -> bool {
 /// inlined at it.
 fn profile<'a>(frames: &mut Frames, binary: &str, b: &'a BinaryStacks) -> SampledProfile<'a> {
     let named = frames.binary(&b.name);
-    let ids: Vec<usize> = match b.source {
-        SampleKind::CallStack => b.keys.iter().map(|k| frames.of(k, named)).collect(),
-        _ => b.keys.iter().map(|k| frames.of_sample(k, named)).collect(),
-    };
+    let ids: Vec<usize> = b.keys.iter().map(|k| frames.of_key(k, named)).collect();
     let source = match b.source {
         SampleKind::CallStack => "stacks",
         other => other.name(),
@@ -317,18 +315,18 @@ mod tests {
         let (app, core) = (frames.binary("app.exe"), frames.binary("core.dll"));
         assert_eq!(frames.binary("app.exe"), app);
         let address = FrameKey::address(0x10);
-        let first = frames.of_sample(&address, app);
+        let first = frames.of_key(&address, app);
         // Asked again, as each IP event of a binary asks, or by a call stack: the same frame.
-        assert_eq!(frames.of_sample(&address, app), first);
+        assert_eq!(frames.of_key(&address, app), first);
         assert_eq!(frames.of(&address, app), first);
         // The same address of another binary is another name; asked of the first binary
         // again, after the other's, it is the first's frame.
-        let other = frames.of_sample(&address, core);
+        let other = frames.of_key(&address, core);
         assert_ne!(other, first);
-        assert_eq!(frames.of_sample(&address, app), first);
-        assert_eq!(frames.of_sample(&address, core), other);
+        assert_eq!(frames.of_key(&address, app), first);
+        assert_eq!(frames.of_key(&address, core), other);
         // A function at that address is another name; two functions of one name, one frame.
-        let main = frames.of_sample(&FrameKey::function(0x10, "main"), app);
+        let main = frames.of_key(&FrameKey::function(0x10, "main"), app);
         assert_ne!(main, first);
         assert_eq!(frames.of(&FrameKey::function(0x20, "main"), app), main);
         let written: Vec<(&str, &str)> = frames
