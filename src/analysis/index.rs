@@ -1,12 +1,14 @@
-//! The fold's index of addresses: each address of a binary's call stacks, as stored and
-//! whether it is a return address, to what it folds to (a `u32` the fold gives it).
+//! An index of addresses: each address of a binary, as stored and whether it is a return
+//! address, to a `u32` value. The fold gives each address of the call stacks what it folds
+//! to; pprof gives each address its location.
 //!
-//! The fold looks every frame of every distinct stack up here: millions of look-ups in a
-//! table of tens of thousands of addresses per binary, larger than one core's L2 cache. So
-//! a slot is one `u64` (the address, its return flag and the value), the table is probed
-//! linearly from a home slot picked by multiply-shift, and [`AddressIndex::prefetch`] asks
-//! for a frame's home before it is looked up: the fold asks for all of a stack's frames
-//! first, so that their misses overlap instead of coming one after another.
+//! Both look every frame of every distinct stack up here: millions of look-ups in a table of
+//! tens of thousands of addresses per binary, larger than one core's L2 cache. So a slot is
+//! one `u64` (the address, its return flag and the value), the table is probed linearly from
+//! a home slot picked by multiply-shift and kept at most half full, and
+//! [`AddressIndex::prefetch`] asks for an address's slot before it is looked up: both ask for
+//! all of a stack's frames first, so that their misses overlap instead of coming one after
+//! another.
 //!
 //! ```text
 //! slot:  rva (32 bits) | returns (1 bit) | value (31 bits)      empty: all ones
@@ -76,25 +78,47 @@ impl AddressIndex {
         }
     }
 
-    /// Gives `rva` (a return address when `returns`), which has no value yet, `value`
-    /// (below [`VALUE`]).
+    /// Gives `rva` (a return address when `returns`) the value `value` (below [`VALUE`]),
+    /// in place of the one it had, if any.
     pub fn insert(&mut self, rva: u32, returns: bool, value: u32) {
         assert!(value < VALUE, "a value of the index is below 2^31 - 1");
         // At most half full: probes stay short.
         if 2 * (self.len + 1) > self.slots.len() {
             self.grow();
         }
-        self.place(key(rva, returns) | u64::from(value));
-        self.len += 1;
+        if self.place(key(rva, returns) | u64::from(value)) {
+            self.len += 1;
+        }
     }
 
-    /// Puts a slot's contents in the first free slot from its home on.
-    fn place(&mut self, slot: u64) {
-        let mut at = self.home(slot & !u64::from(VALUE));
-        while self.slots[at] != EMPTY {
+    /// Puts a slot's contents in the slot of its address from its home on, or the first
+    /// free one: whether the address is new.
+    fn place(&mut self, slot: u64) -> bool {
+        let key = slot & !u64::from(VALUE);
+        let mut at = self.home(key);
+        loop {
+            let old = self.slots[at];
+            if old == EMPTY || old & !u64::from(VALUE) == key {
+                self.slots[at] = slot;
+                return old == EMPTY;
+            }
             at = (at + 1) & (self.slots.len() - 1);
         }
-        self.slots[at] = slot;
+    }
+
+    /// Every address with a value, and its value, in no order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, bool, u32)> + '_ {
+        self.slots.iter().filter(|&&s| s != EMPTY).map(|&s| {
+            let value = (s & u64::from(VALUE)) as u32;
+            let address = s >> 31;
+            ((address >> 1) as u32, address & 1 != 0, value)
+        })
+    }
+
+    /// How many addresses have a value.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.len
     }
 
     /// Doubles the table.
@@ -104,12 +128,6 @@ impl AddressIndex {
         for slot in old.into_iter().filter(|&s| s != EMPTY) {
             self.place(slot);
         }
-    }
-
-    /// How many addresses have a value.
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.len
     }
 }
 
@@ -151,6 +169,27 @@ mod tests {
             assert_eq!(index.get(rva, returns), Some(value), "{rva:#x} {returns}");
         }
         assert_eq!(index.get(3, false), map.get(&(3, false)).copied());
+        let mut all: Vec<_> = index.iter().collect();
+        all.sort_unstable();
+        let mut expected: Vec<_> = map.iter().map(|(&(r, b), &v)| (r, b, v)).collect();
+        expected.sort_unstable();
+        assert_eq!(all, expected);
+    }
+
+    #[test]
+    fn a_value_given_again_replaces_the_first() {
+        let mut index = AddressIndex::default();
+        for i in 0..100 {
+            index.insert(i, false, i);
+            index.insert(i, true, i + 1);
+        }
+        for i in 0..100 {
+            index.insert(i, false, 2 * i);
+        }
+        assert_eq!(index.len(), 200);
+        assert_eq!(index.get(7, false), Some(14));
+        assert_eq!(index.get(7, true), Some(8));
+        assert_eq!(index.iter().count(), 200);
     }
 
     #[test]

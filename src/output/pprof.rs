@@ -39,6 +39,7 @@ use prost::encoding::WireType;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::analysis::Counted;
+use crate::analysis::index::AddressIndex;
 use crate::analysis::keys::{FrameKey, KeyId, Namers};
 use crate::analysis::stacks::{StackCounts, StackOrder};
 use crate::format::record::SampleKind;
@@ -368,37 +369,46 @@ fn sample_types(counted: &Counted<'_>, stacks: &StackCounts) -> Vec<String> {
 
 /// Every address of the profile, per binary, and whether it is ever looked up where it
 /// points (an IP sample, a branch's end, a leaf frame); else it is only a return address,
-/// looked up one byte back. Gathered in a hash map (every frame of every stack is noted, and
-/// most are seen many times), then sorted.
+/// looked up one byte back. Gathered in an index per binary (every frame of every stack is
+/// noted, and most are seen many times; a stack's are asked for before they are noted),
+/// then sorted, and the index made that of their locations.
 fn addresses(counted: &Counted<'_>, stacks: &StackCounts) -> Addresses {
     let summary = counted.summary;
-    let mut location_of: FxHashMap<(u16, u32), u64> = FxHashMap::default();
-    let mut note = |progid: u16, rva: u32, exact: bool| {
-        *location_of.entry((progid, rva)).or_insert(0) |= u64::from(exact);
+    let mut location_of: BTreeMap<u16, AddressIndex> = BTreeMap::new();
+    // 1 when exact, else 0.
+    let note = |index: &mut AddressIndex, rva: u32, exact: bool| match index.get(rva, false) {
+        Some(seen) if seen >= u32::from(exact) => {}
+        _ => index.insert(rva, false, u32::from(exact)),
     };
     for p in summary.progids() {
+        let index = location_of.entry(p).or_default();
         for t in summary.ip_tables(p) {
-            t.iter().for_each(|(rva, _)| note(p, rva, true));
+            t.iter().for_each(|(rva, _)| note(index, rva, true));
         }
         for ([from, to], _) in summary.lbr(p).iter().flat_map(|t| t.iter()) {
-            note(p, from, true);
-            note(p, to, true);
+            note(index, from, true);
+            note(index, to, true);
         }
     }
     for (p, frames, _) in stacks.raw() {
+        let index = location_of.entry(p).or_default();
+        rvas(frames).for_each(|rva| index.prefetch(rva, false));
         let leaf = counted.order.leaf(frames.len() / 4);
         for (i, rva) in rvas(frames).enumerate() {
-            note(p, rva, i == leaf);
+            note(index, rva, i == leaf);
         }
     }
-    let mut sorted: Vec<(u16, u32, bool)> = location_of
-        .iter()
-        .map(|(&(p, rva), &exact)| (p, rva, exact != 0))
-        .collect();
-    sorted.sort_unstable();
+    let mut sorted: Vec<(u16, u32, bool)> = Vec::new();
+    for (&p, index) in &location_of {
+        let start = sorted.len();
+        sorted.extend(index.iter().map(|(rva, _, exact)| (p, rva, exact != 0)));
+        sorted[start..].sort_unstable();
+    }
     // Locations are numbered in the order of their addresses.
     for (place, &(p, rva, _)) in sorted.iter().enumerate() {
-        location_of.insert((p, rva), location_id(place));
+        let id = u32::try_from(location_id(place))
+            .expect("fewer than 2^31 locations: each is a sorted address's memory");
+        location_of.entry(p).or_default().insert(rva, false, id);
     }
     Addresses {
         sorted,
@@ -411,8 +421,14 @@ fn addresses(counted: &Counted<'_>, stacks: &StackCounts) -> Addresses {
 struct Addresses {
     /// Per binary and address, in order, whether it is exact.
     sorted: Vec<(u16, u32, bool)>,
-    /// Per binary and address, its location ID.
-    location_of: FxHashMap<(u16, u32), u64>,
+    /// Per binary, each address's location ID.
+    location_of: BTreeMap<u16, AddressIndex>,
+}
+
+/// The location ID of `rva` of the binary whose addresses `index` holds.
+fn location_of(index: &AddressIndex, rva: u32) -> u64 {
+    let id = index.get(rva, false);
+    u64::from(id.expect("every address of a sample is the profile's"))
 }
 
 /// The samples of a profile, a value per sample type each, encoded as they are made.
@@ -420,7 +436,7 @@ struct SampleList<'a, W> {
     types: &'a [String],
     /// What encodes each sample.
     encoder: SampleBytes,
-    location_of: &'a FxHashMap<(u16, u32), u64>,
+    location_of: &'a BTreeMap<u16, AddressIndex>,
     /// Every address, in order ([`Addresses::sorted`]).
     sorted: &'a [(u16, u32, bool)],
     /// The slot of the type whose samples come first.
@@ -523,8 +539,9 @@ impl<W: Write> SampleList<'_, W> {
         arcs.sort_unstable();
         // In order of their sources: those are walked to, their targets looked up.
         let mut walk = Walk::new(self.sorted, p);
+        let index = &self.location_of[&p];
         for ([from, to], value) in arcs {
-            let ids = [self.location_of[&(p, to)], walk.id(from)];
+            let ids = [location_of(index, to), walk.id(from)];
             self.push(ids.into_iter(), i, value)?;
         }
         Ok(())
@@ -547,8 +564,10 @@ impl<W: Write> SampleList<'_, W> {
         };
         for (p, frames, hits) in stacks.raw() {
             let value = self.value(hits);
-            let location_of = self.location_of;
-            let id = |rva: u32| location_of[&(p, rva)];
+            let index = &self.location_of[&p];
+            // Every frame's slot asked for before the first is looked up.
+            rvas(frames).for_each(|rva| index.prefetch(rva, false));
+            let id = |rva: u32| location_of(index, rva);
             match stack_order {
                 StackOrder::LeafFirst => self.push(rvas(frames).map(id), i, value)?,
                 StackOrder::RootFirst => self.push(rvas(frames).rev().map(id), i, value)?,
