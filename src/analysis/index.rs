@@ -47,12 +47,17 @@ fn key(rva: u32, returns: bool) -> u64 {
     (u64::from(rva) << 1 | u64::from(returns)) << 31
 }
 
+/// Spreads the address `key` over 64 bits; the high 32 pick its home slot.
+#[inline]
+fn spread(key: u64) -> u64 {
+    (key >> 31).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
 impl AddressIndex {
     /// The slot the address `key` is looked for first.
     #[inline]
     fn home(&self, key: u64) -> usize {
-        let hash = (key >> 31).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (((hash >> 32) * self.slots.len() as u64) >> 32) as usize
+        (((spread(key) >> 32) * self.slots.len() as u64) >> 32) as usize
     }
 
     /// Asks for the slot of `rva` (a return address when `returns`) to be loaded: a hint.
@@ -82,8 +87,8 @@ impl AddressIndex {
     /// in place of the one it had, if any.
     pub fn insert(&mut self, rva: u32, returns: bool, value: u32) {
         assert!(value < VALUE, "a value of the index is below 2^31 - 1");
-        // At most half full: probes stay short.
-        if 2 * (self.len + 1) > self.slots.len() {
+        // At most half full: probes stay short. An address given again takes no room.
+        if 2 * (self.len + 1) > self.slots.len() && self.get(rva, returns).is_none() {
             self.grow();
         }
         if self.place(key(rva, returns) | u64::from(value)) {
@@ -174,6 +179,18 @@ mod tests {
         let mut expected: Vec<_> = map.iter().map(|(&(r, b), &v)| (r, b, v)).collect();
         expected.sort_unstable();
         assert_eq!(all, expected);
+    }
+
+    #[test]
+    fn the_table_is_the_least_power_of_two_at_least_twice_its_addresses() {
+        let mut index = AddressIndex::default();
+        for rva in 0..1000 {
+            index.insert(rva, false, 0);
+            // Given again: no new address, no growth.
+            index.insert(rva, false, 1);
+            let least = (2 * index.len()).next_power_of_two().max(INITIAL_SLOTS);
+            assert_eq!(index.slots.len(), least, "{} addresses", index.len());
+        }
     }
 
     #[test]

@@ -430,10 +430,7 @@ impl<'n, 'a> Fold<'n, 'a> {
         frames.clear();
         frames.extend(stored.chunks_exact(4).map(LE::read_u32));
         let leaf_at = order.leaf(frames.len());
-        // Every frame's slot asked for before the first is looked up: their misses overlap.
-        for (i, &rva) in frames.iter().enumerate() {
-            folding.index.prefetch(rva, i != leaf_at);
-        }
+        folding.prefetch(frames, leaf_at);
         // Outermost first, the leaf last, whatever the stored order.
         path.clear();
         let mut visit = |i: usize| {
@@ -477,6 +474,12 @@ impl<'n, 'a> Fold<'n, 'a> {
 /// holds values below 2^31 - 1).
 const LONG: u32 = 1 << 30;
 
+/// In [`Folding::index`], the value of the `i`-th chain of several keys: [`LONG`] and `i`.
+fn long(i: usize) -> u32 {
+    let i = u32::try_from(i).ok().filter(|&i| i < LONG - 1);
+    LONG | i.expect("fewer than 2^30 chains: each holds a key's memory")
+}
+
 /// One binary's keys and stacks while they are folded.
 struct Folding<'n, 'a> {
     namer: &'n Namer<'a>,
@@ -516,6 +519,14 @@ impl<'n, 'a> Folding<'n, 'a> {
         }
     }
 
+    /// Asks for the index's slot of every frame of a stack, the leaf at `leaf_at`, before
+    /// the first is looked up: their misses overlap.
+    fn prefetch(&self, frames: &[u32], leaf_at: usize) {
+        for (i, &rva) in frames.iter().enumerate() {
+            self.index.prefetch(rva, i != leaf_at);
+        }
+    }
+
     /// The indices of the keys of `rva` (a return address when `returns`), outermost
     /// first: one key, or with inline frames, the function and what was inlined there.
     fn chain(&mut self, rva: u32, returns: bool) -> &[u32] {
@@ -529,12 +540,9 @@ impl<'n, 'a> Folding<'n, 'a> {
                         k
                     }
                     _ => {
-                        let long = u32::try_from(self.long.len())
-                            .ok()
-                            .filter(|&i| i < LONG - 1)
-                            .expect("fewer than 2^30 chains: each holds a key's memory");
+                        let found = long(self.long.len());
                         self.long.push((start, end));
-                        LONG | long
+                        found
                     }
                 };
                 self.index.insert(rva, returns, found);

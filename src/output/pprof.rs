@@ -426,7 +426,7 @@ struct Addresses {
 }
 
 /// The location ID of `rva` of the binary whose addresses `index` holds.
-fn location_of(index: &AddressIndex, rva: u32) -> u64 {
+fn location_id_of(index: &AddressIndex, rva: u32) -> u64 {
     let id = index.get(rva, false);
     u64::from(id.expect("every address of a sample is the profile's"))
 }
@@ -541,7 +541,7 @@ impl<W: Write> SampleList<'_, W> {
         let mut walk = Walk::new(self.sorted, p);
         let index = &self.location_of[&p];
         for ([from, to], value) in arcs {
-            let ids = [location_of(index, to), walk.id(from)];
+            let ids = [location_id_of(index, to), walk.id(from)];
             self.push(ids.into_iter(), i, value)?;
         }
         Ok(())
@@ -567,7 +567,7 @@ impl<W: Write> SampleList<'_, W> {
             let index = &self.location_of[&p];
             // Every frame's slot asked for before the first is looked up.
             rvas(frames).for_each(|rva| index.prefetch(rva, false));
-            let id = |rva: u32| location_of(index, rva);
+            let id = |rva: u32| location_id_of(index, rva);
             match stack_order {
                 StackOrder::LeafFirst => self.push(rvas(frames).map(id), i, value)?,
                 StackOrder::RootFirst => self.push(rvas(frames).rev().map(id), i, value)?,
@@ -579,8 +579,7 @@ impl<W: Write> SampleList<'_, W> {
 
 /// The location IDs of one binary's addresses, asked for in increasing order: found by
 /// walking along the sorted addresses, where a location's ID is its address's place + 1,
-/// rather than looked up in the map, whose hundreds of thousands of entries are a cache
-/// miss each.
+/// rather than looked up in the binary's index, a cache miss each.
 struct Walk<'a> {
     sorted: &'a [(u16, u32, bool)],
     progid: u16,
