@@ -298,8 +298,8 @@ fn functions_at(p: &Profile, rvas: &[u32]) -> Vec<String> {
 /// A return address is looked up one byte back (SPEC 9.1), a leaf and an IP sample where
 /// they point, in either stack order: `main_entry`'s first byte as the return address of a
 /// call at the very end of the code before it is in the padding there, in no function, and
-/// as an IP sample is `main_entry`. One location per address: where any record looks an
-/// address up where it points, so does its location.
+/// as an IP sample or a leaf is `main_entry`. One location per address: where any record
+/// looks an address up where it points, so does its location, whichever record comes first.
 #[test]
 fn pprof_looks_return_addresses_up_one_byte_back_in_either_order() {
     use sptdump_testkit::builder::Guid;
@@ -307,12 +307,15 @@ fn pprof_looks_return_addresses_up_one_byte_back_in_either_order() {
     let leaf = fixtures::function("app", "compute_checksum").rva;
     let ret = fixtures::function("app", "main_entry").rva;
     let dir = tempfile::tempdir().unwrap();
-    let write = |name: &str, frames: &[u32], ip: &[u32]| {
+    let write = |name: &str, stacks: &[&[u32]], ip: &[u32]| {
         let mut b = SptBuilder::new();
         let (guid, age) = fixtures::codeview("app");
         let app = b.string("app.exe");
         b.program_id(Guid(guid), age, app);
-        b.binary_id(0).callstack(frames);
+        b.binary_id(0);
+        for frames in stacks {
+            b.callstack(frames);
+        }
         if !ip.is_empty() {
             b.ip(UNHALT_CYCLE, ip);
         }
@@ -321,13 +324,16 @@ fn pprof_looks_return_addresses_up_one_byte_back_in_either_order() {
         path
     };
     let pdb = format!("/pdb:{}", fixtures::dir().join("app.pdb").display());
-    let leaf_first = write("leaf-first.spt", &[leaf, ret], &[]);
-    let root_first = write("root-first.spt", &[ret, leaf], &[]);
-    let both = write("both.spt", &[leaf, ret], &[ret]);
+    let leaf_first = write("leaf-first.spt", &[&[leaf, ret]], &[]);
+    let root_first = write("root-first.spt", &[&[ret, leaf]], &[]);
+    let both = write("both.spt", &[&[leaf, ret]], &[ret]);
+    // The return address first, then the same address as a leaf.
+    let later = write("later.spt", &[&[leaf, ret], &[ret]], &[]);
     for (trace, order, want_ret) in [
         (&leaf_first, "/stackorder:leaf-first", None),
         (&root_first, "/stackorder:root-first", None),
         (&both, "/stackorder:leaf-first", Some("main_entry")),
+        (&later, "/stackorder:leaf-first", Some("main_entry")),
     ] {
         let (p, _, o, _out) = export(trace, &[&pdb, order]);
         assert_eq!(
