@@ -87,10 +87,7 @@ impl SampledProfile<'_> {
         buffer.extend_from_slice(br#","unit":"none","startValue":0,"endValue":"#);
         push_dec(buffer, self.end_value);
         buffer.extend_from_slice(br#","samples":["#);
-        for (i, (keys, _)) in self.stacks.iter().enumerate() {
-            if i > 0 {
-                buffer.push(b',');
-            }
+        elements(out, buffer, self.stacks.iter(), |buffer, (keys, _)| {
             buffer.push(b'[');
             for (j, &k) in keys.iter().enumerate() {
                 if j > 0 {
@@ -99,21 +96,36 @@ impl SampledProfile<'_> {
                 push_dec(buffer, self.frames[k as usize]);
             }
             buffer.push(b']');
-            write_piece(out, buffer)?;
-        }
+            Ok(())
+        })?;
         buffer.extend_from_slice(br#"],"weights":["#);
-        for (i, (_, hits)) in self.stacks.iter().enumerate() {
-            if i > 0 {
-                buffer.push(b',');
-            }
+        elements(out, buffer, self.stacks.iter(), |buffer, (_, hits)| {
             push_dec(buffer, hits);
-            write_piece(out, buffer)?;
-        }
+            Ok(())
+        })?;
         buffer.extend_from_slice(b"]}");
         out.write_all(buffer)?;
         buffer.clear();
         Ok(())
     }
+}
+
+/// Lays `items` out in `buffer` as a JSON array's elements, each by `element`, a comma
+/// between, writing the buffer to `out` a [`PIECE`] at a time.
+fn elements<T>(
+    out: &mut impl Write,
+    buffer: &mut Vec<u8>,
+    items: impl Iterator<Item = T>,
+    mut element: impl FnMut(&mut Vec<u8>, T) -> io::Result<()>,
+) -> io::Result<()> {
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            buffer.push(b',');
+        }
+        element(buffer, item)?;
+        write_piece(out, buffer)?;
+    }
+    Ok(())
 }
 
 /// Writes what `buffer` holds once it holds a [`PIECE`].
@@ -262,13 +274,9 @@ pub fn write(
         }
     }
     out.write_all(br#"],"shared":{"frames":["#)?;
-    for (i, frame) in frames.written().enumerate() {
-        if i > 0 {
-            buffer.push(b',');
-        }
-        serde_json::to_writer(&mut buffer, &frame)?;
-        write_piece(&mut out, &mut buffer)?;
-    }
+    elements(&mut out, &mut buffer, frames.written(), |buffer, frame| {
+        Ok(serde_json::to_writer(buffer, &frame)?)
+    })?;
     out.write_all(&buffer)?;
     out.write_all(br#"]},"name":"#)?;
     serde_json::to_writer(&mut out, name)?;
