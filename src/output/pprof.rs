@@ -398,17 +398,18 @@ fn addresses(counted: &Counted<'_>, stacks: &StackCounts) -> Addresses {
             note(index, rva, i == leaf);
         }
     }
+    // Sorted by binary and address, and numbered in that order: the index's values become
+    // the locations' IDs.
     let mut sorted: Vec<(u16, u32, bool)> = Vec::new();
-    for (&p, index) in &location_of {
+    for (&p, index) in &mut location_of {
         let start = sorted.len();
         sorted.extend(index.iter().map(|(rva, _, exact)| (p, rva, exact != 0)));
         sorted[start..].sort_unstable();
-    }
-    // Locations are numbered in the order of their addresses.
-    for (place, &(p, rva, _)) in sorted.iter().enumerate() {
-        let id = u32::try_from(location_id(place))
-            .expect("fewer than 2^31 locations: each is a sorted address's memory");
-        location_of.entry(p).or_default().insert(rva, false, id);
+        for (place, &(_, rva, _)) in sorted.iter().enumerate().skip(start) {
+            let id = u32::try_from(location_id(place))
+                .expect("fewer than 2^31 locations: each is a sorted address's memory");
+            index.insert(rva, false, id);
+        }
     }
     Addresses {
         sorted,
