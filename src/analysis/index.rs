@@ -20,7 +20,10 @@ use super::counts::prefetch_line;
 const EMPTY: u64 = u64::MAX;
 
 /// The values a slot holds: below `2^31 - 1`.
-pub(crate) const VALUE: u32 = (1 << 31) - 1;
+const VALUE: u32 = (1 << 31) - 1;
+
+/// The bits of a slot that hold its value; the others hold its address.
+const VALUE_BITS: u64 = VALUE as u64;
 
 /// Slots of a new table.
 const INITIAL_SLOTS: usize = 64;
@@ -76,8 +79,8 @@ impl AddressIndex {
             if slot == EMPTY {
                 return None;
             }
-            if slot & !u64::from(VALUE) == key {
-                return Some((slot & u64::from(VALUE)) as u32);
+            if slot & !VALUE_BITS == key {
+                return Some((slot & VALUE_BITS) as u32);
             }
             at = (at + 1) & (self.slots.len() - 1);
         }
@@ -99,11 +102,11 @@ impl AddressIndex {
     /// Puts a slot's contents in the slot of its address from its home on, or the first
     /// free one: whether the address is new.
     fn place(&mut self, slot: u64) -> bool {
-        let key = slot & !u64::from(VALUE);
+        let key = slot & !VALUE_BITS;
         let mut at = self.home(key);
         loop {
             let old = self.slots[at];
-            if old == EMPTY || old & !u64::from(VALUE) == key {
+            if old == EMPTY || old & !VALUE_BITS == key {
                 self.slots[at] = slot;
                 return old == EMPTY;
             }
@@ -114,7 +117,7 @@ impl AddressIndex {
     /// Every address with a value, and its value, in no order.
     pub fn iter(&self) -> impl Iterator<Item = (u32, bool, u32)> + '_ {
         self.slots.iter().filter(|&&s| s != EMPTY).map(|&s| {
-            let value = (s & u64::from(VALUE)) as u32;
+            let value = (s & VALUE_BITS) as u32;
             let address = s >> 31;
             ((address >> 1) as u32, address & 1 != 0, value)
         })
