@@ -141,8 +141,9 @@ fn write_piece(out: &mut impl Write, buffer: &mut Vec<u8>) -> io::Result<()> {
 #[derive(Default)]
 struct Frames {
     frames: Vec<Frame>,
-    /// Each frame's index, found by the hash of its name (held once, in `frames`).
-    index: HashTable<usize>,
+    /// Each frame's index with the hash of its name (held once, in `frames`), found by that
+    /// hash: the table grows without reading the names again.
+    index: HashTable<(u64, usize)>,
     /// The binaries' names, which frames without a source file are in.
     binaries: Vec<String>,
     /// The name being looked up, kept to reuse its allocation.
@@ -199,7 +200,7 @@ impl Frames {
         key.push_name(&binaries[binary], scratch);
         let name = scratch.as_str();
         let hash = FxBuildHasher.hash_one(name);
-        if let Some(&i) = index.find(hash, |&i| frames[i].name == name) {
+        if let Some(&(_, i)) = index.find(hash, |&(h, i)| h == hash && frames[i].name == name) {
             return i;
         }
         let i = frames.len();
@@ -209,9 +210,7 @@ impl Frames {
             binary,
             line: key.line(),
         });
-        index.insert_unique(hash, i, |&j| {
-            FxBuildHasher.hash_one(frames[j].name.as_str())
-        });
+        index.insert_unique(hash, (hash, i), |&(h, _)| h);
         i
     }
 
