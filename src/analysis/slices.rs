@@ -127,8 +127,38 @@ impl<T: Copy> Slices<T> {
 #[derive(Debug)]
 pub(crate) struct SliceCounts<T> {
     slices: Slices<T>,
-    /// Each slice's index, found by the hash of its items.
-    index: HashTable<usize>,
+    /// Each slice's index (the low 32 bits) with a 32-bit hash of its items (the high),
+    /// found by that hash: a slot whose hash differs is passed over without reading its
+    /// slice, and the table grows without hashing the slices again.
+    index: HashTable<u64>,
+}
+
+/// The 32-bit hash of a slice's items that [`SliceCounts`] keeps.
+fn hash32<T: Hash>(slice: &[T]) -> u32 {
+    let hash = FxBuildHasher.hash_one(slice);
+    (hash ^ (hash >> 32)) as u32
+}
+
+/// The table's hash of a slice whose 32-bit hash is `h`: spread over 64 bits, as the table
+/// takes its buckets from the low bits and a tag from the high ones.
+fn spread(h: u32) -> u64 {
+    u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// An entry of [`SliceCounts::index`]: slice `i`, whose 32-bit hash is `h`.
+fn entry(h: u32, i: usize) -> u64 {
+    let i = u32::try_from(i).expect("fewer than 2^32 slices: each holds a record's bytes");
+    u64::from(h) << 32 | u64::from(i)
+}
+
+/// The table's hash of an entry.
+fn entry_hash(entry: u64) -> u64 {
+    spread((entry >> 32) as u32)
+}
+
+/// The slice of an entry.
+fn entry_slice(entry: u64) -> usize {
+    (entry & 0xFFFF_FFFF) as usize
 }
 
 impl<T> Default for SliceCounts<T> {
@@ -147,12 +177,12 @@ impl<T: Copy + Eq + Hash> SliceCounts<T> {
             self.index_again();
         }
         let SliceCounts { slices, index } = self;
-        let hash = FxBuildHasher.hash_one(slice);
-        match index.find(hash, |&i| slices.slice(i) == slice) {
-            Some(&i) => slices.hits[i] += hits,
+        let h = hash32(slice);
+        let found = |&e: &u64| (e >> 32) as u32 == h && slices.slice(entry_slice(e)) == slice;
+        match index.find(spread(h), found) {
+            Some(&e) => slices.hits[entry_slice(e)] += hits,
             None => {
-                let i = slices.len();
-                index.insert_unique(hash, i, |&j| FxBuildHasher.hash_one(slices.slice(j)));
+                index.insert_unique(spread(h), entry(h, slices.len()), |&e| entry_hash(e));
                 slices.push(slice, hits);
             }
         }
@@ -172,11 +202,11 @@ impl<T: Copy + Eq + Hash> SliceCounts<T> {
     /// Makes the table that finds the slices again, after [`SliceCounts::let_go_of_index`].
     fn index_again(&mut self) {
         let SliceCounts { slices, index } = self;
-        let hash = |i: &usize| FxBuildHasher.hash_one(slices.slice(*i));
         index.clear();
-        index.reserve(slices.len(), hash);
+        index.reserve(slices.len(), |&e| entry_hash(e));
         for i in 0..slices.len() {
-            index.insert_unique(hash(&i), i, hash);
+            let h = hash32(slices.slice(i));
+            index.insert_unique(spread(h), entry(h, i), |&e| entry_hash(e));
         }
     }
 
