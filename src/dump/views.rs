@@ -105,9 +105,9 @@ pub(super) fn show<P: Printer>(
         let drawn = report
             .as_ref()
             .map(|r| flame_input(&r.label, &profile, &flat.sampled));
-        exports(out, file, plan, &counted, &namers, &profile)?;
+        // The profile is the exports' to let go of: nothing after reads it.
+        exports(out, file, plan, &counted, &namers, profile)?;
         if let (Some(input), Some((title, folded, _))) = (report, drawn) {
-            drop(profile);
             let_go_of_counts(kept, after);
             let functions = &flat.functions;
             self::report(out, file, input, (&title, &folded), &kept.tables, functions)?;
@@ -448,14 +448,15 @@ fn let_go_of_counts(kept: &mut Kept, after: After) {
     kept.stacks = kept.stacks.take().filter(|_| after.stacks);
 }
 
-/// The profiles for other viewers: `/speedscope`, and the `/parquet` tables.
+/// The profiles for other viewers: `/speedscope`, and the `/parquet` tables. speedscope
+/// lets go of each binary's call stacks of `profile` once it has written them.
 fn exports<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
     plan: &Plan,
     counted: &Counted<'_>,
     namers: &Namers<'_>,
-    profile: &StackProfile,
+    profile: StackProfile,
 ) -> Result<(), Error> {
     #[cfg(feature = "parquet")]
     if let Some(dir) = &plan.views.parquet {

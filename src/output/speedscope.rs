@@ -33,9 +33,8 @@ use crate::analysis::stacks::{BinaryStacks, Paths, StackProfile, each_sampled_of
 use crate::format::record::SampleKind;
 use crate::output::push_dec;
 
-/// A frame: `{"name": ..., "file": ..., "line": ...}`.
+/// A frame: `{"name": ..., "file": ..., "line": ...}`, its name in [`Frames::names`].
 struct Frame {
-    name: String,
     /// The source file, with a PDB's lines; else none, and the binary is written.
     file: Option<Box<str>>,
     /// The binary, as an index into [`Frames::binaries`].
@@ -44,9 +43,10 @@ struct Frame {
     line: Option<u32>,
 }
 
-/// A frame as written, with its binary's name.
+/// A frame as written, with its name and its binary's.
 struct Written<'a> {
     frame: &'a Frame,
+    name: &'a str,
     binary: &'a str,
 }
 
@@ -54,7 +54,7 @@ impl Serialize for Written<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let f = self.frame;
         let mut frame = s.serialize_struct("Frame", 2 + usize::from(f.line.is_some()))?;
-        frame.serialize_field("name", &f.name)?;
+        frame.serialize_field("name", self.name)?;
         frame.serialize_field("file", f.file.as_deref().unwrap_or(self.binary))?;
         if let Some(line) = f.line {
             frame.serialize_field("line", &line)?;
@@ -141,9 +141,13 @@ fn write_piece(out: &mut impl Write, buffer: &mut Vec<u8>) -> io::Result<()> {
 #[derive(Default)]
 struct Frames {
     frames: Vec<Frame>,
-    /// Each frame's index with the hash of its name (held once, in `frames`), found by that
-    /// hash: the table grows without reading the names again.
-    index: HashTable<(u64, usize)>,
+    /// The frames' names, one after another (a frame's is from the end of the one before
+    /// it to its own end): a name is not a heap block of its own.
+    names: String,
+    ends: Vec<usize>,
+    /// Each frame's index (the low 32 bits) with a 32-bit hash of its name (the high), found
+    /// by that hash: the table grows without reading the names again.
+    index: HashTable<u64>,
     /// The binaries' names, which frames without a source file are in.
     binaries: Vec<String>,
     /// The name being looked up, kept to reuse its allocation.
@@ -191,6 +195,8 @@ impl Frames {
     fn of(&mut self, key: &FrameKey, binary: usize) -> usize {
         let Frames {
             frames,
+            names,
+            ends,
             index,
             binaries,
             scratch,
@@ -199,39 +205,68 @@ impl Frames {
         scratch.clear();
         key.push_name(&binaries[binary], scratch);
         let name = scratch.as_str();
-        let hash = FxBuildHasher.hash_one(name);
-        if let Some(&(_, i)) = index.find(hash, |&(h, i)| h == hash && frames[i].name == name) {
-            return i;
+        let h = hash32(name);
+        let found =
+            |&e: &u64| (e >> 32) as u32 == h && name_of(names, ends, entry_frame(e)) == name;
+        if let Some(&e) = index.find(spread(h), found) {
+            return entry_frame(e);
         }
         let i = frames.len();
+        let entry = u64::from(h) << 32
+            | u64::from(u32::try_from(i).expect("fewer than 2^32 frames: each holds a name"));
+        names.push_str(name);
+        ends.push(names.len());
         frames.push(Frame {
-            name: name.to_owned(),
             file: key.file().map(Box::from),
             binary,
             line: key.line(),
         });
-        index.insert_unique(hash, (hash, i), |&(h, _)| h);
+        index.insert_unique(spread(h), entry, |&e| spread((e >> 32) as u32));
         i
     }
 
     /// The frames, in order, as written.
     fn written(&self) -> impl Iterator<Item = Written<'_>> + '_ {
-        self.frames.iter().map(|frame| Written {
+        self.frames.iter().enumerate().map(|(i, frame)| Written {
             frame,
+            name: name_of(&self.names, &self.ends, i),
             binary: &self.binaries[frame.binary],
         })
     }
 }
 
+/// The name of frame `i`, of the `names` that end at `ends`.
+fn name_of<'n>(names: &'n str, ends: &[usize], i: usize) -> &'n str {
+    let start = i.checked_sub(1).map_or(0, |j| ends[j]);
+    &names[start..ends[i]]
+}
+
+/// The 32-bit hash of a frame's name that [`Frames::index`] keeps.
+fn hash32(name: &str) -> u32 {
+    let hash = FxBuildHasher.hash_one(name);
+    (hash ^ (hash >> 32)) as u32
+}
+
+/// The index's hash of a name whose 32-bit hash is `h`: spread over 64 bits, as the table
+/// takes its buckets from the low bits and a tag from the high ones.
+fn spread(h: u32) -> u64 {
+    u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// The frame of an entry of [`Frames::index`].
+fn entry_frame(entry: u64) -> usize {
+    (entry & 0xFFFF_FFFF) as usize
+}
+
 /// Writes the speedscope file of `counted` to `out`, named `name` (the trace's path):
 /// per binary, in progid order, the profile of each IP event (its samples as stacks of one
 /// address, made with `namers` and written one at a time), then that of its call stacks
-/// from `stacks`, the profile of `counted.stacks` folded by key.
+/// from `stacks`, the profile of `counted.stacks` folded by key, let go of once written.
 pub fn write(
     out: impl Write,
     counted: &Counted<'_>,
     namers: &Namers<'_>,
-    stacks: &StackProfile,
+    stacks: StackProfile,
     name: &str,
 ) -> io::Result<()> {
     let mut out = out;
@@ -240,6 +275,10 @@ pub fn write(
     progids.extend(stacks.binaries.iter().map(|b| b.progid));
     progids.sort_unstable();
     progids.dedup();
+    // In progid order, as the profiles are written.
+    let mut binaries = stacks.binaries;
+    binaries.sort_by_key(|b| b.progid);
+    let mut stacked = binaries.into_iter().peekable();
     let mut written = 0;
     let mut buffer = Vec::with_capacity(PIECE + 1024);
     // Open on the call stacks when there are any: they are what a flame graph shows.
@@ -268,8 +307,8 @@ pub fn write(
             }
         });
         result?;
-        for b in stacks.binaries.iter().filter(|b| b.progid == p) {
-            one(b)?;
+        while let Some(b) = stacked.next_if(|b| b.progid == p) {
+            one(&b)?;
         }
     }
     out.write_all(br#"],"shared":{"frames":["#)?;
@@ -336,10 +375,7 @@ mod tests {
         let main = frames.of_key(&FrameKey::function(0x10, "main"), app);
         assert_ne!(main, first);
         assert_eq!(frames.of(&FrameKey::function(0x20, "main"), app), main);
-        let written: Vec<(&str, &str)> = frames
-            .written()
-            .map(|w| (w.frame.name.as_str(), w.binary))
-            .collect();
+        let written: Vec<(&str, &str)> = frames.written().map(|w| (w.name, w.binary)).collect();
         assert_eq!(
             written,
             [
