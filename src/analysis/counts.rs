@@ -471,8 +471,8 @@ pub(crate) fn prefetch_line<T>(line: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: PREFETCHT0 is a hint: it reads nothing into a register, never faults and has
     // no effect the program can observe but time. The pointer comes from a live reference,
-    // and SSE, which the instruction needs, is part of every x86_64 CPU. This is the
-    // crate's one `unsafe` block; the fuzz targets run through it with every summary.
+    // and SSE, which the instruction needs, is part of every x86_64 CPU. This is one of the
+    // crate's two `unsafe` blocks; the fuzz targets run through it with every summary.
     unsafe {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(line).cast());

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::mpsc::{Receiver, sync_channel};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -27,6 +28,7 @@ use crate::analysis::Counted;
 use crate::analysis::index::AddressIndex;
 use crate::analysis::joined::{self, joined_cmp};
 use crate::analysis::keys::{FrameKey, KeyId, Namer, Namers};
+use crate::analysis::memory;
 use crate::analysis::slices::{SliceCounts, Slices};
 use crate::analysis::summary::Summary;
 use crate::format::error::UnknownName;
@@ -188,13 +190,45 @@ impl StackCounts {
 
     /// The stacks by key, per binary: each unique address is looked up once, by `namers`
     /// (with inline frames, an address in inlined code is the chain of keys it gives).
+    ///
+    /// With two cores, about half the binaries are folded on a second thread
+    /// ([`StackCounts::second_share`]): each binary's stacks are folded by one thread, in the
+    /// same order and with the same numbers as by one thread alone, so the profile is the same.
     pub fn profile(&self, order: StackOrder, tables: &Tables, namers: &Namers<'_>) -> StackProfile {
-        let mut fold = Fold::new(order, namers);
-        for i in (0..self.unique()).rev() {
-            let (progid, stored, hits) = self.get(i);
-            fold.add(progid, stored, hits);
-        }
-        fold.finish(tables, &self.totals)
+        self.profile_shared(order, tables, namers, &self.second_share())
+    }
+
+    /// [`StackCounts::profile`], the binaries `theirs` holds folded on a second thread.
+    fn profile_shared(
+        &self,
+        order: StackOrder,
+        tables: &Tables,
+        namers: &Namers<'_>,
+        theirs: &Share,
+    ) -> StackProfile {
+        // The stacks of the binaries `share` says, the last first, numbered from 1.
+        let fold_share = |share: &dyn Fn(u16) -> bool| {
+            let mut fold = Fold::new(order, namers);
+            for (number, i) in (0..self.unique()).rev().enumerate() {
+                let (progid, stored, hits) = self.get(i);
+                if share(progid) {
+                    fold.add(stack_number(number), progid, stored, hits);
+                }
+            }
+            fold.finished()
+        };
+        let finished = std::thread::scope(|scope| {
+            let second = theirs
+                .any()
+                .then(|| scope.spawn(|| fold_share(&|p| theirs.has(p))));
+            let mut finished = fold_share(&|p| !theirs.has(p));
+            if let Some(second) = second {
+                finished.extend(joined(second));
+                memory::give_back();
+            }
+            finished
+        });
+        profile_of(finished, tables, &self.totals)
     }
 
     /// [`StackCounts::profile`], letting go of each stack as decoded once it is folded: the
@@ -205,12 +239,70 @@ impl StackCounts {
         tables: &Tables,
         namers: &Namers<'_>,
     ) -> StackProfile {
-        let mut fold = Fold::new(order, namers);
-        let mut stacks = self.stacks.into_slices().into_last_first();
-        while let Some((stack, hits)) = stacks.next() {
-            fold.add(LE::read_u16(&stack[..2]), &stack[2..], hits);
+        let theirs = self.second_share();
+        self.into_profile_shared(order, tables, namers, &theirs)
+    }
+
+    /// [`StackCounts::into_profile`], the binaries `theirs` holds folded on a second thread:
+    /// their stacks are copied to it in batches as this one walks them, so that the decoded
+    /// ones are let go of as they are now.
+    fn into_profile_shared(
+        self,
+        order: StackOrder,
+        tables: &Tables,
+        namers: &Namers<'_>,
+        theirs: &Share,
+    ) -> StackProfile {
+        let StackCounts { stacks, totals, .. } = self;
+        let finished = std::thread::scope(|scope| {
+            let (tx, rx) = sync_channel::<Handed>(IN_FLIGHT);
+            let second = theirs
+                .any()
+                .then(|| scope.spawn(move || fold_handed(rx, order, namers)));
+            let mut fold = Fold::new(order, namers);
+            let mut handed = Handed::default();
+            let mut stacks = stacks.into_slices().into_last_first();
+            let mut number = 0;
+            while let Some((stack, hits)) = stacks.next() {
+                number += 1;
+                let progid = LE::read_u16(&stack[..2]);
+                if !theirs.has(progid) {
+                    fold.add(number, progid, &stack[2..], hits);
+                    continue;
+                }
+                handed.push(number, stack, hits);
+                // A second thread that stopped (it panicked) is heard of when it is joined.
+                if handed.is_full() && tx.send(std::mem::take(&mut handed)).is_err() {
+                    break;
+                }
+            }
+            if !handed.stacks.is_empty() {
+                // As above: an error is the second thread's panic, resumed when joined.
+                let _ = tx.send(handed);
+            }
+            drop(tx);
+            let mut finished = fold.finished();
+            if let Some(second) = second {
+                finished.extend(joined(second));
+                memory::give_back();
+            }
+            finished
+        });
+        profile_of(finished, tables, &totals)
+    }
+
+    /// The binaries a second thread folds, when there are two cores or more and call stacks
+    /// of two binaries or more: about half the bytes of the distinct stacks ([`halves`]).
+    fn second_share(&self) -> Share {
+        let two = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+        if !two || self.totals.len() < 2 {
+            return Share::default();
         }
-        fold.finish(tables, &self.totals)
+        let mut bytes: BTreeMap<u16, usize> = BTreeMap::new();
+        for (stack, _) in self.stacks.iter() {
+            *bytes.entry(LE::read_u16(&stack[..2])).or_default() += stack.len();
+        }
+        halves(bytes)
     }
 
     /// Adds the distinct addresses of the stacks of each binary with symbols to
@@ -388,6 +480,132 @@ pub(crate) fn flat(
     }
 }
 
+/// The binaries whose stacks a second thread folds, by progid.
+#[derive(Default)]
+struct Share(Vec<bool>);
+
+impl Share {
+    fn add(&mut self, progid: u16) {
+        let at = usize::from(progid);
+        if self.0.len() <= at {
+            self.0.resize(at + 1, false);
+        }
+        self.0[at] = true;
+    }
+
+    fn has(&self, progid: u16) -> bool {
+        self.0.get(usize::from(progid)).copied().unwrap_or(false)
+    }
+
+    /// Whether it holds any binary.
+    fn any(&self) -> bool {
+        self.0.contains(&true)
+    }
+}
+
+/// The binaries the second thread takes of those with `bytes` of stacks each: the largest
+/// first, each to the thread with fewer bytes so far, this one when even.
+fn halves(bytes: BTreeMap<u16, usize>) -> Share {
+    let mut largest: Vec<(usize, u16)> = bytes.into_iter().map(|(p, b)| (b, p)).collect();
+    largest.sort_unstable_by_key(|&(b, p)| (Reverse(b), p));
+    let mut share = Share::default();
+    let (mut mine, mut theirs) = (0, 0);
+    for (b, p) in largest {
+        if theirs < mine {
+            share.add(p);
+            theirs += b;
+        } else {
+            mine += b;
+        }
+    }
+    share
+}
+
+/// How many batches of stacks are on their way to the second thread at most.
+const IN_FLIGHT: usize = 4;
+
+/// Stacks as decoded handed to the second thread, each with its number (counted from the
+/// last) and its hits, their bytes one after another.
+#[derive(Default)]
+struct Handed {
+    bytes: Vec<u8>,
+    /// Per stack: its number, where its bytes end, its hits.
+    stacks: Vec<(u32, usize, u128)>,
+}
+
+impl Handed {
+    /// The bytes of a batch sent once they are reached.
+    const FULL: usize = 1 << 16;
+
+    fn push(&mut self, number: u32, stack: &[u8], hits: u128) {
+        self.bytes.extend_from_slice(stack);
+        self.stacks.push((number, self.bytes.len(), hits));
+    }
+
+    fn is_full(&self) -> bool {
+        self.bytes.len() >= Self::FULL
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u32, &[u8], u128)> + '_ {
+        let starts = std::iter::once(0).chain(self.stacks.iter().map(|&(_, end, _)| end));
+        starts
+            .zip(&self.stacks)
+            .map(|(start, &(number, end, hits))| (number, &self.bytes[start..end], hits))
+    }
+}
+
+/// Folds the stacks handed over on `rx` until it is closed: the second thread's part of
+/// [`StackCounts::into_profile`].
+fn fold_handed(
+    rx: Receiver<Handed>,
+    order: StackOrder,
+    namers: &Namers<'_>,
+) -> BTreeMap<u16, (Vec<FrameKey>, Paths)> {
+    let mut fold = Fold::new(order, namers);
+    for handed in rx {
+        for (number, stack, hits) in handed.iter() {
+            fold.add(number, LE::read_u16(&stack[..2]), &stack[2..], hits);
+        }
+    }
+    fold.finished()
+}
+
+/// The number of the stack `i`-th from the last, counted from 1, as [`Fold::add`] takes it.
+fn stack_number(i: usize) -> u32 {
+    u32::try_from(i + 1).expect("fewer than 2^32 stacks: each is a slice of the index")
+}
+
+/// What a scoped thread gave, its panic resumed on this one.
+fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// The stacks of each binary by key, with its call-stack records and hits in `totals`.
+fn profile_of(
+    finished: BTreeMap<u16, (Vec<FrameKey>, Paths)>,
+    tables: &Tables,
+    totals: &BTreeMap<u16, (u64, u128)>,
+) -> StackProfile {
+    let binaries = finished
+        .into_iter()
+        .map(|(progid, (keys, stacks))| {
+            let (records, hits) = totals.get(&progid).copied().unwrap_or_default();
+            BinaryStacks {
+                progid,
+                name: tables.binary_name(progid),
+                source: SampleKind::CallStack,
+                records,
+                hits,
+                keys,
+                stacks,
+            }
+        })
+        .collect();
+    StackProfile { binaries }
+}
+
 /// The call stacks of a trace while they are folded by key, the last first (so that the
 /// decoded ones can be let go of as they go), their keys numbered at the end as the trace
 /// first shows them.
@@ -395,8 +613,6 @@ struct Fold<'n, 'a> {
     order: StackOrder,
     namers: &'n Namers<'a>,
     binaries: BTreeMap<u16, Folding<'n, 'a>>,
-    /// How many stacks have been folded.
-    folded: u32,
     /// The frames of the stack being folded, and its keys: kept to reuse their allocations.
     frames: Vec<u32>,
     path: Vec<u32>,
@@ -408,14 +624,14 @@ impl<'n, 'a> Fold<'n, 'a> {
             order,
             namers,
             binaries: BTreeMap::new(),
-            folded: 0,
             frames: Vec::new(),
             path: Vec::new(),
         }
     }
 
-    /// Folds a stack of `progid` as stored, with its hits.
-    fn add(&mut self, progid: u16, stored: &[u8], hits: u128) {
+    /// Folds a stack of `progid` as stored, with its hits: the `number`-th counted from the
+    /// last (from 1), in the trace's order of every binary's stacks.
+    fn add(&mut self, number: u32, progid: u16, stored: &[u8], hits: u128) {
         let Fold {
             order,
             namers,
@@ -441,32 +657,16 @@ impl<'n, 'a> Fold<'n, 'a> {
             StackOrder::LeafFirst => (0..frames.len()).rev().for_each(&mut visit),
             StackOrder::RootFirst => (0..frames.len()).for_each(&mut visit),
         }
-        self.folded += 1;
-        folding.met(self.folded, path);
+        folding.met(number, path);
         folding.stacks.add(path, hits);
     }
 
-    /// The stacks by key of each binary, with its call-stack records and hits in `totals`.
-    fn finish(self, tables: &Tables, totals: &BTreeMap<u16, (u64, u128)>) -> StackProfile {
-        let binaries = self
-            .binaries
+    /// The keys and the stacks by key of each binary.
+    fn finished(self) -> BTreeMap<u16, (Vec<FrameKey>, Paths)> {
+        self.binaries
             .into_iter()
-            .map(|(progid, folding)| {
-                let name = tables.binary_name(progid);
-                let (records, hits) = totals.get(&progid).copied().unwrap_or_default();
-                let (keys, stacks) = folding.finish();
-                BinaryStacks {
-                    progid,
-                    name,
-                    source: SampleKind::CallStack,
-                    records,
-                    hits,
-                    keys,
-                    stacks,
-                }
-            })
-            .collect();
-        StackProfile { binaries }
+            .map(|(progid, folding)| (progid, folding.finish()))
+            .collect()
     }
 }
 
@@ -1090,6 +1290,87 @@ mod tests {
             ];
             assert_eq!(stacks, want, "sorted by those numbers");
         }
+    }
+
+    /// A binary's stacks by key as the views read them: its progid, its keys' names and its
+    /// stacks.
+    type LaidOut = (u16, Vec<String>, Vec<(Vec<u32>, u128)>);
+
+    /// A profile as the views read it.
+    fn laid_out(profile: &StackProfile) -> Vec<LaidOut> {
+        let binaries = profile.binaries.iter();
+        binaries
+            .map(|b| {
+                let names = b.keys.iter().map(|k| k.name(&b.name)).collect();
+                let stacks = b.stacks.iter().map(|(s, h)| (s.to_vec(), h)).collect();
+                (b.progid, names, stacks)
+            })
+            .collect()
+    }
+
+    fn share_of(progids: &[u16]) -> Share {
+        let mut share = Share::default();
+        progids.iter().for_each(|&p| share.add(p));
+        share
+    }
+
+    /// Stacks of four binaries, interleaved, drawn from few addresses so that stacks fold
+    /// together; enough of them for several batches to a second thread. The same each time.
+    fn interleaved() -> StackCounts {
+        let mut c = StackCounts::default();
+        let mut x = 0x9E37_79B9u32;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        for _ in 0..6000 {
+            let progid = (next() % 4) as u16;
+            let frames: Vec<u32> = (0..1 + next() % 40)
+                .map(|_| 0x10 * (next() % 300))
+                .collect();
+            stack(&mut c, Some(progid), u128::from(next() % 7 + 1), &frames);
+        }
+        c
+    }
+
+    #[test]
+    fn binaries_folded_on_a_second_thread_are_folded_as_by_one() {
+        let c = interleaved();
+        let (order, tables, namers) = (StackOrder::LeafFirst, Tables::default(), plain());
+        let alone = laid_out(&c.profile_shared(order, &tables, &namers, &Share::default()));
+        assert_eq!(alone.len(), 4);
+        for theirs in [&[1][..], &[0, 2], &[0, 1, 2, 3], &[3, 7]] {
+            let theirs = share_of(theirs);
+            let shared = c.profile_shared(order, &tables, &namers, &theirs);
+            assert!(laid_out(&shared) == alone, "profile with a second thread");
+            let handed = interleaved().into_profile_shared(order, &tables, &namers, &theirs);
+            assert!(
+                laid_out(&handed) == alone,
+                "into_profile with a second thread"
+            );
+        }
+    }
+
+    #[test]
+    fn the_second_thread_takes_the_binaries_that_even_the_bytes() {
+        let share = halves(BTreeMap::from([
+            (0, 60),
+            (1, 100),
+            (2, 50),
+            (3, 10),
+            (4, 0),
+        ]));
+        // 1 here (100), 0 there (60), 2 there (110), 3 here (110), 4 here when even.
+        assert_eq!(
+            (0..6).map(|p| share.has(p)).collect::<Vec<_>>(),
+            [true, false, true, false, false, false]
+        );
+        // Even from the start: the first binary here, the second there.
+        let share = halves(BTreeMap::from([(5, 10), (2, 10)]));
+        assert!(!share.has(2) && share.has(5));
+        assert!(!halves(BTreeMap::from([(0, 10)])).any());
     }
 
     #[test]
