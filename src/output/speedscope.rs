@@ -21,6 +21,7 @@
 
 use std::hash::BuildHasher;
 use std::io::{self, Write};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
@@ -65,10 +66,10 @@ impl Serialize for Written<'_> {
 
 /// A `sampled` profile: its name and total, and its samples, the stacks' keys through
 /// `frames`.
-struct SampledProfile<'a> {
+struct SampledProfile {
     name: String,
     end_value: u128,
-    stacks: &'a Paths,
+    stacks: Paths,
     /// The frame of each key.
     frames: Vec<usize>,
 }
@@ -76,7 +77,7 @@ struct SampledProfile<'a> {
 /// How many bytes of a profile are laid out before they are written.
 const PIECE: usize = 1 << 16;
 
-impl SampledProfile<'_> {
+impl SampledProfile {
     /// Writes the profile's object to `out`, laid out by hand in `buffer` (the same bytes
     /// serde_json writes of its fields in this order): a profile of call stacks is millions
     /// of small numbers, which serde_json would write in three pieces each.
@@ -262,55 +263,29 @@ fn entry_frame(entry: u64) -> usize {
 /// per binary, in progid order, the profile of each IP event (its samples as stacks of one
 /// address, made with `namers` and written one at a time), then that of its call stacks
 /// from `stacks`, the profile of `counted.stacks` folded by key, let go of once written.
+///
+/// The profiles are made on this thread and laid out and written on another, one behind
+/// the other: the making names the frames, which must be in the order the file shows them.
 pub fn write(
-    out: impl Write,
+    out: impl Write + Send,
     counted: &Counted<'_>,
     namers: &Namers<'_>,
     stacks: StackProfile,
     name: &str,
 ) -> io::Result<()> {
-    let mut out = out;
     let mut frames = Frames::default();
-    let mut progids: Vec<u16> = counted.summary.progids().collect();
-    progids.extend(stacks.binaries.iter().map(|b| b.progid));
-    progids.sort_unstable();
-    progids.dedup();
-    // In progid order, as the profiles are written.
-    let mut binaries = stacks.binaries;
-    binaries.sort_by_key(|b| b.progid);
-    let mut stacked = binaries.into_iter().peekable();
-    let mut written = 0;
+    let (tx, rx) = sync_channel::<SampledProfile>(1);
+    let (out, active) = std::thread::scope(|scope| {
+        let writer = scope.spawn(move || write_profiles(out, rx));
+        let active = make_profiles(counted, namers, stacks, &mut frames, &tx);
+        drop(tx);
+        let out = writer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (out, active)
+    });
+    let mut out = out?;
     let mut buffer = Vec::with_capacity(PIECE + 1024);
-    // Open on the call stacks when there are any: they are what a flame graph shows.
-    let mut active = None;
-    out.write_all(
-        br#"{"$schema":"https://www.speedscope.app/file-format-schema.json","profiles":["#,
-    )?;
-    // Writes one profile (into `out` itself, not through `dyn Write`).
-    let mut one = |b: &BinaryStacks| -> io::Result<()> {
-        let binary = counted.tables.binary_name(b.progid);
-        if written > 0 {
-            out.write_all(b",")?;
-        }
-        if b.source == SampleKind::CallStack && active.is_none() {
-            active = Some(written);
-        }
-        profile(&mut frames, &binary, b).write(&mut out, &mut buffer)?;
-        written += 1;
-        Ok(())
-    };
-    for p in progids {
-        let mut result = Ok(());
-        each_sampled_of(counted, namers, p, not_lbr, |b| {
-            if result.is_ok() {
-                result = one(&b);
-            }
-        });
-        result?;
-        while let Some(b) = stacked.next_if(|b| b.progid == p) {
-            one(&b)?;
-        }
-    }
     out.write_all(br#"],"shared":{"frames":["#)?;
     elements(&mut out, &mut buffer, frames.written(), |buffer, frame| {
         Ok(serde_json::to_writer(buffer, &frame)?)
@@ -328,6 +303,63 @@ pub fn write(
     out.write_all(b"}\n")
 }
 
+/// Makes the profiles of [`write`], in order, and sends each to the writer on `tx`; stops
+/// when the writer has (it could not write). The index of the first profile of call
+/// stacks, if any: the one speedscope opens on.
+fn make_profiles(
+    counted: &Counted<'_>,
+    namers: &Namers<'_>,
+    stacks: StackProfile,
+    frames: &mut Frames,
+    tx: &SyncSender<SampledProfile>,
+) -> Option<usize> {
+    let mut progids: Vec<u16> = counted.summary.progids().collect();
+    progids.extend(stacks.binaries.iter().map(|b| b.progid));
+    progids.sort_unstable();
+    progids.dedup();
+    // In progid order, as the profiles are written.
+    let mut binaries = stacks.binaries;
+    binaries.sort_by_key(|b| b.progid);
+    let mut stacked = binaries.into_iter().peekable();
+    let (mut made, mut active) = (0, None);
+    // Sends one profile; whether the writer took it.
+    let mut send = |b: BinaryStacks| {
+        if b.source == SampleKind::CallStack && active.is_none() {
+            active = Some(made);
+        }
+        made += 1;
+        let binary = counted.tables.binary_name(b.progid);
+        tx.send(profile(frames, &binary, b)).is_ok()
+    };
+    for p in progids {
+        let mut open = true;
+        each_sampled_of(counted, namers, p, not_lbr, |b| open = open && send(b));
+        while open && let Some(b) = stacked.next_if(|b| b.progid == p) {
+            open = send(b);
+        }
+        if !open {
+            break;
+        }
+    }
+    active
+}
+
+/// Writes the head of the file and the profiles that come on `rx`, until it is closed; gives
+/// `out` back for the rest.
+fn write_profiles<W: Write>(mut out: W, rx: Receiver<SampledProfile>) -> io::Result<W> {
+    out.write_all(
+        br#"{"$schema":"https://www.speedscope.app/file-format-schema.json","profiles":["#,
+    )?;
+    let mut buffer = Vec::with_capacity(PIECE + 1024);
+    for (i, profile) in rx.into_iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        profile.write(&mut out, &mut buffer)?;
+    }
+    Ok(out)
+}
+
 /// The sources speedscope writes a profile of: every IP event (not LBR's branch targets).
 fn not_lbr(source: SampleKind) -> bool {
     source != SampleKind::Lbr
@@ -336,7 +368,7 @@ fn not_lbr(source: SampleKind) -> bool {
 /// The `sampled` profile of one binary and source, each sample's frames outermost first:
 /// its call stacks (named `stacks`), or an IP event's samples, each with the functions
 /// inlined at it.
-fn profile<'a>(frames: &mut Frames, binary: &str, b: &'a BinaryStacks) -> SampledProfile<'a> {
+fn profile(frames: &mut Frames, binary: &str, b: BinaryStacks) -> SampledProfile {
     let named = frames.binary(&b.name);
     let ids: Vec<usize> = b.keys.iter().map(|k| frames.of_key(k, named)).collect();
     let source = match b.source {
@@ -346,7 +378,7 @@ fn profile<'a>(frames: &mut Frames, binary: &str, b: &'a BinaryStacks) -> Sample
     SampledProfile {
         name: format!("{binary}: {source}"),
         end_value: b.hits,
-        stacks: &b.stacks,
+        stacks: b.stacks,
         frames: ids,
     }
 }
@@ -386,6 +418,107 @@ mod tests {
         );
     }
 
+    /// A file whose write at byte `at` fails once (the disk was full for a moment), taking
+    /// every byte before and after.
+    struct FailsOnce {
+        at: usize,
+        taken: Vec<u8>,
+        failed: bool,
+    }
+
+    impl Write for FailsOnce {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let room = self.at.saturating_sub(self.taken.len());
+            if room == 0 && !self.failed {
+                self.failed = true;
+                return Err(io::Error::other("disk full"));
+            }
+            let n = if self.failed {
+                buf.len()
+            } else {
+                buf.len().min(room)
+            };
+            self.taken.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_write_that_fails_anywhere_in_the_file_is_the_error() {
+        use crate::analysis::stacks::StackCounts;
+        use crate::analysis::summary::Summary;
+        use crate::format::opcode::Opcode;
+        use crate::format::record::Samples;
+        use crate::format::tables::Tables;
+        use crate::image::symbols::SymbolMap;
+
+        // Two binaries, each an IP event of 20,000 addresses: profiles of several pieces.
+        let mut summary = Summary::new(2);
+        for progid in [0, 1] {
+            for rva in 0..20_000u32 {
+                summary.add(&Samples {
+                    offset: 0x5820,
+                    opcode: Opcode::UNHALT_CYCLE,
+                    progid: Some(progid),
+                    hits: 1,
+                    count: 1,
+                    payload: &(rva * 4).to_le_bytes(),
+                });
+            }
+        }
+        let tables = Tables::listing(&[
+            ("app.exe".to_owned(), uuid::Uuid::nil(), 1),
+            ("core.dll".to_owned(), uuid::Uuid::nil(), 1),
+        ]);
+        let counted = Counted {
+            summary: &summary,
+            stacks: &StackCounts::default(),
+            order: crate::analysis::stacks::StackOrder::LeafFirst,
+            tables: &tables,
+            symbols: &SymbolMap::none(),
+        };
+        let namers = crate::analysis::keys::plain();
+        let mut whole = Vec::new();
+        write(
+            &mut whole,
+            &counted,
+            &namers,
+            StackProfile::default(),
+            "t.spt",
+        )
+        .unwrap();
+        let parsed: serde_json::Value = serde_json::from_slice(&whole).unwrap();
+        assert_eq!(parsed["profiles"].as_array().unwrap().len(), 2);
+        // In the head, in each profile, between them, in the frames and in the tail.
+        let first = whole.windows(2).position(|w| w == b"},").unwrap();
+        for at in [
+            0,
+            10,
+            PIECE + 7,
+            first + 1,
+            whole.len() / 2,
+            whole.len() - 5,
+        ] {
+            let mut file = FailsOnce {
+                at,
+                taken: Vec::new(),
+                failed: false,
+            };
+            let written = write(
+                &mut file,
+                &counted,
+                &namers,
+                StackProfile::default(),
+                "t.spt",
+            );
+            assert!(written.is_err(), "a failed write at byte {at} is the error");
+        }
+    }
+
     /// The fields of a profile as serde_json writes them, in the order the file has them.
     #[derive(Serialize)]
     struct BySerde<'a> {
@@ -414,7 +547,7 @@ mod tests {
             namers.get(0),
         );
         let mut frames = Frames::default();
-        let profile = profile(&mut frames, "a\"b.exe", &b);
+        let profile = profile(&mut frames, "a\"b.exe", b);
         let (mut written, mut buffer) = (Vec::new(), Vec::new());
         profile.write(&mut written, &mut buffer).unwrap();
         let expected = BySerde {

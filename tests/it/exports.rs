@@ -481,6 +481,20 @@ fn a_full_disk_is_said_when_the_pprof_profile_is_written() {
     );
 }
 
+/// speedscope's profiles are written on a second thread: a full disk is its error, and the
+/// profiles are no longer made.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_is_said_when_the_speedscope_file_is_written() {
+    let o = run_in(&fixtures::dir(), &["/speedscope:/dev/full", "profile.spt"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot write the speedscope file /dev/full: no space left on device"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_trace_with_nothing_to_read_says_that_its_files_are_not_written() {
     let dir = tempfile::tempdir().unwrap();
