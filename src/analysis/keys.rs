@@ -161,6 +161,12 @@ impl<'a> Namer<'a> {
         Namer { symbols, lines }
     }
 
+    /// Whether it names without symbols: every address is a key of its own
+    /// ([`FrameKey::address`]).
+    pub fn is_plain(&self) -> bool {
+        self.symbols.is_none()
+    }
+
     /// What could not be read of the binary's line and inlinee records, if anything.
     pub fn problem(&self) -> Option<&str> {
         self.lines.as_ref()?.problem()

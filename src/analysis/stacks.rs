@@ -403,6 +403,7 @@ pub(crate) fn each_sampled_of(
             t.source(),
             records,
             t.iter(),
+            true,
             namer,
         ));
     }
@@ -414,6 +415,7 @@ pub(crate) fn each_sampled_of(
             t.source(),
             t.records(),
             targets,
+            false,
             namer,
         ));
     }
@@ -422,14 +424,21 @@ pub(crate) fn each_sampled_of(
 /// The samples of one binary and source, each a stack of one address: its chain of keys,
 /// outermost first (with inline frames, its function and what was inlined there). What
 /// `/functions` and flame graphs show of samples without call stacks.
+///
+/// `distinct`: no address of `samples` comes twice (an IP event's table; the targets of LBR
+/// branches do). Then, without symbols, each address is a key of its own.
 pub(crate) fn flat(
     progid: u16,
     name: String,
     source: SampleKind,
     records: u64,
     samples: impl Iterator<Item = (u32, u128)>,
+    distinct: bool,
     namer: &Namer<'_>,
 ) -> BinaryStacks {
+    if distinct && namer.is_plain() {
+        return flat_plain(progid, name, source, records, samples);
+    }
     let mut folding = Folding::new(namer);
     let mut hits = 0;
     // The addresses of a table are distinct: each is looked up once, nothing kept for a
@@ -476,6 +485,36 @@ pub(crate) fn flat(
         records,
         hits,
         keys: folding.keys,
+        stacks,
+    }
+}
+
+/// [`flat`] of distinct addresses without symbols: each address is a key, numbered in the
+/// order they come, as [`Folding::look_up`] would number them, without a table of the keys
+/// known: none comes twice.
+fn flat_plain(
+    progid: u16,
+    name: String,
+    source: SampleKind,
+    records: u64,
+    samples: impl Iterator<Item = (u32, u128)>,
+) -> BinaryStacks {
+    let (mut keys, mut by_key) = (Vec::new(), Vec::new());
+    for (rva, h) in samples {
+        keys.push(FrameKey::address(rva));
+        by_key.push(h);
+    }
+    let mut stacks = Paths::room_for(&by_key, &[]);
+    for (k, &h) in by_key.iter().enumerate().filter(|&(_, &h)| h > 0) {
+        stacks.push(&[k as u32], h);
+    }
+    BinaryStacks {
+        progid,
+        name,
+        source,
+        records,
+        hits: by_key.iter().sum(),
+        keys,
         stacks,
     }
 }
@@ -1374,6 +1413,49 @@ mod tests {
     }
 
     #[test]
+    fn distinct_addresses_without_symbols_are_flat_as_any_others() {
+        let namers = plain();
+        let samples = [(0x40, 3), (0x10, 0), (0x30, 5), (0x20, 1)];
+        let source = SampleKind::Ip(crate::format::opcode::Opcode::UNHALT_CYCLE);
+        let [plain_way, looked_up] = [true, false].map(|distinct| {
+            let b = flat(
+                0,
+                "a.exe".into(),
+                source,
+                4,
+                samples.into_iter(),
+                distinct,
+                namers.get(0),
+            );
+            let keys: Vec<String> = b.keys.iter().map(|k| k.name(&b.name)).collect();
+            let stacks: Vec<(Vec<u32>, u128)> =
+                b.stacks.iter().map(|(s, h)| (s.to_vec(), h)).collect();
+            (keys, stacks, b.hits, b.records)
+        });
+        assert_eq!(plain_way, looked_up);
+        // Keys in the order the addresses come; a stack per key with hits.
+        assert_eq!(
+            plain_way.0,
+            ["a.exe+0x40", "a.exe+0x10", "a.exe+0x30", "a.exe+0x20"]
+        );
+        assert_eq!(plain_way.1, [(vec![0], 3), (vec![2], 5), (vec![3], 1)]);
+        assert_eq!(plain_way.2, 9);
+        // Addresses that come twice (LBR branches' targets) are one key.
+        let twice = [(0x40, 3), (0x40, 2)].into_iter();
+        let b = flat(
+            0,
+            "a.exe".into(),
+            SampleKind::Lbr,
+            2,
+            twice,
+            false,
+            namers.get(0),
+        );
+        assert_eq!(b.keys.len(), 1);
+        assert_eq!(b.stacks.iter().map(|(_, h)| h).collect::<Vec<_>>(), [5]);
+    }
+
+    #[test]
     fn records_without_a_binary_or_frames_are_left_out() {
         let mut c = StackCounts::default();
         stack(&mut c, None, 5, &[0x10, 0x20]);
@@ -1429,6 +1511,7 @@ mod tests {
             source,
             5,
             samples.into_iter(),
+            true,
             namer,
         );
         assert_eq!(b.hits, 690);

@@ -544,6 +544,7 @@ mod tests {
             SampleKind::Ip(crate::format::opcode::Opcode::UNHALT_CYCLE),
             1,
             samples,
+            true,
             namers.get(0),
         );
         let mut frames = Frames::default();
