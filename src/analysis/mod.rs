@@ -7,7 +7,8 @@
 //! folds them by key, which `functions` turns into inclusive and exclusive hits; [`check`]
 //! judges whether a trace is fit for SPDConvert, and `compare` how two traces differ;
 //! `lines` finds the hottest source lines. `keys` is the one rule for what an address is
-//! attributed to and how that is named. `memory` hands back what a helper thread freed.
+//! attributed to and how that is named. `share` splits a profile's binaries between two
+//! threads, and `memory` hands back what a helper thread freed.
 //!
 //! An analysis produces a report of plain values; printing it is the output layer's work.
 
@@ -21,6 +22,7 @@ pub(crate) mod joined;
 pub(crate) mod keys;
 pub(crate) mod lines;
 pub(crate) mod memory;
+pub(crate) mod share;
 pub(crate) mod slices;
 pub mod stacks;
 pub mod summary;

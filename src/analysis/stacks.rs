@@ -29,6 +29,7 @@ use crate::analysis::index::AddressIndex;
 use crate::analysis::joined::{self, joined_cmp};
 use crate::analysis::keys::{FrameKey, KeyId, Namer, Namers};
 use crate::analysis::memory;
+use crate::analysis::share::{self, Share, halves};
 use crate::analysis::slices::{SliceCounts, Slices};
 use crate::analysis::summary::Summary;
 use crate::format::error::UnknownName;
@@ -294,8 +295,7 @@ impl StackCounts {
     /// The binaries a second thread folds, when there are two cores or more and call stacks
     /// of two binaries or more: about half the bytes of the distinct stacks ([`halves`]).
     fn second_share(&self) -> Share {
-        let two = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
-        if !two || self.totals.len() < 2 {
+        if !share::two_cores() || self.totals.len() < 2 {
             return Share::default();
         }
         let mut bytes: BTreeMap<u16, usize> = BTreeMap::new();
@@ -517,47 +517,6 @@ fn flat_plain(
         keys,
         stacks,
     }
-}
-
-/// The binaries whose stacks a second thread folds, by progid.
-#[derive(Default)]
-struct Share(Vec<bool>);
-
-impl Share {
-    fn add(&mut self, progid: u16) {
-        let at = usize::from(progid);
-        if self.0.len() <= at {
-            self.0.resize(at + 1, false);
-        }
-        self.0[at] = true;
-    }
-
-    fn has(&self, progid: u16) -> bool {
-        self.0.get(usize::from(progid)).copied().unwrap_or(false)
-    }
-
-    /// Whether it holds any binary.
-    fn any(&self) -> bool {
-        self.0.contains(&true)
-    }
-}
-
-/// The binaries the second thread takes of those with `bytes` of stacks each: the largest
-/// first, each to the thread with fewer bytes so far, this one when even.
-fn halves(bytes: BTreeMap<u16, usize>) -> Share {
-    let mut largest: Vec<(usize, u16)> = bytes.into_iter().map(|(p, b)| (b, p)).collect();
-    largest.sort_unstable_by_key(|&(b, p)| (Reverse(b), p));
-    let mut share = Share::default();
-    let (mut mine, mut theirs) = (0, 0);
-    for (b, p) in largest {
-        if theirs < mine {
-            share.add(p);
-            theirs += b;
-        } else {
-            mine += b;
-        }
-    }
-    share
 }
 
 /// How many batches of stacks are on their way to the second thread at most.
@@ -1390,26 +1349,6 @@ mod tests {
                 "into_profile with a second thread"
             );
         }
-    }
-
-    #[test]
-    fn the_second_thread_takes_the_binaries_that_even_the_bytes() {
-        let share = halves(BTreeMap::from([
-            (0, 60),
-            (1, 100),
-            (2, 50),
-            (3, 10),
-            (4, 0),
-        ]));
-        // 1 here (100), 0 there (60), 2 there (110), 3 here (110), 4 here when even.
-        assert_eq!(
-            (0..6).map(|p| share.has(p)).collect::<Vec<_>>(),
-            [true, false, true, false, false, false]
-        );
-        // Even from the start: the first binary here, the second there.
-        let share = halves(BTreeMap::from([(5, 10), (2, 10)]));
-        assert!(!share.has(2) && share.has(5));
-        assert!(!halves(BTreeMap::from([(0, 10)])).any());
     }
 
     #[test]
