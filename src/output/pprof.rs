@@ -41,6 +41,8 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 use crate::analysis::Counted;
 use crate::analysis::index::AddressIndex;
 use crate::analysis::keys::{FrameKey, KeyId, Namers};
+use crate::analysis::memory;
+use crate::analysis::share::{self, Share};
 use crate::analysis::stacks::{StackCounts, StackOrder};
 use crate::format::record::SampleKind;
 
@@ -371,33 +373,28 @@ fn sample_types(counted: &Counted<'_>, stacks: &StackCounts) -> Vec<String> {
 /// points (an IP sample, a branch's end, a leaf frame); else it is only a return address,
 /// looked up one byte back. Gathered in an index per binary (every frame of every stack is
 /// noted, and most are seen many times; a stack's are asked for before they are noted),
-/// then sorted, and the index made that of their locations.
+/// about half the binaries on a second thread when there are two cores, then sorted, and
+/// the index made that of their locations.
 fn addresses(counted: &Counted<'_>, stacks: &StackCounts) -> Addresses {
-    let summary = counted.summary;
-    let mut location_of: BTreeMap<u16, AddressIndex> = BTreeMap::new();
-    // 1 when exact, else 0.
-    let note = |index: &mut AddressIndex, rva: u32, exact: bool| match index.get(rva, false) {
-        Some(seen) if seen >= u32::from(exact) => {}
-        _ => index.insert(rva, false, u32::from(exact)),
-    };
-    for p in summary.progids() {
-        let index = location_of.entry(p).or_default();
-        for t in summary.ip_tables(p) {
-            t.iter().for_each(|(rva, _)| note(index, rva, true));
+    addresses_shared(counted, stacks, &second_share(counted, stacks))
+}
+
+/// [`addresses`], those of the binaries `theirs` holds gathered on a second thread.
+fn addresses_shared(counted: &Counted<'_>, stacks: &StackCounts, theirs: &Share) -> Addresses {
+    let mut location_of = std::thread::scope(|scope| {
+        let second = theirs
+            .any()
+            .then(|| scope.spawn(|| gathered(counted, stacks, |p| theirs.has(p))));
+        let mut location_of = gathered(counted, stacks, |p| !theirs.has(p));
+        if let Some(second) = second {
+            let theirs = second
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            location_of.extend(theirs);
+            memory::give_back();
         }
-        for ([from, to], _) in summary.lbr(p).iter().flat_map(|t| t.iter()) {
-            note(index, from, true);
-            note(index, to, true);
-        }
-    }
-    for (p, frames, _) in stacks.raw() {
-        let index = location_of.entry(p).or_default();
-        rvas(frames).for_each(|rva| index.prefetch(rva, false));
-        let leaf = counted.order.leaf(frames.len() / 4);
-        for (i, rva) in rvas(frames).enumerate() {
-            note(index, rva, i == leaf);
-        }
-    }
+        location_of
+    });
     // Sorted by binary and address, and numbered in that order: the index's values become
     // the locations' IDs.
     let mut sorted: Vec<(u16, u32, bool)> = Vec::new();
@@ -415,6 +412,60 @@ fn addresses(counted: &Counted<'_>, stacks: &StackCounts) -> Addresses {
         sorted,
         location_of,
     }
+}
+
+/// The binaries whose addresses a second thread gathers, when there are two cores and two
+/// binaries or more: about half the notes (table entries, branch ends, frames).
+fn second_share(counted: &Counted<'_>, stacks: &StackCounts) -> Share {
+    if !share::two_cores() {
+        return Share::default();
+    }
+    let summary = counted.summary;
+    let mut notes: BTreeMap<u16, usize> = BTreeMap::new();
+    for p in summary.progids() {
+        let ip: usize = summary.ip_tables(p).map(|t| t.unique()).sum();
+        let lbr = summary.lbr(p).map_or(0, |t| 2 * t.unique());
+        *notes.entry(p).or_default() += ip + lbr;
+    }
+    for (p, frames, _) in stacks.raw() {
+        *notes.entry(p).or_default() += frames.len() / 4;
+    }
+    share::halves(notes)
+}
+
+/// The addresses of the binaries `mine` says, each with whether it is exact (1) or not (0),
+/// in an index per binary.
+fn gathered(
+    counted: &Counted<'_>,
+    stacks: &StackCounts,
+    mine: impl Fn(u16) -> bool,
+) -> BTreeMap<u16, AddressIndex> {
+    let summary = counted.summary;
+    let mut location_of: BTreeMap<u16, AddressIndex> = BTreeMap::new();
+    // 1 when exact, else 0.
+    let note = |index: &mut AddressIndex, rva: u32, exact: bool| match index.get(rva, false) {
+        Some(seen) if seen >= u32::from(exact) => {}
+        _ => index.insert(rva, false, u32::from(exact)),
+    };
+    for p in summary.progids().filter(|&p| mine(p)) {
+        let index = location_of.entry(p).or_default();
+        for t in summary.ip_tables(p) {
+            t.iter().for_each(|(rva, _)| note(index, rva, true));
+        }
+        for ([from, to], _) in summary.lbr(p).iter().flat_map(|t| t.iter()) {
+            note(index, from, true);
+            note(index, to, true);
+        }
+    }
+    for (p, frames, _) in stacks.raw().filter(|&(p, _, _)| mine(p)) {
+        let index = location_of.entry(p).or_default();
+        rvas(frames).for_each(|rva| index.prefetch(rva, false));
+        let leaf = counted.order.leaf(frames.len() / 4);
+        for (i, rva) in rvas(frames).enumerate() {
+            note(index, rva, i == leaf);
+        }
+    }
+    location_of
 }
 
 /// The distinct addresses of a profile, each with whether it is ever exact (sampled, not a
@@ -1015,6 +1066,75 @@ impl Has {
 #[cfg(test)]
 mod tests {
     use super::{Label, Sample, SampleBytes, Walk};
+
+    #[test]
+    fn addresses_gathered_on_a_second_thread_are_those_gathered_by_one() {
+        use super::{Share, addresses_shared};
+        use crate::analysis::Counted;
+        use crate::analysis::stacks::{StackCounts, StackOrder};
+        use crate::analysis::summary::Summary;
+        use crate::format::opcode::Opcode;
+        use crate::format::record::Samples;
+        use crate::format::tables::Tables;
+        use crate::image::symbols::SymbolMap;
+
+        // Three binaries: IP samples, LBR branches and call stacks sharing addresses, some
+        // frames leaves and return addresses both.
+        let (mut summary, mut stacks) = (Summary::new(3), StackCounts::default());
+        for progid in 0..3u16 {
+            for i in 0..500u32 {
+                let at =
+                    |k: u32| (0x1000 * u32::from(progid + 1) + 4 * ((i * k) % 700)).to_le_bytes();
+                let ip = at(7);
+                let lbr = [at(3), at(5)].concat();
+                let frames = [at(11), at(13), at(17)].concat();
+                for (opcode, payload) in [
+                    (Opcode::UNHALT_CYCLE, &ip[..]),
+                    (Opcode::LBR, &lbr[..]),
+                    (Opcode::ETW_CALLSTACK, &frames[..]),
+                ] {
+                    let samples = Samples {
+                        offset: 0x5820,
+                        opcode,
+                        progid: Some(progid),
+                        hits: 1,
+                        count: (payload.len() / if opcode == Opcode::LBR { 8 } else { 4 }) as u8,
+                        payload,
+                    };
+                    summary.add(&samples);
+                    stacks.add(&samples);
+                }
+            }
+        }
+        let tables = Tables::default();
+        let symbols = SymbolMap::none();
+        let counted = Counted {
+            summary: &summary,
+            stacks: &stacks,
+            order: StackOrder::LeafFirst,
+            tables: &tables,
+            symbols: &symbols,
+        };
+        let laid_out = |theirs: &Share| {
+            let a = addresses_shared(&counted, &stacks, theirs);
+            let ids: Vec<(u16, u32, bool, u32)> = a
+                .sorted
+                .iter()
+                .map(|&(p, rva, exact)| (p, rva, exact, a.location_of[&p].get(rva, false).unwrap()))
+                .collect();
+            ids
+        };
+        let alone = laid_out(&Share::default());
+        assert!(
+            alone.iter().any(|&(_, _, exact, _)| !exact),
+            "some only return addresses"
+        );
+        for theirs in [&[1][..], &[0, 2], &[0, 1, 2]] {
+            let mut share = Share::default();
+            theirs.iter().for_each(|&p| share.add(p));
+            assert!(laid_out(&share) == alone, "{theirs:?} on a second thread");
+        }
+    }
 
     #[test]
     fn a_walk_gives_each_address_its_place_plus_one_within_its_binary() {
