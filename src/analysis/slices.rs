@@ -133,15 +133,16 @@ pub(crate) struct SliceCounts<T> {
     index: HashTable<u64>,
 }
 
-/// The 32-bit hash of a slice's items that [`SliceCounts`] keeps.
-fn hash32<T: Hash>(slice: &[T]) -> u32 {
-    let hash = FxBuildHasher.hash_one(slice);
+/// The 32-bit hash of `items` that [`SliceCounts`] keeps beside a slice's place (and
+/// speedscope's frames beside a name's).
+pub(crate) fn hash32<T: Hash + ?Sized>(items: &T) -> u32 {
+    let hash = FxBuildHasher.hash_one(items);
     (hash ^ (hash >> 32)) as u32
 }
 
-/// The table's hash of a slice whose 32-bit hash is `h`: spread over 64 bits, as the table
-/// takes its buckets from the low bits and a tag from the high ones.
-fn spread(h: u32) -> u64 {
+/// A `hashbrown` table's hash of items whose 32-bit hash is `h`: spread over 64 bits, as
+/// the table takes its buckets from the low bits and a tag from the high ones.
+pub(crate) fn spread(h: u32) -> u64 {
     u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 

@@ -19,17 +19,17 @@
 //! are written after them (the members of a JSON object are in no order a reader may rely
 //! on): the file is written with one source's profile in memory at a time.
 
-use std::hash::BuildHasher;
 use std::io::{self, Write};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use hashbrown::HashTable;
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::FxHashMap;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use crate::analysis::Counted;
 use crate::analysis::keys::{FrameKey, Namers};
+use crate::analysis::slices::{hash32, spread};
 use crate::analysis::stacks::{BinaryStacks, Paths, StackProfile, each_sampled_of};
 use crate::format::record::SampleKind;
 use crate::output::push_dec;
@@ -240,18 +240,6 @@ impl Frames {
 fn name_of<'n>(names: &'n str, ends: &[usize], i: usize) -> &'n str {
     let start = i.checked_sub(1).map_or(0, |j| ends[j]);
     &names[start..ends[i]]
-}
-
-/// The 32-bit hash of a frame's name that [`Frames::index`] keeps.
-fn hash32(name: &str) -> u32 {
-    let hash = FxBuildHasher.hash_one(name);
-    (hash ^ (hash >> 32)) as u32
-}
-
-/// The index's hash of a name whose 32-bit hash is `h`: spread over 64 bits, as the table
-/// takes its buckets from the low bits and a tag from the high ones.
-fn spread(h: u32) -> u64 {
-    u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// The frame of an entry of [`Frames::index`].
