@@ -299,6 +299,23 @@ mod tests {
     }
 
     #[test]
+    fn slices_whose_hashes_are_one_are_two_slices() {
+        // The first two one-item slices whose 32-bit hashes are the same (a search of some
+        // tens of thousands: the hashes are 32 bits).
+        let mut seen = std::collections::HashMap::new();
+        let (a, b) = (0u32..)
+            .find_map(|i| seen.insert(hash32(&[i][..]), i).map(|j| (j, i)))
+            .unwrap();
+        assert_ne!(a, b);
+        let mut counts = SliceCounts::default();
+        counts.add(&[a][..], 1);
+        counts.add(&[b][..], 2);
+        counts.add(&[a][..], 4);
+        let counted: Vec<(Vec<u32>, u128)> = counts.iter().map(|(s, h)| (s.to_vec(), h)).collect();
+        assert_eq!(counted, [(vec![a], 5), (vec![b], 2)]);
+    }
+
+    #[test]
     fn every_slice_is_counted_once_with_its_hits() {
         let mut counts = SliceCounts::default();
         let mut expected: BTreeMap<Vec<u32>, u128> = BTreeMap::new();

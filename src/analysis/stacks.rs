@@ -18,6 +18,7 @@ use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::collections::hash_map::Entry;
 use std::fmt;
+use std::num::NonZeroU32;
 use std::str::FromStr;
 use std::sync::mpsc::{Receiver, sync_channel};
 
@@ -263,9 +264,10 @@ impl StackCounts {
             let mut fold = Fold::new(order, namers);
             let mut handed = Handed::default();
             let mut stacks = stacks.into_slices().into_last_first();
-            let mut number = 0;
+            let mut walked = 0;
             while let Some((stack, hits)) = stacks.next() {
-                number += 1;
+                let number = stack_number(walked);
+                walked += 1;
                 let progid = LE::read_u16(&stack[..2]);
                 if !theirs.has(progid) {
                     fold.add(number, progid, &stack[2..], hits);
@@ -528,14 +530,14 @@ const IN_FLIGHT: usize = 4;
 struct Handed {
     bytes: Vec<u8>,
     /// Per stack: its number, where its bytes end, its hits.
-    stacks: Vec<(u32, usize, u128)>,
+    stacks: Vec<(NonZeroU32, usize, u128)>,
 }
 
 impl Handed {
     /// The bytes of a batch sent once they are reached.
     const FULL: usize = 1 << 16;
 
-    fn push(&mut self, number: u32, stack: &[u8], hits: u128) {
+    fn push(&mut self, number: NonZeroU32, stack: &[u8], hits: u128) {
         self.bytes.extend_from_slice(stack);
         self.stacks.push((number, self.bytes.len(), hits));
     }
@@ -544,7 +546,7 @@ impl Handed {
         self.bytes.len() >= Self::FULL
     }
 
-    fn iter(&self) -> impl Iterator<Item = (u32, &[u8], u128)> + '_ {
+    fn iter(&self) -> impl Iterator<Item = (NonZeroU32, &[u8], u128)> + '_ {
         let starts = std::iter::once(0).chain(self.stacks.iter().map(|&(_, end, _)| end));
         starts
             .zip(&self.stacks)
@@ -568,9 +570,13 @@ fn fold_handed(
     fold.finished()
 }
 
-/// The number of the stack `i`-th from the last, counted from 1, as [`Fold::add`] takes it.
-fn stack_number(i: usize) -> u32 {
-    u32::try_from(i + 1).expect("fewer than 2^32 stacks: each is a slice of the index")
+/// The number of the stack `i`-th from the last (from 0), counted from 1, as [`Fold::add`]
+/// takes it: a key's first place is (0, 0) until a stack shows it.
+fn stack_number(i: usize) -> NonZeroU32 {
+    u32::try_from(i + 1)
+        .ok()
+        .and_then(NonZeroU32::new)
+        .expect("fewer than 2^32 stacks: each is a slice of the index")
 }
 
 /// What a scoped thread gave, its panic resumed on this one.
@@ -629,7 +635,7 @@ impl<'n, 'a> Fold<'n, 'a> {
 
     /// Folds a stack of `progid` as stored, with its hits: the `number`-th counted from the
     /// last (from 1), in the trace's order of every binary's stacks.
-    fn add(&mut self, number: u32, progid: u16, stored: &[u8], hits: u128) {
+    fn add(&mut self, number: NonZeroU32, progid: u16, stored: &[u8], hits: u128) {
         let Fold {
             order,
             namers,
@@ -655,7 +661,7 @@ impl<'n, 'a> Fold<'n, 'a> {
             StackOrder::LeafFirst => (0..frames.len()).rev().for_each(&mut visit),
             StackOrder::RootFirst => (0..frames.len()).for_each(&mut visit),
         }
-        folding.met(number, path);
+        folding.met(number.get(), path);
         folding.stacks.add(path, hits);
     }
 

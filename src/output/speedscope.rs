@@ -406,6 +406,27 @@ mod tests {
         );
     }
 
+    #[test]
+    fn names_whose_hashes_are_one_are_two_frames() {
+        // The first two addresses whose names' 32-bit hashes are the same.
+        let mut seen = std::collections::HashMap::new();
+        let (a, b) = (0u32..)
+            .find_map(|rva| {
+                let mut name = String::new();
+                FrameKey::address(rva).push_name("app.exe", &mut name);
+                seen.insert(hash32(name.as_str()), rva)
+                    .map(|before| (before, rva))
+            })
+            .unwrap();
+        let mut frames = Frames::default();
+        let app = frames.binary("app.exe");
+        let first = frames.of(&FrameKey::address(a), app);
+        let second = frames.of(&FrameKey::address(b), app);
+        assert_ne!(first, second);
+        assert_eq!(frames.of(&FrameKey::address(a), app), first);
+        assert_eq!(frames.of(&FrameKey::address(b), app), second);
+    }
+
     /// A file whose write at byte `at` fails once (the disk was full for a moment), taking
     /// every byte before and after.
     struct FailsOnce {
