@@ -427,6 +427,19 @@ mod tests {
         assert_eq!(frames.of(&FrameKey::address(b), app), second);
     }
 
+    #[test]
+    fn frames_are_found_again_after_the_index_grows() {
+        let mut frames = Frames::default();
+        let app = frames.binary("app.exe");
+        let made: Vec<usize> = (0..1000)
+            .map(|rva| frames.of(&FrameKey::address(rva), app))
+            .collect();
+        assert_eq!(made, (0..1000).collect::<Vec<_>>());
+        for rva in 0..1000 {
+            assert_eq!(frames.of(&FrameKey::address(rva), app), rva as usize);
+        }
+    }
+
     /// A file whose write at byte `at` fails once (the disk was full for a moment), taking
     /// every byte before and after.
     struct FailsOnce {
