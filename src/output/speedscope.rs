@@ -291,7 +291,7 @@ pub fn write(
     out.write_all(b"}\n")
 }
 
-/// Makes the profiles of [`write`], in order, and sends each to the writer on `tx`; stops
+/// Makes the profiles of [`write()`], in order, and sends each to the writer on `tx`; stops
 /// when the writer has (it could not write). The index of the first profile of call
 /// stacks, if any: the one speedscope opens on.
 fn make_profiles(
