@@ -146,19 +146,25 @@ pub(crate) fn spread(h: u32) -> u64 {
     u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// An entry of [`SliceCounts::index`]: slice `i`, whose 32-bit hash is `h`.
-fn entry(h: u32, i: usize) -> u64 {
-    let i = u32::try_from(i).expect("fewer than 2^32 slices: each holds a record's bytes");
+/// An entry of a table of places found by their items' 32-bit hash ([`SliceCounts::index`],
+/// speedscope's frames): place `i`, whose items' hash is `h`.
+pub(crate) fn entry(h: u32, i: usize) -> u64 {
+    let i = u32::try_from(i).expect("fewer than 2^32 places: each holds its items in memory");
     u64::from(h) << 32 | u64::from(i)
 }
 
+/// Whether `entry` is of items whose 32-bit hash is `h`.
+pub(crate) fn entry_is(entry: u64, h: u32) -> bool {
+    (entry >> 32) as u32 == h
+}
+
 /// The table's hash of an entry.
-fn entry_hash(entry: u64) -> u64 {
+pub(crate) fn entry_hash(entry: u64) -> u64 {
     spread((entry >> 32) as u32)
 }
 
-/// The slice of an entry.
-fn entry_slice(entry: u64) -> usize {
+/// The place of an entry.
+pub(crate) fn entry_place(entry: u64) -> usize {
     (entry & 0xFFFF_FFFF) as usize
 }
 
@@ -179,9 +185,9 @@ impl<T: Copy + Eq + Hash> SliceCounts<T> {
         }
         let SliceCounts { slices, index } = self;
         let h = hash32(slice);
-        let found = |&e: &u64| (e >> 32) as u32 == h && slices.slice(entry_slice(e)) == slice;
+        let found = |&e: &u64| entry_is(e, h) && slices.slice(entry_place(e)) == slice;
         match index.find(spread(h), found) {
-            Some(&e) => slices.hits[entry_slice(e)] += hits,
+            Some(&e) => slices.hits[entry_place(e)] += hits,
             None => {
                 index.insert_unique(spread(h), entry(h, slices.len()), |&e| entry_hash(e));
                 slices.push(slice, hits);

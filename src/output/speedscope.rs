@@ -29,7 +29,7 @@ use serde::{Serialize, Serializer};
 
 use crate::analysis::Counted;
 use crate::analysis::keys::{FrameKey, Namers};
-use crate::analysis::slices::{hash32, spread};
+use crate::analysis::slices::{entry, entry_hash, entry_is, entry_place, hash32, spread};
 use crate::analysis::stacks::{BinaryStacks, Paths, StackProfile, each_sampled_of};
 use crate::format::record::SampleKind;
 use crate::output::push_dec;
@@ -207,14 +207,12 @@ impl Frames {
         key.push_name(&binaries[binary], scratch);
         let name = scratch.as_str();
         let h = hash32(name);
-        let found =
-            |&e: &u64| (e >> 32) as u32 == h && name_of(names, ends, entry_frame(e)) == name;
+        let found = |&e: &u64| entry_is(e, h) && name_of(names, ends, entry_place(e)) == name;
         if let Some(&e) = index.find(spread(h), found) {
-            return entry_frame(e);
+            return entry_place(e);
         }
         let i = frames.len();
-        let entry = u64::from(h) << 32
-            | u64::from(u32::try_from(i).expect("fewer than 2^32 frames: each holds a name"));
+        let placed = entry(h, i);
         names.push_str(name);
         ends.push(names.len());
         frames.push(Frame {
@@ -222,7 +220,7 @@ impl Frames {
             binary,
             line: key.line(),
         });
-        index.insert_unique(spread(h), entry, |&e| spread((e >> 32) as u32));
+        index.insert_unique(spread(h), placed, |&e| entry_hash(e));
         i
     }
 
@@ -240,11 +238,6 @@ impl Frames {
 fn name_of<'n>(names: &'n str, ends: &[usize], i: usize) -> &'n str {
     let start = i.checked_sub(1).map_or(0, |j| ends[j]);
     &names[start..ends[i]]
-}
-
-/// The frame of an entry of [`Frames::index`].
-fn entry_frame(entry: u64) -> usize {
-    (entry & 0xFFFF_FFFF) as usize
 }
 
 /// Writes the speedscope file of `counted` to `out`, named `name` (the trace's path):
