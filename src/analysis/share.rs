@@ -2,10 +2,18 @@
 //! fold of the call stacks (`stacks`), pprof's addresses.
 //!
 //! Each binary's work is done by one thread, in the order one thread alone would do it, so
-//! what is made is the same; the split only evens out the time.
+//! what is made is the same; the split only evens out the time. [`joined`] takes what a
+//! scoped thread gave, as every second thread of the crate's views is joined.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
+
+/// What a scoped thread gave, its panic resumed on this one.
+pub(crate) fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
 
 /// Whether there is a second core for a second thread.
 pub(crate) fn two_cores() -> bool {

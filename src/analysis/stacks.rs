@@ -30,7 +30,7 @@ use crate::analysis::index::AddressIndex;
 use crate::analysis::joined::{self, joined_cmp};
 use crate::analysis::keys::{FrameKey, KeyId, Namer, Namers};
 use crate::analysis::memory;
-use crate::analysis::share::{self, Share, halves};
+use crate::analysis::share::{self, Share, halves, joined};
 use crate::analysis::slices::{SliceCounts, Slices};
 use crate::analysis::summary::Summary;
 use crate::format::error::UnknownName;
@@ -577,13 +577,6 @@ fn stack_number(i: usize) -> NonZeroU32 {
         .ok()
         .and_then(NonZeroU32::new)
         .expect("fewer than 2^32 stacks: each is a slice of the index")
-}
-
-/// What a scoped thread gave, its panic resumed on this one.
-fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    thread
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// The stacks of each binary by key, with its call-stack records and hits in `totals`.

@@ -42,7 +42,7 @@ use crate::analysis::Counted;
 use crate::analysis::index::AddressIndex;
 use crate::analysis::keys::{FrameKey, KeyId, Namers};
 use crate::analysis::memory;
-use crate::analysis::share::{self, Share};
+use crate::analysis::share::{self, Share, joined};
 use crate::analysis::stacks::{StackCounts, StackOrder};
 use crate::format::record::SampleKind;
 
@@ -306,9 +306,7 @@ fn profile(
             b
         });
         let written = samples.write(counted, stacks);
-        let b = located
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let b = joined(located);
         (written, b)
     });
     let written = written?;
@@ -387,9 +385,7 @@ fn addresses_shared(counted: &Counted<'_>, stacks: &StackCounts, theirs: &Share)
             .then(|| scope.spawn(|| gathered(counted, stacks, |p| theirs.has(p))));
         let mut location_of = gathered(counted, stacks, |p| !theirs.has(p));
         if let Some(second) = second {
-            let theirs = second
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let theirs = joined(second);
             location_of.extend(theirs);
             memory::give_back();
         }
@@ -780,9 +776,7 @@ pub(crate) fn write(
         // The deflater ends when the pipe is closed; its error (a full disk) is the one to
         // give, the pipe's being only that the deflater stopped.
         drop(pipe);
-        let deflated = deflater
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let deflated = joined(deflater);
         deflated.and(written)
     })
 }

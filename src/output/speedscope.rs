@@ -29,6 +29,7 @@ use serde::{Serialize, Serializer};
 
 use crate::analysis::Counted;
 use crate::analysis::keys::{FrameKey, Namers};
+use crate::analysis::share::joined;
 use crate::analysis::slices::{entry, entry_hash, entry_is, entry_place, hash32, spread};
 use crate::analysis::stacks::{BinaryStacks, Paths, StackProfile, each_sampled_of};
 use crate::format::record::SampleKind;
@@ -260,9 +261,7 @@ pub fn write(
         let writer = scope.spawn(move || write_profiles(out, rx));
         let active = make_profiles(counted, namers, stacks, &mut frames, &tx);
         drop(tx);
-        let out = writer
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let out = joined(writer);
         (out, active)
     });
     let mut out = out?;
