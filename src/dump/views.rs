@@ -544,9 +544,7 @@ fn report<P: Printer>(
     functions: &[functions::FunctionsLine],
 ) -> Result<(), Error> {
     let written = write_file(input.path, |w| {
-        let (mut flame, mut icicle) = (Vec::new(), Vec::new());
-        flamegraph::write(&mut flame, flame_title, folded, false)?;
-        flamegraph::write(&mut icicle, flame_title, folded, true)?;
+        let (flame, icicle) = flamegraph::both(flame_title, folded)?;
         let report = html::Report {
             label: &input.label,
             tables,

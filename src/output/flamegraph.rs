@@ -15,6 +15,8 @@ use std::io::{self, Write};
 use inferno::flamegraph::color::{Color, PaletteMap};
 use inferno::flamegraph::{self, Options};
 
+use crate::analysis::share;
+
 /// inferno draws a frame of at least a ten-thousandth of the total (its `min_width`, 0.01%);
 /// the stacks given to it may leave out the frames of less than half that
 /// ([`StackProfile::drawn`](crate::analysis::stacks::StackProfile::drawn)): the picture is the
@@ -41,30 +43,75 @@ pub fn write(
     folded: &[(String, u128)],
     icicle: bool,
 ) -> io::Result<Drawn> {
-    if folded.is_empty() {
-        nothing(out, title)?;
-        return Ok(Drawn { factor: 1 });
+    Drawing::of(folded).write(out, title, icicle)
+}
+
+/// The flame graph and the icicle graph of `folded`, titled `title`, as [`write()`] draws each:
+/// their lines made once, the two drawn at once when there is a second core.
+pub fn both(title: &str, folded: &[(String, u128)]) -> io::Result<(Vec<u8>, Vec<u8>)> {
+    let drawing = Drawing::of(folded);
+    let draw = |icicle| {
+        let mut svg = Vec::new();
+        drawing.write(&mut svg, title, icicle).map(|_| svg)
+    };
+    if !share::two_cores() {
+        return Ok((draw(false)?, draw(true)?));
     }
-    let (lines, factor) = lines(folded);
-    let mut options = Options::default();
-    options.title = title.to_owned();
-    options.count_name = "hits".to_owned();
-    if icicle {
-        options.direction = flamegraph::Direction::Inverted;
+    std::thread::scope(|s| {
+        let icicle = s.spawn(|| draw(true));
+        let flame = draw(false);
+        let icicle = share::joined(icicle);
+        Ok((flame?, icicle?))
+    })
+}
+
+/// What inferno is given to draw `folded`, made once for drawing it either way up.
+struct Drawing {
+    /// `stack count`, as [`lines`] makes them.
+    lines: Vec<String>,
+    factor: u128,
+    /// The colours of the inlined frames.
+    inlined: PaletteMap,
+}
+
+impl Drawing {
+    fn of(folded: &[(String, u128)]) -> Drawing {
+        let (lines, factor) = lines(folded);
+        let inlined = inlined_colours(folded);
+        Drawing {
+            lines,
+            factor,
+            inlined,
+        }
     }
-    // The same input draws the same picture: colours by name, not at random.
-    options.hash = true;
-    options.deterministic = true;
-    if factor > 1 {
-        options.subtitle = Some(format!(
-            "hits divided by {factor} (rounded up) to fit the drawing; the folded stacks are exact"
-        ));
+
+    fn write(&self, out: impl Write, title: &str, icicle: bool) -> io::Result<Drawn> {
+        let factor = self.factor;
+        if self.lines.is_empty() {
+            nothing(out, title)?;
+            return Ok(Drawn { factor });
+        }
+        let mut options = Options::default();
+        options.title = title.to_owned();
+        options.count_name = "hits".to_owned();
+        if icicle {
+            options.direction = flamegraph::Direction::Inverted;
+        }
+        // The same input draws the same picture: colours by name, not at random.
+        options.hash = true;
+        options.deterministic = true;
+        if factor > 1 {
+            options.subtitle = Some(format!(
+                "hits divided by {factor} (rounded up) to fit the drawing; the folded stacks are exact"
+            ));
+        }
+        // inferno adds the colour of every frame it draws to the map: each drawing has its own.
+        let mut inlined = self.inlined.clone();
+        options.palette_map = Some(&mut inlined);
+        flamegraph::from_lines(&mut options, self.lines.iter().map(String::as_str), out)
+            .map_err(io::Error::other)?;
+        Ok(Drawn { factor })
     }
-    let mut inlined = inlined_colours(folded);
-    options.palette_map = Some(&mut inlined);
-    flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), out)
-        .map_err(io::Error::other)?;
-    Ok(Drawn { factor })
 }
 
 /// Writes the differential flame graph of NEW's stacks against BASE's (`/compare BASE NEW
@@ -161,17 +208,13 @@ fn inlined_colours(folded: &[(String, u128)]) -> PaletteMap {
 }
 
 /// The lines inferno reads, `stack count`, their counts divided by a common factor when
-/// their total would not fit; every count stays at least 1.
-///
-/// inferno merges the frames of consecutive lines, so the lines go in frame by frame order
-/// (`a;b;c` before `a;b1`, where byte order puts `1` before `;`): each frame is one box.
+/// their total would not fit; every count stays at least 1. In the order of `folded`: inferno
+/// sorts them itself, by their bytes, before it merges the frames of consecutive lines.
 fn lines(folded: &[(String, u128)]) -> (Vec<String>, u128) {
     let total: u128 = folded.iter().map(|(_, hits)| hits).sum();
     let factor = scale(total, folded.len());
-    let mut sorted: Vec<&(String, u128)> = folded.iter().collect();
-    sorted.sort_by(|(a, _), (b, _)| a.split(';').cmp(b.split(';')));
-    let lines = sorted
-        .into_iter()
+    let lines = folded
+        .iter()
         .map(|(stack, hits)| format!("{stack} {}", hits.div_ceil(factor)))
         .collect();
     (lines, factor)
@@ -268,6 +311,51 @@ mod tests {
         assert_eq!(map.get("mix_[i]"), aqua(83, 196));
         assert_eq!(map.get("inline.exe!rotate_[i]"), aqua(74, 187));
         assert_eq!(map.get("main"), None, "not inlined: inferno's own colours");
+    }
+
+    /// The flame graph and the icicle graph drawn together are the two drawn one by one,
+    /// each the right way up.
+    #[test]
+    fn both_ways_up_at_once_are_each_drawn_alone() {
+        let folded = [
+            ("main;parse;mix_[i]".to_owned(), 5),
+            ("main;parse".to_owned(), 2),
+            ("main;write".to_owned(), 3),
+        ];
+        let alone = |icicle| {
+            let mut svg = Vec::new();
+            write(&mut svg, "trace.spt", &folded, icicle).unwrap();
+            svg
+        };
+        let (flame, icicle) = both("trace.spt", &folded).unwrap();
+        assert_ne!(flame, icicle);
+        assert!(flame == alone(false), "the flame graph");
+        assert!(icicle == alone(true), "the icicle graph");
+        let (flame, icicle) = both("empty.spt", &[]).unwrap();
+        assert_eq!(flame, icicle, "nothing to draw either way up");
+    }
+
+    /// inferno sorts the lines it is given, by their bytes, as FlameGraph's own scripts do:
+    /// in whatever order they come, the picture is the same. So a frame whose name another
+    /// frame's extends may be two boxes: `a;b 1` sorts before `a;b1 3`, and that before
+    /// `a;b;c 2`.
+    #[test]
+    fn lines_in_any_order_draw_one_picture() {
+        let lines = ["a;b", "a;b;c", "a;b1", "a;b;d", "a", "e;f"];
+        let folded: Vec<(String, u128)> = lines
+            .iter()
+            .zip(1..)
+            .map(|(l, hits)| (l.to_string(), hits))
+            .collect();
+        let first = svg(&folded).0;
+        let mut turned = folded.clone();
+        for _ in 0..folded.len() {
+            turned.rotate_left(1);
+            assert_eq!(svg(&turned).0, first);
+            turned.reverse();
+            assert_eq!(svg(&turned).0, first);
+        }
+        assert_eq!(first.matches("<title>b (").count(), 2, "{first}");
     }
 
     /// A drawing whose hits fit says nothing of dividing them.
