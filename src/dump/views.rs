@@ -13,7 +13,7 @@ use crate::analysis::Counted;
 use crate::analysis::keys::Namers;
 use crate::analysis::stacks::{self, BinaryStacks, StackCounts, StackOrder, StackProfile};
 use crate::analysis::summary::Summary;
-use crate::analysis::{check, functions, lines};
+use crate::analysis::{check, functions, lines, memory, share};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
 use crate::format::tables::Tables;
@@ -75,10 +75,9 @@ pub(super) fn show<P: Printer>(
         kept.stacks.as_ref().unwrap_or(&none),
         plan.stack_order,
     );
-    let Flat { sampled, functions } = match &counted {
-        Some(counted) => flat(plan, counted, &namers, &profile),
-        None => Flat::default(),
-    };
+    let label = report.as_ref().map(|r| r.label.as_str());
+    let (Flat { sampled, functions }, drawn) =
+        flat_beside_drawn(plan, &counted, &namers, &profile, label);
     // Under /compare, /functions is how the two traces' functions moved (dump/compare.rs).
     if views.functions && !matches!(plan.shape, Shape::Compared { .. }) {
         out.print(|p| p.functions(&functions))?;
@@ -101,16 +100,17 @@ pub(super) fn show<P: Printer>(
         }
         let flat = Flat { sampled, functions };
         // The report's flame graphs are drawn after the other views, once what nothing else
-        // reads is let go of, in that room.
-        let drawn = report
-            .as_ref()
-            .map(|r| flame_input(&r.label, &profile, &flat.sampled));
+        // reads is let go of, in that room, unless made beside the flat profiles.
+        let drawn = drawn.or_else(|| {
+            let label = &report.as_ref()?.label;
+            Some(flame_input(label, &profile, &flat.sampled))
+        });
         // The profile is the exports' to let go of: nothing after reads it.
         exports(out, file, plan, &counted, &namers, profile)?;
         if let (Some(input), Some((title, folded, _))) = (report, drawn) {
             let_go_of_counts(kept, after);
             let functions = &flat.functions;
-            self::report(out, file, input, (&title, &folded), &kept.tables, functions)?;
+            self::report(out, file, input, (&title, folded), &kept.tables, functions)?;
         }
     }
     Ok(())
@@ -258,6 +258,36 @@ fn flat(plan: &Plan, counted: &Counted<'_>, namers: &Namers<'_>, profile: &Stack
     Flat { sampled, functions }
 }
 
+/// What a flame graph draws: its title, folded stacks and note, as [`flame_input`] makes them.
+type FlameInput = (String, Vec<(String, u128)>, Option<String>);
+
+/// [`flat`]; and with the report's `label`, what its flame graphs draw when that is the call
+/// stacks, made on a second thread meanwhile. Not when pprof is written between, as that
+/// would hold the lines through pprof's peak.
+fn flat_beside_drawn(
+    plan: &Plan,
+    counted: &Option<Counted<'_>>,
+    namers: &Namers<'_>,
+    profile: &StackProfile,
+    label: Option<&str>,
+) -> (Flat, Option<FlameInput>) {
+    let Some(counted) = counted else {
+        return (Flat::default(), None);
+    };
+    let beside = plan.views.pprof.is_none() && !profile.is_empty() && share::two_cores();
+    let Some(label) = label.filter(|_| beside) else {
+        return (flat(plan, counted, namers, profile), None);
+    };
+    std::thread::scope(|s| {
+        let drawn = s.spawn(|| flame_input(label, profile, &[]));
+        let flat = flat(plan, counted, namers, profile);
+        let drawn = share::joined(drawn);
+        // What the second thread let go of stays in its arena else.
+        memory::give_back();
+        (flat, Some(drawn))
+    })
+}
+
 /// `/lines`: the hottest source lines, and what kept a binary from having any.
 fn source_lines<P: Printer>(
     out: &mut Out<'_, P>,
@@ -312,7 +342,7 @@ fn flame_graph<P: Printer>(
         out.print(|p| p.note(file, &note))?;
     }
     let icicle = plan.views.icicle;
-    if let Err(e) = write_file(path, |w| flamegraph::write(w, &title, &folded, icicle)) {
+    if let Err(e) = write_file(path, |w| flamegraph::write(w, &title, folded, icicle)) {
         cannot_write(out, file, "flame graph", path, &e)?;
     }
     Ok(())
@@ -322,11 +352,7 @@ fn flame_graph<P: Printer>(
 /// any; else one IP event's samples (the one with the most hits) or the LBR branches'
 /// targets, each address's function (and what was inlined there) under its binary; else
 /// nothing; with a note saying what was drawn when it is not the call stacks.
-fn flame_input(
-    label: &str,
-    profile: &StackProfile,
-    sampled: &[BinaryStacks],
-) -> (String, Vec<(String, u128)>, Option<String>) {
+fn flame_input(label: &str, profile: &StackProfile, sampled: &[BinaryStacks]) -> FlameInput {
     if !profile.is_empty() {
         return (
             label.to_owned(),
@@ -539,7 +565,7 @@ fn report<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
     input: ReportInput<'_>,
-    (flame_title, folded): (&str, &[(String, u128)]),
+    (flame_title, folded): (&str, Vec<(String, u128)>),
     tables: &Tables,
     functions: &[functions::FunctionsLine],
 ) -> Result<(), Error> {

@@ -40,7 +40,7 @@ pub struct Drawn {
 pub fn write(
     out: impl Write,
     title: &str,
-    folded: &[(String, u128)],
+    folded: Vec<(String, u128)>,
     icicle: bool,
 ) -> io::Result<Drawn> {
     Drawing::of(folded).write(out, title, icicle)
@@ -48,7 +48,7 @@ pub fn write(
 
 /// The flame graph and the icicle graph of `folded`, titled `title`, as [`write()`] draws each:
 /// their lines made once, the two drawn at once when there is a second core.
-pub fn both(title: &str, folded: &[(String, u128)]) -> io::Result<(Vec<u8>, Vec<u8>)> {
+pub fn both(title: &str, folded: Vec<(String, u128)>) -> io::Result<(Vec<u8>, Vec<u8>)> {
     let drawing = Drawing::of(folded);
     let draw = |icicle| {
         let mut svg = Vec::new();
@@ -75,9 +75,9 @@ struct Drawing {
 }
 
 impl Drawing {
-    fn of(folded: &[(String, u128)]) -> Drawing {
+    fn of(folded: Vec<(String, u128)>) -> Drawing {
+        let inlined = inlined_colours(&folded);
         let (lines, factor) = lines(folded);
-        let inlined = inlined_colours(folded);
         Drawing {
             lines,
             factor,
@@ -131,8 +131,8 @@ pub fn write_differential(
         return Ok(Drawn { factor: 1 });
     }
     // Each side within the word first; normalising makes their factors moot.
-    let (base_lines, _) = lines(base);
-    let (new_lines, factor) = lines(new);
+    let (base_lines, _) = lines(base.to_vec());
+    let (new_lines, factor) = lines(new.to_vec());
     let text = |lines: &[String]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
     let mut merged = Vec::new();
     let options = inferno::differential::Options {
@@ -208,14 +208,19 @@ fn inlined_colours(folded: &[(String, u128)]) -> PaletteMap {
 }
 
 /// The lines inferno reads, `stack count`, their counts divided by a common factor when
-/// their total would not fit; every count stays at least 1. In the order of `folded`: inferno
-/// sorts them itself, by their bytes, before it merges the frames of consecutive lines.
-fn lines(folded: &[(String, u128)]) -> (Vec<String>, u128) {
+/// their total would not fit; every count stays at least 1. Each stack's text becomes its
+/// line, so the text is not held twice. In the order of `folded`: inferno sorts them itself,
+/// by their bytes, before it merges the frames of consecutive lines.
+fn lines(folded: Vec<(String, u128)>) -> (Vec<String>, u128) {
     let total: u128 = folded.iter().map(|(_, hits)| hits).sum();
     let factor = scale(total, folded.len());
     let lines = folded
-        .iter()
-        .map(|(stack, hits)| format!("{stack} {}", hits.div_ceil(factor)))
+        .into_iter()
+        .map(|(mut line, hits)| {
+            line.push(' ');
+            line.push_str(&hits.div_ceil(factor).to_string());
+            line
+        })
         .collect();
     (lines, factor)
 }
@@ -324,14 +329,14 @@ mod tests {
         ];
         let alone = |icicle| {
             let mut svg = Vec::new();
-            write(&mut svg, "trace.spt", &folded, icicle).unwrap();
+            write(&mut svg, "trace.spt", folded.to_vec(), icicle).unwrap();
             svg
         };
-        let (flame, icicle) = both("trace.spt", &folded).unwrap();
+        let (flame, icicle) = both("trace.spt", folded.to_vec()).unwrap();
         assert_ne!(flame, icicle);
         assert!(flame == alone(false), "the flame graph");
         assert!(icicle == alone(true), "the icicle graph");
-        let (flame, icicle) = both("empty.spt", &[]).unwrap();
+        let (flame, icicle) = both("empty.spt", Vec::new()).unwrap();
         assert_eq!(flame, icicle, "nothing to draw either way up");
     }
 
@@ -369,7 +374,7 @@ mod tests {
 
     fn svg(folded: &[(String, u128)]) -> (String, Drawn) {
         let mut out = Vec::new();
-        let drawn = write(&mut out, "trace.spt", folded, false).unwrap();
+        let drawn = write(&mut out, "trace.spt", folded.to_vec(), false).unwrap();
         (String::from_utf8(out).unwrap(), drawn)
     }
 
@@ -402,7 +407,7 @@ mod tests {
         let (text, drawn) = svg(&folded);
         assert!(drawn.factor > 1);
         assert!(text.contains("hits divided by"), "the subtitle says so");
-        let (lines, factor) = lines(&folded);
+        let (lines, factor) = lines(folded.to_vec());
         assert_eq!(factor, drawn.factor);
         assert_eq!(lines[1], "a;c 1", "a stack too small to scale still counts");
         let counts: Vec<u128> = lines

@@ -128,6 +128,20 @@ fn the_report_is_self_contained_and_the_same_every_time() {
     );
 }
 
+/// The report is the same whether its flame graphs' stacks are made beside the functions
+/// (alone) or after pprof is written (with `/pprof`, whose peak they would add to).
+#[test]
+fn the_report_beside_pprof_is_the_report_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["/pdb:app.pdb,core.pdb", "profile.spt"];
+    let alone = report(dir.path(), "a.html", &args);
+    let pprof = format!("/pprof:{}", dir.path().join("p.pb.gz").display());
+    let beside = report(dir.path(), "b.html", &[args[0], &pprof, args[1]]);
+    assert!(alone == beside, "the reports differ");
+    assert!(alone.contains("&lt;svg"), "flame graphs drawn");
+    assert!(!alone.contains("no call stacks"), "of the call stacks");
+}
+
 /// Debian's `chromium`, if installed.
 fn chromium() -> Option<PathBuf> {
     let path = PathBuf::from("/usr/bin/chromium");
