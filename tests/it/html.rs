@@ -142,6 +142,17 @@ fn the_report_beside_pprof_is_the_report_alone() {
     assert!(!alone.contains("no call stacks"), "of the call stacks");
 }
 
+/// Without call stacks, the report's flame graphs draw the busiest IP event by function,
+/// and say so.
+#[test]
+fn a_report_without_call_stacks_draws_the_busiest_event_s_functions() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = report(dir.path(), "a.html", &["/pdb:app.pdb", "app-only.spt"]);
+    assert!(page.contains("samples (no call stacks)"), "titled so");
+    assert!(page.contains("app.exe!compute_checksum"), "by function");
+    assert!(!page.contains("nothing to draw"), "something drawn");
+}
+
 /// Debian's `chromium`, if installed.
 fn chromium() -> Option<PathBuf> {
     let path = PathBuf::from("/usr/bin/chromium");
