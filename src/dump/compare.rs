@@ -104,9 +104,7 @@ fn compared<P: Printer>(
                     .as_ref()
                     .map(|summary| check::check(summary, &k.tables, &k.symbols, &[])),
             });
-            let (mut flame, mut icicle) = (Vec::new(), Vec::new());
-            drawing.draw(&mut flame, false)?;
-            drawing.draw(&mut icicle, true)?;
+            let (flame, icicle) = flamegraph::both_ways(|svg, icicle| drawing.draw(svg, icicle))?;
             let page = html::Compared {
                 traces: &sides,
                 report,

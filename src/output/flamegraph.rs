@@ -50,16 +50,24 @@ pub fn write(
 /// their lines made once, the two drawn at once when there is a second core.
 pub fn both(title: &str, folded: Vec<(String, u128)>) -> io::Result<(Vec<u8>, Vec<u8>)> {
     let drawing = Drawing::of(folded);
-    let draw = |icicle| {
+    both_ways(|svg, icicle| drawing.write(svg, title, icicle).map(|_| ()))
+}
+
+/// What `draw` draws into a buffer given, the right way up (`false`), then upside down
+/// (`true`): the two at once when there is a second core.
+pub fn both_ways(
+    draw: impl Fn(&mut Vec<u8>, bool) -> io::Result<()> + Sync,
+) -> io::Result<(Vec<u8>, Vec<u8>)> {
+    let drawn = |icicle| {
         let mut svg = Vec::new();
-        drawing.write(&mut svg, title, icicle).map(|_| svg)
+        draw(&mut svg, icicle).map(|()| svg)
     };
     if !share::two_cores() {
-        return Ok((draw(false)?, draw(true)?));
+        return Ok((drawn(false)?, drawn(true)?));
     }
     std::thread::scope(|s| {
-        let icicle = s.spawn(|| draw(true));
-        let flame = draw(false);
+        let icicle = s.spawn(|| drawn(true));
+        let flame = drawn(false);
         let icicle = share::joined(icicle);
         Ok((flame?, icicle?))
     })
