@@ -14,8 +14,9 @@
 
 use std::hash::{BuildHasher, Hash};
 
-use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
+
+use super::counts::prefetch_line;
 
 /// The bytes of a block.
 const BLOCK: usize = 256 * 1024;
@@ -96,6 +97,19 @@ impl<T: Copy> Slices<T> {
         &self.blocks[block as usize][start as usize..at as usize]
     }
 
+    /// Asks for where slice `i` ends and its hits.
+    fn ask_place(&self, i: usize) {
+        prefetch_line(&self.ends[i]);
+        prefetch_line(&self.hits[i]);
+    }
+
+    /// Asks for the first items of slice `i` (its end asked for first).
+    fn ask_items(&self, i: usize) {
+        if let Some(first) = self.slice(i).first() {
+            prefetch_line(first);
+        }
+    }
+
     /// The hits of slice `i`.
     pub fn hits(&self, i: usize) -> u128 {
         self.hits[i]
@@ -130,7 +144,121 @@ pub(crate) struct SliceCounts<T> {
     /// Each slice's index (the low 32 bits) with a 32-bit hash of its items (the high),
     /// found by that hash: a slot whose hash differs is passed over without reading its
     /// slice, and the table grows without hashing the slices again.
-    index: HashTable<u64>,
+    index: Places,
+    /// Slices added with [`SliceCounts::add_soon`], not yet counted.
+    soon: Soon<T>,
+}
+
+/// Slices waiting to be counted together: their items one after another, and each one's
+/// end and hits.
+#[derive(Debug)]
+struct Soon<T> {
+    items: Vec<T>,
+    slices: Vec<(usize, u128)>,
+}
+
+impl<T> Default for Soon<T> {
+    fn default() -> Self {
+        Soon {
+            items: Vec::new(),
+            slices: Vec::new(),
+        }
+    }
+}
+
+/// How many slices [`SliceCounts::add_soon`] counts together, their cache misses
+/// overlapping: about the misses a core can have in flight, over the three steps a slice
+/// is found in.
+const SOON: usize = 16;
+
+/// A table of [`entry`]s found by their hash: linear probing from the slot the hash picks,
+/// at most half full, so that the slot a slice is looked for in can be asked for before it
+/// is read.
+#[derive(Debug, Default)]
+struct Places {
+    /// [`FREE`] where no entry is; a power of two of them, or none.
+    slots: Vec<u64>,
+    len: usize,
+}
+
+/// A free slot: no entry is, as no place reaches `u32::MAX` (each holds a slice in memory,
+/// and its end and hits: more than 2^32 of them would not fit).
+const FREE: u64 = u64::MAX;
+
+impl Places {
+    /// The slot the entries of hash `h` start from.
+    fn home(&self, h: u32) -> usize {
+        (spread(h) >> 32) as usize & (self.slots.len() - 1)
+    }
+
+    /// The first entry of hash `h`, if any, as `find` would look at it first.
+    fn first(&self, h: u32) -> Option<u64> {
+        self.probe(h).find(|&e| entry_is(e, h))
+    }
+
+    /// The place of the first entry of hash `h` whose place `is` the one sought.
+    fn find(&self, h: u32, is: impl Fn(usize) -> bool) -> Option<usize> {
+        self.probe(h)
+            .filter(|&e| entry_is(e, h))
+            .map(entry_place)
+            .find(|&place| is(place))
+    }
+
+    /// The entries from the home slot of `h` to the first free slot.
+    fn probe(&self, h: u32) -> impl Iterator<Item = u64> + '_ {
+        let mask = self.slots.len().wrapping_sub(1);
+        let home = if self.slots.is_empty() {
+            0
+        } else {
+            self.home(h)
+        };
+        (0..self.slots.len())
+            .map(move |i| self.slots[(home + i) & mask])
+            .take_while(|&e| e != FREE)
+    }
+
+    /// Asks for the slot the entries of hash `h` start from.
+    fn ask(&self, h: u32) {
+        if !self.slots.is_empty() {
+            prefetch_line(&self.slots[self.home(h)]);
+        }
+    }
+
+    /// Adds `entry`, which is not in the table.
+    fn insert(&mut self, entry: u64) {
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        self.put(entry);
+        self.len += 1;
+    }
+
+    fn put(&mut self, entry: u64) {
+        let mask = self.slots.len() - 1;
+        let mut at = self.home((entry >> 32) as u32);
+        while self.slots[at] != FREE {
+            at = (at + 1) & mask;
+        }
+        self.slots[at] = entry;
+    }
+
+    /// Doubles the slots (16 at first) and puts every entry in its new place.
+    fn grow(&mut self) {
+        let slots = (self.slots.len() * 2).max(16);
+        let old = std::mem::replace(&mut self.slots, vec![FREE; slots]);
+        for e in old.into_iter().filter(|&e| e != FREE) {
+            self.put(e);
+        }
+    }
+
+    /// Room for `n` entries, and none in.
+    fn cleared(n: usize) -> Places {
+        let slots = (n * 2 + 2).next_power_of_two().max(16);
+        Places {
+            slots: vec![FREE; slots],
+            len: 0,
+        }
+    }
 }
 
 /// The 32-bit hash of `items` that [`SliceCounts`] keeps beside a slice's place (and
@@ -172,7 +300,8 @@ impl<T> Default for SliceCounts<T> {
     fn default() -> Self {
         SliceCounts {
             slices: Slices::default(),
-            index: HashTable::new(),
+            index: Places::default(),
+            soon: Soon::default(),
         }
     }
 }
@@ -180,55 +309,109 @@ impl<T> Default for SliceCounts<T> {
 impl<T: Copy + Eq + Hash> SliceCounts<T> {
     /// Adds `hits` to those of `slice`, which is added the first time it is seen.
     pub fn add(&mut self, slice: &[T], hits: u128) {
-        if self.index.len() < self.slices.len() {
+        if self.index.len < self.slices.len() {
             self.index_again();
         }
-        let SliceCounts { slices, index } = self;
+        let SliceCounts { slices, index, .. } = self;
         let h = hash32(slice);
-        let found = |&e: &u64| entry_is(e, h) && slices.slice(entry_place(e)) == slice;
-        match index.find(spread(h), found) {
-            Some(&e) => slices.hits[entry_place(e)] += hits,
+        match index.find(h, |place| slices.slice(place) == slice) {
+            Some(place) => slices.hits[place] += hits,
             None => {
-                index.insert_unique(spread(h), entry(h, slices.len()), |&e| entry_hash(e));
+                index.insert(entry(h, slices.len()));
                 slices.push(slice, hits);
             }
         }
     }
 
+    /// [`add`](SliceCounts::add)s `slice` with the next slices, together: their slots, then
+    /// their places' ends and hits, then their items are asked for before any is read, so
+    /// that the misses of a slice and those of the next overlap. A slice is counted by
+    /// [`settle`](SliceCounts::settle) at the latest, which the caller calls before the
+    /// slices are read.
+    pub fn add_soon(&mut self, slice: &[T], hits: u128) {
+        self.soon.items.extend_from_slice(slice);
+        self.soon.slices.push((self.soon.items.len(), hits));
+        if self.soon.slices.len() == SOON {
+            self.settle();
+        }
+    }
+
+    /// Counts the slices [`add_soon`](SliceCounts::add_soon) holds.
+    pub fn settle(&mut self) {
+        if self.soon.slices.is_empty() {
+            return;
+        }
+        // After the index was let go of, no place is found before the first `add` makes
+        // it again: each slice is then added as it comes.
+        let soon = std::mem::take(&mut self.soon);
+        let each = || {
+            let starts = std::iter::once(0).chain(soon.slices.iter().map(|&(end, _)| end));
+            starts
+                .zip(&soon.slices)
+                .map(|(start, &(end, hits))| (&soon.items[start..end], hits))
+        };
+        let mut hashes = [0u32; SOON];
+        for ((slice, _), h) in each().zip(&mut hashes) {
+            *h = hash32(slice);
+            self.index.ask(*h);
+        }
+        let mut places = [None; SOON];
+        for (h, place) in hashes.iter().zip(&mut places) {
+            *place = self.index.first(*h).map(entry_place);
+            if let Some(p) = *place {
+                self.slices.ask_place(p);
+            }
+        }
+        for &p in places.iter().flatten() {
+            self.slices.ask_items(p);
+        }
+        for ((slice, hits), place) in each().zip(places) {
+            match place {
+                Some(p) if self.slices.slice(p) == slice => self.slices.hits[p] += hits,
+                _ => self.add(slice, hits),
+            }
+        }
+        self.soon = soon;
+        self.soon.items.clear();
+        self.soon.slices.clear();
+    }
+
     /// How many distinct slices there are.
     pub fn len(&self) -> usize {
+        debug_assert!(self.soon.slices.is_empty(), "slices added soon are settled");
         self.slices.len()
     }
 
     /// Lets go of the table that finds the slices, while they are only read; it is made
     /// again when a slice is added after.
     pub fn let_go_of_index(&mut self) {
-        self.index = HashTable::new();
+        self.index = Places::default();
     }
 
     /// Makes the table that finds the slices again, after [`SliceCounts::let_go_of_index`].
     fn index_again(&mut self) {
-        let SliceCounts { slices, index } = self;
-        index.clear();
-        index.reserve(slices.len(), |&e| entry_hash(e));
+        let SliceCounts { slices, index, .. } = self;
+        *index = Places::cleared(slices.len());
         for i in 0..slices.len() {
-            let h = hash32(slices.slice(i));
-            index.insert_unique(spread(h), entry(h, i), |&e| entry_hash(e));
+            index.insert(entry(hash32(slices.slice(i)), i));
         }
     }
 
     /// Slice `i`, in the order first added, and its hits.
     pub fn get(&self, i: usize) -> (&[T], u128) {
+        debug_assert!(self.soon.slices.is_empty(), "slices added soon are settled");
         self.slices.get(i)
     }
 
     /// Every slice and its hits, in the order first added.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[T], u128)> + '_ {
+        debug_assert!(self.soon.slices.is_empty(), "slices added soon are settled");
         self.slices.iter()
     }
 
     /// The slices, without the table that finds them.
     pub fn into_slices(self) -> Slices<T> {
+        debug_assert!(self.soon.slices.is_empty(), "slices added soon are settled");
         self.slices
     }
 }
@@ -294,7 +477,7 @@ mod tests {
             // Let go of now and then, and between two adds of one slice.
             if n % 500 == 0 || n == 91 {
                 let_go.let_go_of_index();
-                assert_eq!(let_go.index.len(), 0, "the table is let go of");
+                assert_eq!(let_go.index.len, 0, "the table is let go of");
             }
         }
         assert_eq!(let_go.len(), 91, "each slice once");
@@ -302,6 +485,51 @@ mod tests {
             let_go.iter().eq(kept.iter()),
             "the same slices, hits and order"
         );
+    }
+
+    /// Slices added soon, counted together, are counted as added one at a time: the same
+    /// slices in the same order with the same hits, through growth, repeats within one
+    /// batch, slices whose 32-bit hashes are one, a settle at any point, and the index let
+    /// go of between.
+    #[test]
+    fn slices_added_soon_are_counted_as_added_at_once() {
+        let mut seen = std::collections::HashMap::new();
+        let (a, b) = (0u32..)
+            .find_map(|i| seen.insert(hash32(&[i][..]), i).map(|j| (j, i)))
+            .unwrap();
+        let (mut now, mut soon) = (SliceCounts::default(), SliceCounts::default());
+        let mut x = 1u32;
+        for n in 0..20_000u32 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let slice: Vec<u32> = match x % 10 {
+                // The colliding pair, now and then, in either order.
+                0 => vec![a],
+                1 => vec![b],
+                // A run of one slice, repeated within a batch.
+                2 | 3 => vec![7, 7, n / 1000],
+                _ => (0..x % 9).map(|k| (x >> k) % 5_000).collect(),
+            };
+            let hits = u128::from(x % 100) << (x % 3 * 40);
+            now.add(&slice, hits);
+            soon.add_soon(&slice, hits);
+            if x.is_multiple_of(97) {
+                soon.settle();
+            }
+            if n.is_multiple_of(4_999) {
+                soon.settle();
+                soon.let_go_of_index();
+            }
+        }
+        soon.settle();
+        assert!(now.len() > 3_000, "{} slices", now.len());
+        assert!(
+            soon.iter().eq(now.iter()),
+            "the same slices, hits and order"
+        );
+        soon.settle();
+        assert!(soon.iter().eq(now.iter()), "settling again changes nothing");
     }
 
     #[test]

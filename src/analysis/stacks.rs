@@ -101,14 +101,38 @@ pub(crate) struct StackCounts {
 }
 
 impl StackCounts {
-    /// Counts a sample record, if it is a call stack of a known binary with frames.
+    /// Counts a sample record at once, if it is a call stack of a known binary with frames.
+    #[cfg(test)]
+    pub(crate) fn add(&mut self, s: &Samples<'_>) {
+        if self.stored(s) {
+            self.stacks.add(&self.scratch, s.hits);
+        }
+    }
+
+    /// Counts a sample record, if it is a call stack of a known binary with frames, with
+    /// the next ones, their cache misses overlapping ([`SliceCounts::add_soon`]): as the
+    /// decoder hands them over. [`settle`](StackCounts::settle) must be called before the
+    /// stacks are read.
     #[inline]
-    pub fn add(&mut self, s: &Samples<'_>) {
+    pub fn add_soon(&mut self, s: &Samples<'_>) {
+        if self.stored(s) {
+            self.stacks.add_soon(&self.scratch, s.hits);
+        }
+    }
+
+    /// Counts the stacks [`add_soon`](StackCounts::add_soon) holds.
+    pub fn settle(&mut self) {
+        self.stacks.settle();
+    }
+
+    /// Counts a call-stack record in its binary's totals and puts its stack as stored (the
+    /// binary, then the frames) in the scratch buffer: whether it is one to add.
+    fn stored(&mut self, s: &Samples<'_>) -> bool {
         let (SampleKind::CallStack, Some(progid)) = (s.kind(), s.progid) else {
-            return;
+            return false;
         };
         if s.count == 0 {
-            return;
+            return false;
         }
         let total = self.totals.entry(progid).or_default();
         total.0 += 1;
@@ -116,7 +140,7 @@ impl StackCounts {
         self.scratch.clear();
         self.scratch.extend_from_slice(&progid.to_le_bytes());
         self.scratch.extend_from_slice(s.payload);
-        self.stacks.add(&self.scratch, s.hits);
+        true
     }
 
     /// Renumbers the binaries: `progid` becomes `to(progid)`.

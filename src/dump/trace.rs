@@ -397,6 +397,9 @@ fn decode<P: Printer>(
             stack_arcs: needs.stack_arcs,
             stacks: stacks.as_mut(),
         })?;
+        if let Some(stacks) = &mut stacks {
+            stacks.settle();
+        }
         // On a pipe, where the stream ends was not known when the tables were checked.
         if let Some(layout) = overlap_after_stream
             && let Some(d) = layout.check_overlap(decoder.end_of_input()?)
@@ -471,7 +474,7 @@ impl<P: Printer> Sink for EventSink<'_, '_, P> {
                 summary.add(s);
             }
             if let Some(stacks) = self.stacks.as_deref_mut() {
-                stacks.add(s);
+                stacks.add_soon(s);
             }
         }
         if self.events {
