@@ -268,8 +268,9 @@ pub(crate) fn hash32<T: Hash + ?Sized>(items: &T) -> u32 {
     (hash ^ (hash >> 32)) as u32
 }
 
-/// A `hashbrown` table's hash of items whose 32-bit hash is `h`: spread over 64 bits, as
-/// the table takes its buckets from the low bits and a tag from the high ones.
+/// The 64-bit hash of items whose 32-bit hash is `h`, spread over every bit: a `hashbrown`
+/// table (speedscope's frames) takes its buckets from the low bits and a tag from the high
+/// ones, and [`Places`] its slot from the high half.
 pub(crate) fn spread(h: u32) -> u64 {
     u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
