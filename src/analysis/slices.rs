@@ -533,6 +533,34 @@ mod tests {
         assert!(soon.iter().eq(now.iter()), "settling again changes nothing");
     }
 
+    /// The index holds one entry per distinct slice, is at most half full, and spreads its
+    /// entries: most sit in the slot their hash picks.
+    #[test]
+    fn the_index_is_at_most_half_full_and_spread() {
+        let mut counts = SliceCounts::default();
+        for n in 0..3_000u32 {
+            counts.add(&[n, n / 7], 1);
+            counts.add(&[n / 2, n / 14], 1);
+        }
+        let Places { slots, len } = &counts.index;
+        assert_eq!(*len, counts.len());
+        assert_eq!(slots.iter().filter(|&&e| e != FREE).count(), *len);
+        assert!(
+            slots.len() >= 2 * len,
+            "{len} entries in {} slots",
+            slots.len()
+        );
+        let at_home = slots
+            .iter()
+            .enumerate()
+            .filter(|&(at, &e)| e != FREE && counts.index.home((e >> 32) as u32) == at)
+            .count();
+        assert!(
+            at_home * 2 > *len,
+            "{at_home} of {len} entries in their home slot"
+        );
+    }
+
     #[test]
     fn slices_whose_hashes_are_one_are_two_slices() {
         // The first two one-item slices whose 32-bit hashes are the same (a search of some
