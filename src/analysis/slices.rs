@@ -357,7 +357,8 @@ impl<T: Copy + Eq + Hash> SliceCounts<T> {
             self.index.ask(*h);
         }
         let mut places = [None; SOON];
-        for (h, place) in hashes.iter().zip(&mut places) {
+        let n = soon.slices.len();
+        for (h, place) in hashes[..n].iter().zip(&mut places) {
             *place = self.index.first(*h).map(entry_place);
             if let Some(p) = *place {
                 self.slices.ask_place(p);
