@@ -324,13 +324,16 @@ impl<T: Copy + Eq + Hash> SliceCounts<T> {
         }
     }
 
-    /// [`add`](SliceCounts::add)s `slice` with the next slices, together: their slots, then
+    /// [`add`](SliceCounts::add)s the slice made of `pieces`, one after another, with the
+    /// next slices, together: their slots, then
     /// their places' ends and hits, then their items are asked for before any is read, so
     /// that the misses of a slice and those of the next overlap. A slice is counted by
     /// [`settle`](SliceCounts::settle) at the latest, which the caller calls before the
     /// slices are read.
-    pub fn add_soon(&mut self, slice: &[T], hits: u128) {
-        self.soon.items.extend_from_slice(slice);
+    pub fn add_soon(&mut self, pieces: &[&[T]], hits: u128) {
+        for piece in pieces {
+            self.soon.items.extend_from_slice(piece);
+        }
         self.soon.slices.push((self.soon.items.len(), hits));
         if self.soon.slices.len() == SOON {
             self.settle();
@@ -515,7 +518,10 @@ mod tests {
             };
             let hits = u128::from(x % 100) << (x % 3 * 40);
             now.add(&slice, hits);
-            soon.add_soon(&slice, hits);
+            soon.add_soon(
+                &[&slice[..1.min(slice.len())], &slice[1.min(slice.len())..]],
+                hits,
+            );
             if x.is_multiple_of(97) {
                 soon.settle();
             }

@@ -96,27 +96,27 @@ pub(crate) struct StackCounts {
     stacks: SliceCounts<u8>,
     /// Per binary: the call-stack records with at least one frame, and their hits.
     totals: BTreeMap<u16, (u64, u128)>,
-    /// The key being looked up, kept to reuse its allocation.
-    scratch: Vec<u8>,
 }
 
 impl StackCounts {
     /// Counts a sample record at once, if it is a call stack of a known binary with frames.
     #[cfg(test)]
     pub(crate) fn add(&mut self, s: &Samples<'_>) {
-        if self.stored(s) {
-            self.stacks.add(&self.scratch, s.hits);
+        if let Some(progid) = self.taken(s) {
+            let stored = [&progid.to_le_bytes()[..], s.payload].concat();
+            self.stacks.add(&stored, s.hits);
         }
     }
 
     /// Counts a sample record, if it is a call stack of a known binary with frames, with
     /// the next ones, their cache misses overlapping ([`SliceCounts::add_soon`]): as the
     /// decoder hands them over. [`settle`](StackCounts::settle) must be called before the
-    /// stacks are read.
+    /// stacks are read. A stack is stored as its binary, then its frames.
     #[inline]
     pub fn add_soon(&mut self, s: &Samples<'_>) {
-        if self.stored(s) {
-            self.stacks.add_soon(&self.scratch, s.hits);
+        if let Some(progid) = self.taken(s) {
+            self.stacks
+                .add_soon(&[&progid.to_le_bytes(), s.payload], s.hits);
         }
     }
 
@@ -125,22 +125,19 @@ impl StackCounts {
         self.stacks.settle();
     }
 
-    /// Counts a call-stack record in its binary's totals and puts its stack as stored (the
-    /// binary, then the frames) in the scratch buffer: whether it is one to add.
-    fn stored(&mut self, s: &Samples<'_>) -> bool {
+    /// Counts a call-stack record of a known binary with frames in its binary's totals: the
+    /// binary, or `None` for any other record.
+    fn taken(&mut self, s: &Samples<'_>) -> Option<u16> {
         let (SampleKind::CallStack, Some(progid)) = (s.kind(), s.progid) else {
-            return false;
+            return None;
         };
         if s.count == 0 {
-            return false;
+            return None;
         }
         let total = self.totals.entry(progid).or_default();
         total.0 += 1;
         total.1 += s.hits;
-        self.scratch.clear();
-        self.scratch.extend_from_slice(&progid.to_le_bytes());
-        self.scratch.extend_from_slice(s.payload);
-        true
+        Some(progid)
     }
 
     /// Renumbers the binaries: `progid` becomes `to(progid)`.
@@ -206,7 +203,6 @@ impl StackCounts {
     /// again if one is counted after.
     pub fn let_go_of_index(&mut self) {
         self.stacks.let_go_of_index();
-        self.scratch = Vec::new();
     }
 
     /// How many unique (binary, stack) entries are held.
