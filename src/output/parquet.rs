@@ -11,7 +11,9 @@
 //!
 //! NAME is the trace's file name without its extension (`stdin` for standard input). A file
 //! is written beside its final name (`.NAME.parquet.partial`, which engines skip) and
-//! renamed when whole; an existing NAME.parquet is never overwritten: it is an error.
+//! renamed when whole; an existing NAME.parquet is never overwritten: it is an error, found
+//! before any of the trace's tables is written. With a second core, two tables are written
+//! at once, each by one thread (the same bytes).
 //!
 //! Every row carries the trace, binary, GUID and age, so that rows of many traces and builds
 //! mix. `hits` is `decimal(38,0)`: a key's hits can pass 64 bits (REPEAT), and engines sum
@@ -26,6 +28,8 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread;
 
 use byteorder::{ByteOrder, LE};
 use parquet::basic::Compression;
@@ -39,8 +43,8 @@ use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 
-use crate::analysis::Counted;
 use crate::analysis::stacks::StackOrder;
+use crate::analysis::{Counted, share};
 use crate::format::record::SampleKind;
 use crate::format::tables::Tables;
 use crate::image::symbols::Symbols;
@@ -119,55 +123,116 @@ pub(crate) fn file_name(trace: &str) -> String {
     }
 }
 
+/// The tables, in order: a name (the folder) and its schema.
+const TABLES: [(&str, &str); 3] = [("samples", SAMPLES), ("arcs", ARCS), ("stacks", STACKS)];
+
 /// Writes the three tables of `counted`, the trace named `trace` on the command line, under
 /// `dir`.
+///
+/// Every table's folder is made, and its file checked not to exist, before any is written:
+/// a trace whose tables cannot all be written writes none. The tables are then written two
+/// at a time when there is a second core, each by one thread, whole; once one fails, none is
+/// started after it, and the first that failed, in table order, is the error.
 pub(crate) fn write(dir: &Path, trace: &str, counted: &Counted<'_>) -> Result<Written, Failed> {
     let name = format!("{}.parquet", file_name(trace));
-    let mut written = Written::default();
-    let ids = Identities::new(trace, counted.tables);
-    for (table, schema) in [("samples", SAMPLES), ("arcs", ARCS), ("stacks", STACKS)] {
+    let mut places = Vec::with_capacity(TABLES.len());
+    for (table, schema) in TABLES {
         let folder = dir.join(table);
-        let path = folder.join(&name);
-        let failed = |error: io::Error| Failed {
-            path: path.clone(),
-            error,
-        };
         fs::create_dir_all(&folder).map_err(|error| Failed {
             path: folder.clone(),
             error,
         })?;
+        let path = folder.join(&name);
         if path.exists() {
             let why = "it exists, and sptdump never overwrites a table: give another /parquet \
                        directory, or remove the file";
-            return Err(failed(io::Error::new(io::ErrorKind::AlreadyExists, why)));
+            let error = io::Error::new(io::ErrorKind::AlreadyExists, why);
+            return Err(Failed { path, error });
         }
         let partial = folder.join(format!(".{name}.partial"));
-        let result = File::create(&partial).and_then(|file| {
-            let schema = Arc::new(parse_message_type(schema).map_err(io::Error::from)?);
+        places.push(Place {
+            table,
+            schema,
+            path,
+            partial,
+        });
+    }
+    let ids = Identities::new(trace, counted.tables);
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    // Takes the next table not yet taken, until there is none or one has failed.
+    let work = || {
+        let mut done = Vec::new();
+        while !failed.load(Ordering::Relaxed) {
+            let at = next.fetch_add(1, Ordering::Relaxed);
+            let Some(place) = places.get(at) else { break };
+            let result = place.write(&ids, counted);
+            failed.fetch_or(result.is_err(), Ordering::Relaxed);
+            done.push((at, result));
+        }
+        done
+    };
+    let mut done = if share::two_cores() {
+        thread::scope(|s| {
+            let other = s.spawn(work);
+            let mut done = work();
+            done.extend(share::joined(other));
+            done
+        })
+    } else {
+        work()
+    };
+    done.sort_unstable_by_key(|&(at, _)| at);
+    let mut written = Written::default();
+    for (_, result) in done {
+        let (path, clamped) = result?;
+        written.clamped |= clamped;
+        written.files.push(path);
+    }
+    Ok(written)
+}
+
+/// Where a table goes: its file, and the file it is written as until it is whole.
+struct Place {
+    table: &'static str,
+    schema: &'static str,
+    path: PathBuf,
+    partial: PathBuf,
+}
+
+impl Place {
+    /// Writes the table, renamed to its path when whole; gives the path and whether a count
+    /// was clamped. A table that fails leaves nothing behind.
+    fn write(
+        &self,
+        ids: &Identities<'_>,
+        counted: &Counted<'_>,
+    ) -> Result<(PathBuf, bool), Failed> {
+        let result = File::create(&self.partial).and_then(|file| {
+            let schema = Arc::new(parse_message_type(self.schema).map_err(io::Error::from)?);
             let mut w = SerializedFileWriter::new(BufWriter::new(file), schema, properties())
                 .map_err(io::Error::from)?;
-            let clamped = match table {
-                "samples" => samples(&mut w, &ids, counted),
-                "arcs" => arcs(&mut w, &ids, counted),
-                _ => stacks(&mut w, &ids, counted),
+            let clamped = match self.table {
+                "samples" => samples(&mut w, ids, counted),
+                "arcs" => arcs(&mut w, ids, counted),
+                _ => stacks(&mut w, ids, counted),
             }
             .map_err(io::Error::from)?;
             let mut inner = w.into_inner().map_err(io::Error::from)?;
             inner.flush()?;
             Ok(clamped)
         });
-        match result.and_then(|clamped| fs::rename(&partial, &path).map(|()| clamped)) {
-            Ok(clamped) => {
-                written.clamped |= clamped;
-                written.files.push(path);
-            }
-            Err(e) => {
-                let _ = fs::remove_file(&partial);
-                return Err(failed(e));
+        match result.and_then(|clamped| fs::rename(&self.partial, &self.path).map(|()| clamped)) {
+            Ok(clamped) => Ok((self.path.clone(), clamped)),
+            Err(error) => {
+                let _ = fs::remove_file(&self.partial);
+                Err(Failed {
+                    path: self.path.clone(),
+                    error,
+                })
             }
         }
     }
-    Ok(written)
 }
 
 /// Snappy; dictionaries for the strings (the same few values on every row) and for the arcs'
@@ -571,7 +636,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let written = write(dir.path(), "huge.spt", &counted).unwrap();
         assert!(written.clamped);
-        assert_eq!(written.files.len(), 3);
+        // In table order, whichever thread wrote each.
+        let files: Vec<PathBuf> = ["samples", "arcs", "stacks"]
+            .map(|table| dir.path().join(table).join("huge.parquet"))
+            .into();
+        assert_eq!(written.files, files);
         // The same summary within 38 digits is not said to be clamped.
         let mut fits = Summary::new(3);
         fits.add(&Samples {

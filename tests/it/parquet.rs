@@ -275,6 +275,34 @@ fn an_existing_table_is_never_overwritten() {
 }
 
 #[test]
+fn a_trace_whose_last_table_exists_writes_none_of_its_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let stacks = dir.path().join("stacks");
+    std::fs::create_dir_all(&stacks).unwrap();
+    let existing = stacks.join("profile.parquet");
+    std::fs::write(&existing, b"not ours").unwrap();
+    let o = write(dir.path(), &["profile.spt"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "cannot write the Parquet table {}: it exists",
+            existing.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&existing).unwrap(), b"not ours");
+    // Checked before any was written: no samples or arcs of the trace, whole or partial.
+    for table in ["samples", "arcs"] {
+        let folder = dir.path().join(table);
+        let names: Vec<_> = std::fs::read_dir(&folder)
+            .map(|entries| entries.map(|e| e.unwrap().file_name()).collect())
+            .unwrap_or_default();
+        assert!(names.is_empty(), "{table}: {names:?}");
+    }
+}
+
+#[test]
 fn a_directory_that_cannot_be_made_is_an_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a-file");
