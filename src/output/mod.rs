@@ -29,6 +29,7 @@ use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
 
 pub(crate) mod flamegraph;
+pub(crate) mod gzip;
 pub(crate) mod html;
 pub(crate) mod json;
 #[cfg(feature = "parquet")]

@@ -28,11 +28,8 @@
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 use std::io::{self, Write};
-use std::sync::mpsc::{SyncSender, sync_channel};
 
 use byteorder::{ByteOrder, LE};
-use flate2::Compression;
-use flate2::write::GzEncoder;
 use hashbrown::HashTable;
 use prost::Message;
 use prost::encoding::WireType;
@@ -45,6 +42,7 @@ use crate::analysis::memory;
 use crate::analysis::share::{self, Share, joined};
 use crate::analysis::stacks::{StackCounts, StackOrder};
 use crate::format::record::SampleKind;
+use crate::output::gzip;
 
 /// `perftools.profiles.Profile`.
 #[derive(Clone, PartialEq, Message)]
@@ -742,8 +740,8 @@ fn rvas(frames: &[u8]) -> impl DoubleEndedIterator<Item = u32> + '_ {
 }
 
 /// Writes the profile of `counted`, gzipped, to `out`: encoded on this thread and deflated
-/// on another, as the profile of a trace with many call stacks takes about as long to
-/// deflate as to encode.
+/// on others (`gzip::deflated`), as the profile of a trace with many call stacks takes
+/// about as long to deflate as to encode.
 ///
 /// The call stacks are `stacks`, not `counted.stacks`.
 pub(crate) fn write(
@@ -753,78 +751,7 @@ pub(crate) fn write(
     namers: &Namers<'_>,
     comment: &str,
 ) -> io::Result<Written> {
-    let (tx, rx) = sync_channel::<Vec<u8>>(IN_FLIGHT);
-    std::thread::scope(|scope| {
-        let deflater = scope.spawn(move || -> io::Result<()> {
-            // The fastest level: on the benchmark trace the file is a fifth larger than at
-            // the default level (1.27 MB against 1.07 MB), and deflating stops being a tenth
-            // of the run.
-            let mut gz = GzEncoder::new(out, Compression::fast());
-            for chunk in rx {
-                gz.write_all(&chunk)?;
-            }
-            gz.finish()?.flush()
-        });
-        let mut pipe = Pipe {
-            tx,
-            buffer: Vec::with_capacity(CHUNK),
-        };
-        let written = profile(&mut pipe, counted, stacks, namers, comment).and_then(|w| {
-            pipe.send()?;
-            Ok(w)
-        });
-        // The deflater ends when the pipe is closed; its error (a full disk) is the one to
-        // give, the pipe's being only that the deflater stopped.
-        drop(pipe);
-        let deflated = joined(deflater);
-        deflated.and(written)
-    })
-}
-
-/// Chunks of the encoded profile on their way to the deflater: a few in flight.
-const IN_FLIGHT: usize = 4;
-/// The size of a chunk.
-const CHUNK: usize = 1 << 16;
-
-/// The encoded profile, sent to the deflater a chunk at a time.
-struct Pipe {
-    tx: SyncSender<Vec<u8>>,
-    buffer: Vec<u8>,
-}
-
-impl Pipe {
-    /// Sends what is buffered.
-    fn send(&mut self) -> io::Result<()> {
-        if self.buffer.is_empty() {
-            return Ok(());
-        }
-        let chunk = std::mem::replace(&mut self.buffer, Vec::with_capacity(CHUNK));
-        self.tx
-            .send(chunk)
-            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the deflater stopped"))
-    }
-}
-
-impl Write for Pipe {
-    /// Sends chunks of exactly [`CHUNK`] bytes, however the profile is written: the deflater
-    /// given the same bytes in other pieces may write other (as valid) gzip bytes.
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut rest = buf;
-        while !rest.is_empty() {
-            let room = CHUNK - self.buffer.len();
-            let (now, later) = rest.split_at(room.min(rest.len()));
-            self.buffer.extend_from_slice(now);
-            if self.buffer.len() == CHUNK {
-                self.send()?;
-            }
-            rest = later;
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+    gzip::deflated(out, |w| profile(w, counted, stacks, namers, comment))
 }
 
 /// The tables of a profile being built: the mappings as messages, the locations and
