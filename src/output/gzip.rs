@@ -120,7 +120,11 @@ fn deflate<W: Write>(rx: &Mutex<Receiver<Job>>, sink: &Mutex<Sink<W>>) -> io::Re
         } else {
             FlushCompress::Sync
         };
-        block(&mut compress, &input, &mut bytes, flush)?;
+        if let Err(e) = block(&mut compress, &input, &mut bytes, flush) {
+            // The block will never be written: the others must not wait for it.
+            sink.lock().unwrap_or_else(PoisonError::into_inner).fail(&e);
+            return Err(e);
+        }
         let crc = crc32fast::hash(&input);
         let deflated = Deflated {
             bytes,
@@ -199,10 +203,13 @@ impl<W: Write> Sink<W> {
             return Err(io::Error::new(*kind, why.clone()));
         }
         self.waiting.insert(at, block);
-        self.write_ready().inspect_err(|e| {
-            self.failed = Some((e.kind(), e.to_string()));
-            self.waiting.clear();
-        })
+        self.write_ready().inspect_err(|e| self.fail(e))
+    }
+
+    /// Ends the file at `e`: what waits is let go of, and every block after is refused.
+    fn fail(&mut self, e: &io::Error) {
+        self.failed.get_or_insert_with(|| (e.kind(), e.to_string()));
+        self.waiting.clear();
     }
 
     /// Writes the header, then the blocks that are next in order.
@@ -340,17 +347,32 @@ mod tests {
 
     #[test]
     fn a_failing_file_is_the_error_and_nothing_hangs() {
-        struct Full;
-        impl Write for Full {
-            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
-                Err(io::Error::new(io::ErrorKind::StorageFull, "full"))
+        /// Full at its first write, then room again (as when another process frees space):
+        /// nothing is written after the first failure, and the encoder is stopped.
+        struct FullOnce(bool);
+        impl Write for FullOnce {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                if std::mem::replace(&mut self.0, false) {
+                    return Err(io::Error::new(io::ErrorKind::StorageFull, "full"));
+                }
+                Ok(buf.len())
             }
             fn flush(&mut self) -> io::Result<()> {
                 Ok(())
             }
         }
-        let data = input(20 * BLOCK);
-        let e = deflated(Full, |w| w.write_all(&data)).unwrap_err();
+        let data = input(BLOCK);
+        let mut sent = 0;
+        let e = deflated(FullOnce(true), |w| {
+            for _ in 0..64 {
+                w.write_all(&data)?;
+                sent += 1;
+            }
+            Ok(())
+        })
+        .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+        // The blocks in flight and in the deflaters' hands, not the 64.
+        assert!(sent < 16, "{sent} blocks sent after the file failed");
     }
 }
