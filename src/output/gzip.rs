@@ -33,6 +33,9 @@ pub(crate) fn deflated<W: Write + Send, T>(
     out: W,
     make: impl FnOnce(&mut Blocks) -> io::Result<T>,
 ) -> io::Result<T> {
+    let mut out = out;
+    // As flate2's GzEncoder writes it: no name, no time, level 1 ("fastest"), OS unknown.
+    out.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255])?;
     let threads = if share::two_cores() { 2 } else { 1 };
     let (tx, rx) = sync_channel::<Job>(IN_FLIGHT);
     let rx = Arc::new(Mutex::new(rx));
@@ -172,10 +175,9 @@ struct Deflated {
     len: u64,
 }
 
-/// The file: the header, the blocks in order, the trailer.
+/// The file after its header: the blocks in order, the trailer.
 struct Sink<W> {
     out: W,
-    header: bool,
     next: u64,
     waiting: BTreeMap<u64, Deflated>,
     crc: crc32fast::Hasher,
@@ -188,7 +190,6 @@ impl<W: Write> Sink<W> {
     fn new(out: W) -> Self {
         Sink {
             out,
-            header: false,
             next: 0,
             waiting: BTreeMap::new(),
             crc: crc32fast::Hasher::new(),
@@ -212,15 +213,8 @@ impl<W: Write> Sink<W> {
         self.waiting.clear();
     }
 
-    /// Writes the header, then the blocks that are next in order.
+    /// Writes the blocks that are next in order.
     fn write_ready(&mut self) -> io::Result<()> {
-        if !self.header {
-            // As flate2's GzEncoder writes it: no name, no time, level 1 ("fastest"), OS
-            // unknown.
-            self.out
-                .write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255])?;
-            self.header = true;
-        }
         while let Some(block) = self.waiting.remove(&self.next) {
             self.out.write_all(&block.bytes)?;
             self.crc.combine(&crc32fast::Hasher::new_with_initial_len(
@@ -347,12 +341,14 @@ mod tests {
 
     #[test]
     fn a_failing_file_is_the_error_and_nothing_hangs() {
-        /// Full at its first write, then room again (as when another process frees space):
-        /// nothing is written after the first failure, and the encoder is stopped.
-        struct FullOnce(bool);
+        /// Full at its second write (the first block, after the header), then room again (as
+        /// when another process frees space): nothing is written after the first failure,
+        /// and the encoder is stopped.
+        struct FullOnce(u32);
         impl Write for FullOnce {
             fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-                if std::mem::replace(&mut self.0, false) {
+                self.0 += 1;
+                if self.0 == 2 {
                     return Err(io::Error::new(io::ErrorKind::StorageFull, "full"));
                 }
                 Ok(buf.len())
@@ -363,7 +359,7 @@ mod tests {
         }
         let data = input(BLOCK);
         let mut sent = 0;
-        let e = deflated(FullOnce(true), |w| {
+        let e = deflated(FullOnce(0), |w| {
             for _ in 0..64 {
                 w.write_all(&data)?;
                 sent += 1;
