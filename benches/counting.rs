@@ -9,6 +9,12 @@
 //! counts the same keys in the general map a crate gives (hashbrown's, as `std`'s
 //! `HashMap`, with `rustc-hash`'s hasher), one map per binary and table as a summary keeps:
 //! the benchmark that keeps the hand-written tables honest.
+//!
+//! `counting/realistic-kinds` counts the realistic profile's records of one kind at a time
+//! (IP samples, LBR, call stacks), each twice: as they are (`memory`), and with every RVA
+//! masked to one of 64 values (`cache`), so that each binary's tables stay in the L1 and L2
+//! caches. The first is what a key costs; the second what its instructions cost, the memory
+//! system left out.
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -69,6 +75,36 @@ impl Records {
             .run(&mut records)
             .unwrap();
         (records, keys)
+    }
+
+    /// The records of the kinds `keep` picks, their RVAs masked with `mask`, and how many
+    /// key updates they make.
+    fn subset(&self, keep: impl Fn(SampleKind) -> bool, mask: u32) -> (Records, u64) {
+        let mut out = Records::default();
+        let mut keys = 0u64;
+        self.each(|s| {
+            if !keep(s.kind()) {
+                return;
+            }
+            keys += match s.kind() {
+                SampleKind::Ip(_) => s.rvas().len() as u64,
+                SampleKind::Lbr => s.branches().len() as u64,
+                SampleKind::CallStack => s.rvas().len().saturating_sub(1) as u64,
+            };
+            let start = out.bytes.len();
+            for word in s.payload.chunks_exact(4) {
+                let rva = u32::from_le_bytes(word.try_into().unwrap()) & mask;
+                out.bytes.extend_from_slice(&rva.to_le_bytes());
+            }
+            out.records.push(Owned {
+                opcode: s.opcode,
+                progid: s.progid,
+                hits: s.hits,
+                count: s.count,
+                payload: start..out.bytes.len(),
+            });
+        });
+        (out, keys)
     }
 
     fn each(&self, mut f: impl FnMut(&Samples<'_>)) {
@@ -144,6 +180,28 @@ fn benches(c: &mut Criterion) {
         });
         g.finish();
     }
+    let (records, _) = Records::of(Profile::Realistic);
+    let mut g = c.benchmark_group("counting/realistic-kinds");
+    g.sample_size(10);
+    for kind in ["ip", "lbr", "stacks"] {
+        let keep = |k: SampleKind| match k {
+            SampleKind::Ip(_) => kind == "ip",
+            SampleKind::Lbr => kind == "lbr",
+            SampleKind::CallStack => kind == "stacks",
+        };
+        for (place, mask) in [("memory", u32::MAX), ("cache", 0xfc)] {
+            let (subset, keys) = records.subset(keep, mask);
+            g.throughput(Throughput::Elements(keys));
+            g.bench_function(format!("{kind}/{place}"), |b| {
+                b.iter(|| {
+                    let mut summary = Summary::new(10);
+                    subset.each(|s| summary.add(s));
+                    black_box(summary)
+                })
+            });
+        }
+    }
+    g.finish();
 }
 
 criterion_group!(counting, benches);
