@@ -58,8 +58,9 @@ impl Opcode {
     }
 
     /// Whether records with this opcode are IP samples (`n`, then `n` RVAs).
+    #[inline]
     pub fn is_ip(self) -> bool {
-        matches!(self.0, 0x01..=0x05 | 0x41)
+        self.ip_index().is_some()
     }
 
     /// The position of an IP kind in [`Opcode::IP_KINDS`]. Asked once per sample record
@@ -104,5 +105,8 @@ mod tests {
         for (i, op) in Opcode::IP_KINDS.into_iter().enumerate() {
             assert_eq!(op.ip_index(), Some(i), "{op}");
         }
+        // No opcode but the IP kinds has a place among them.
+        let ip = (0..=255u8).filter(|&b| Opcode(b).is_ip()).count();
+        assert_eq!(ip, Opcode::IP_KINDS.len());
     }
 }
