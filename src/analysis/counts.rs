@@ -10,9 +10,11 @@
 //!   looked up by comparing it with every slot of its line at once (no branch per slot), and
 //!   nearly always found in its home bucket: one cache miss per update at most.
 //! - The home bucket is chosen by multiply-shift, so any bucket count works; the table grows
-//!   (doubles) before it is three quarters full. A full bucket spills into the next one.
-//!   Growing visits the new buckets in order (multiply-shift keeps the order of the hashes),
-//!   so it streams through memory.
+//!   (doubles) before it is three quarters full. A full bucket spills into the next one,
+//!   and a key found past its home trades places with one of the home's keys (a different
+//!   slot each time): a key counted often comes home and stays, and a spill costs a second
+//!   line only until it does. Growing visits the new buckets in order (multiply-shift keeps
+//!   the order of the hashes), so it streams through memory.
 //! - [`add_all`](Counts::add_all) asks for each key's home bucket as the key comes in and
 //!   counts it 32 keys of the same table later, so that the misses overlap instead of
 //!   queueing one behind the other. The keys wait in a small ring that outlives the record:
@@ -166,6 +168,8 @@ pub struct Counts<K: CountKey> {
     asked: Waiting<K>,
     /// Keys their home bucket did not settle, their next bucket asked for.
     spilled: Waiting<K>,
+    /// The slot of a full home bucket whose key a spilled one trades places with last.
+    turn: usize,
 }
 
 /// How many keys of a table are asked for before they are counted: about the misses a core
@@ -224,6 +228,7 @@ impl<K: CountKey> Counts<K> {
             empty_key: None,
             asked: Waiting::EMPTY,
             spilled: Waiting::EMPTY,
+            turn: 0,
         }
     }
 
@@ -391,7 +396,16 @@ impl<K: CountKey> Counts<K> {
         }
         let mut at = home;
         let mut probed = 0;
-        while !(self.bump_at(at, key, hits) || self.insert_at(at, key, hits)) {
+        loop {
+            if self.bump_at(at, key, hits) {
+                if at != home {
+                    self.bring_home(home, at, key);
+                }
+                return;
+            }
+            if self.insert_at(at, key, hits) {
+                return;
+            }
             // Full: the key spilled into a following bucket. One lap of the table at most
             // (under three quarters full, a free slot is ahead): checked in debug builds,
             // where a broken table then fails at once instead of looping.
@@ -402,6 +416,22 @@ impl<K: CountKey> Counts<K> {
             );
             at = self.next(at);
         }
+    }
+
+    /// Trades the places of `key`, found in bucket `at` past its full home bucket, and a
+    /// key of that home, taken in turn: a key counted often comes home and stays, its
+    /// misses no longer two lines each. The key sent on stays where a search finds it: every
+    /// bucket from its own home to `at` is full.
+    #[cold]
+    fn bring_home(&mut self, home: usize, at: usize, key: K) {
+        let Some(j) = (0..K::Bucket::SLOTS).find(|&i| self.buckets[at].slot(i).0 == key) else {
+            return;
+        };
+        self.turn = (self.turn + 1) % K::Bucket::SLOTS;
+        let (sent, sent_low) = self.buckets[home].slot(self.turn);
+        let (_, low) = self.buckets[at].slot(j);
+        self.buckets[home].put(self.turn, key, low);
+        self.buckets[at].put(j, sent, sent_low);
     }
 
     /// Adds `carry` units of 2^32 to `key`.
@@ -634,6 +664,29 @@ mod tests {
         assert_eq!(c.buckets.len(), INITIAL_BUCKETS);
         assert_eq!(c.buckets[0].taken(), 8);
         assert_eq!(c.buckets[1].taken(), 8);
+    }
+
+    #[test]
+    fn keys_counted_past_their_home_come_home() {
+        // A key found past its full home bucket trades places with a key of the home, a
+        // different slot each time: two such keys counted in turn both come home, the keys
+        // sent on are still found, and no count moves with the wrong key.
+        let mut c = Counts::<u32>::new();
+        let crowd: Vec<u32> = (0..u32::MAX).filter(|&k| c.home(k) == 3).take(10).collect();
+        for (i, &k) in crowd.iter().enumerate() {
+            c.add(k, i as u128 + 1);
+        }
+        let at_home = |c: &Counts<u32>, k| (0..8).any(|i| c.buckets[3].slot(i).0 == k);
+        assert!(!at_home(&c, crowd[8]) && !at_home(&c, crowd[9]));
+        c.add(crowd[8], 100);
+        c.add(crowd[9], 100);
+        assert!(at_home(&c, crowd[8]) && at_home(&c, crowd[9]));
+        assert_eq!((c.buckets[3].taken(), c.buckets[4].taken()), (8, 2));
+        let mut want: Vec<(u32, u128)> = (crowd.iter().enumerate())
+            .map(|(i, &k)| (k, i as u128 + 1 + if i >= 8 { 100 } else { 0 }))
+            .collect();
+        want.sort();
+        assert_eq!(sorted(&c), want);
     }
 
     #[test]
