@@ -682,7 +682,9 @@ mod tests {
         c.add(crowd[9], 100);
         assert!(at_home(&c, crowd[8]) && at_home(&c, crowd[9]));
         assert_eq!((c.buckets[3].taken(), c.buckets[4].taken()), (8, 2));
-        let mut want: Vec<(u32, u128)> = (crowd.iter().enumerate())
+        let mut want: Vec<(u32, u128)> = crowd
+            .iter()
+            .enumerate()
             .map(|(i, &k)| (k, i as u128 + 1 + if i >= 8 { 100 } else { 0 }))
             .collect();
         want.sort();
