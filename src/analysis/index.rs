@@ -51,9 +51,15 @@ fn key(rva: u32, returns: bool) -> u64 {
 }
 
 /// Spreads the address `key` over 64 bits; the high 32 pick its home slot.
+///
+/// The multiplier is not the counting tables' (`counts.rs`): they place an address by the
+/// high bits of the address times theirs, so an index filled by walking such a table, as
+/// pprof's is, would be given its addresses in the order of their homes here too (twice
+/// over), and linear probing piles keys given so into runs: 1,400 slots looked at a key
+/// instead of 5, for 118,000 addresses.
 #[inline]
 fn spread(key: u64) -> u64 {
-    (key >> 31).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    (key >> 31).wrapping_mul(0xFF51_AFD7_ED55_8CCD)
 }
 
 impl AddressIndex {
@@ -142,6 +148,7 @@ impl AddressIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::counts::Counts;
     use std::collections::HashMap;
 
     #[test]
@@ -182,6 +189,40 @@ mod tests {
         let mut expected: Vec<_> = map.iter().map(|(&(r, b), &v)| (r, b, v)).collect();
         expected.sort_unstable();
         assert_eq!(all, expected);
+    }
+
+    /// How many slots a search for `rva` looks at: to its slot, or to the first free one.
+    fn searched(index: &AddressIndex, rva: u32) -> usize {
+        let key = key(rva, false);
+        let mut at = index.home(key);
+        let mut looked = 1;
+        while index.slots[at] != EMPTY && index.slots[at] & !VALUE_BITS != key {
+            at = (at + 1) & (index.slots.len() - 1);
+            looked += 1;
+        }
+        looked
+    }
+
+    #[test]
+    fn addresses_given_in_a_counting_tables_order_find_their_slots_soon() {
+        let mut counts: Counts<u32> = Counts::new();
+        let mut x = 0x2545_F491u32;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            counts.add(x >> 8, 1);
+        }
+        let mut index = AddressIndex::default();
+        let mut looked = 0;
+        for (rva, _) in counts.iter() {
+            looked += searched(&index, rva);
+            index.insert(rva, false, 0);
+        }
+        // At most half full, a search looks at 1.7 slots a key here; with the counting
+        // tables' multiplier, 588.
+        let per_key = looked as f64 / counts.len() as f64;
+        assert!(per_key < 4.0, "{per_key:.1} slots looked at a key");
     }
 
     #[test]
