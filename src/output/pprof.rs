@@ -395,7 +395,8 @@ fn addresses_shared(counted: &Counted<'_>, stacks: &StackCounts, theirs: &Share)
     for (&p, index) in &mut location_of {
         let start = sorted.len();
         sorted.extend(index.iter().map(|(rva, _, exact)| (p, rva, exact != 0)));
-        sorted[start..].sort_unstable();
+        // One binary's, each address once: the order of their addresses alone.
+        radsort::sort_by_key(&mut sorted[start..], |&(_, rva, _)| rva);
         for (place, &(_, rva, _)) in sorted.iter().enumerate().skip(start) {
             let id = u32::try_from(location_id(place))
                 .expect("fewer than 2^31 locations: each is a sorted address's memory");
@@ -562,7 +563,8 @@ impl<W: Write> SampleList<'_, W> {
             // Values, not counts: half the room to sort.
             let mut values: Vec<(u32, i64)> =
                 t.iter().map(|(rva, n)| (rva, self.value(n))).collect();
-            values.sort_unstable();
+            // A table's addresses are distinct: the order of their values alone.
+            radsort::sort_by_key(&mut values, |&(rva, _)| rva);
             let mut walk = Walk::new(self.sorted, p);
             for (rva, value) in values {
                 let location = walk.id(rva);
@@ -582,7 +584,8 @@ impl<W: Write> SampleList<'_, W> {
         };
         let mut arcs: Vec<([u32; 2], i64)> =
             table.iter().map(|(arc, n)| (arc, self.value(n))).collect();
-        arcs.sort_unstable();
+        // A table's arcs are distinct: the order of their ends alone.
+        radsort::sort_by_key(&mut arcs, |&([from, to], _)| (from, to));
         // In order of their sources: those are walked to, their targets looked up.
         let mut walk = Walk::new(self.sorted, p);
         let index = &self.location_of[&p];
