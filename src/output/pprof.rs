@@ -705,7 +705,7 @@ impl SampleBytes {
         value: i64,
         out: &mut Vec<u8>,
     ) {
-        use prost::encoding::{encode_key, encode_varint, encoded_len_varint};
+        use prost::encoding::{encode_varint, encoded_len_varint};
         let label = &self.labels[slot];
         self.ids.clear();
         locations.for_each(|id| encode_varint(id, &mut self.ids));
@@ -721,20 +721,27 @@ impl SampleBytes {
         // Every other value is 0, a byte each.
         let values = (self.types - 1 + encoded_len_varint(value)) as u64;
         let body = ids_field + 1 + encoded_len_varint(values) + values as usize + label.len();
-        encode_key(2, WireType::LengthDelimited, out);
+        // Room for the whole sample first: what follows only writes.
+        out.reserve(1 + encoded_len_varint(body as u64) + body);
+        out.push(key(2));
         encode_varint(body as u64, out);
         if ids > 0 {
-            encode_key(1, WireType::LengthDelimited, out);
+            out.push(key(1));
             encode_varint(ids, out);
             out.extend_from_slice(&self.ids);
         }
-        encode_key(2, WireType::LengthDelimited, out);
+        out.push(key(2));
         encode_varint(values, out);
         out.resize(out.len() + slot, 0);
         encode_varint(value, out);
         out.resize(out.len() + self.types - 1 - slot, 0);
         out.extend_from_slice(label);
     }
+}
+
+/// The key of length-delimited field `field` (below 16), as prost encodes it.
+const fn key(field: u8) -> u8 {
+    field << 3 | WireType::LengthDelimited as u8
 }
 
 /// The addresses of a stack's frames as stored.
