@@ -786,8 +786,9 @@ struct Strings {
     text: String,
     /// Where each string ends in `text`.
     ends: Vec<usize>,
-    /// Each string's index, found by the hash of the string.
-    index: HashTable<usize>,
+    /// Each string's index and 32 bits of its hash, found by that hash: as the table grows,
+    /// its entries are placed again without reading their strings.
+    index: HashTable<(u32, u32)>,
 }
 
 impl Strings {
@@ -797,19 +798,32 @@ impl Strings {
         &text[start..ends[i]]
     }
 
+    /// The 32 bits of `s`'s hash kept in the index.
+    fn hash(s: &str) -> u32 {
+        (FxBuildHasher.hash_one(s) >> 32) as u32
+    }
+
+    /// The hash the index places an entry by: its 32 bits spread over 64 (the table takes
+    /// its slot from the low bits and a tag from the high ones).
+    fn spread(hash: u32) -> u64 {
+        u64::from(hash).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
     /// The index of `s`, added the first time.
     fn index(&mut self, s: &str) -> usize {
         let Strings { text, ends, index } = self;
-        let hash = FxBuildHasher.hash_one(s);
-        if let Some(&i) = index.find(hash, |&i| Self::nth(text, ends, i) == s) {
-            return i;
+        let hash = Self::hash(s);
+        let found = index.find(Self::spread(hash), |&(i, h)| {
+            h == hash && Self::nth(text, ends, i as usize) == s
+        });
+        if let Some(&(i, _)) = found {
+            return i as usize;
         }
         let i = ends.len();
         text.push_str(s);
         ends.push(text.len());
-        index.insert_unique(hash, i, |&j| {
-            FxBuildHasher.hash_one(Self::nth(text, ends, j))
-        });
+        let entry = u32::try_from(i).expect("fewer than 2^32 strings: each is a name or a file");
+        index.insert_unique(Self::spread(hash), (entry, hash), |&(_, h)| Self::spread(h));
         i
     }
 
