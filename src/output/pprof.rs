@@ -722,7 +722,9 @@ impl SampleBytes {
         let values = (self.types - 1 + encoded_len_varint(value)) as u64;
         let body = ids_field + 1 + encoded_len_varint(values) + values as usize + label.len();
         // Room for the whole sample first: what follows only writes.
-        out.reserve(1 + encoded_len_varint(body as u64) + body);
+        let whole = 1 + encoded_len_varint(body as u64) + body;
+        out.reserve(whole);
+        let start = out.len();
         out.push(key(2));
         encode_varint(body as u64, out);
         if ids > 0 {
@@ -736,6 +738,7 @@ impl SampleBytes {
         encode_varint(value, out);
         out.resize(out.len() + self.types - 1 - slot, 0);
         out.extend_from_slice(label);
+        debug_assert_eq!(out.len() - start, whole, "a sample fills the room measured for it");
     }
 }
 
@@ -1010,7 +1013,26 @@ impl Has {
 
 #[cfg(test)]
 mod tests {
-    use super::{Label, Sample, SampleBytes, Walk};
+    use super::{Label, Sample, SampleBytes, Strings, Walk};
+    use std::collections::HashMap;
+
+    #[test]
+    fn the_string_table_holds_each_string_once_when_their_hashes_meet() {
+        // Two strings with the same 32 bits of hash kept: the first pair of `s0`, `s1`, ...
+        let mut by_hash: HashMap<u32, String> = HashMap::new();
+        let (a, b) = (0u32..)
+            .find_map(|i| {
+                let s = format!("s{i}");
+                by_hash.insert(Strings::hash(&s), s.clone()).map(|t| (t, s))
+            })
+            .expect("a pair within 2^32 strings");
+        let mut strings = Strings::default();
+        let first = [strings.index(""), strings.index(&a), strings.index(&b)];
+        assert_eq!(first, [0, 1, 2], "{a} and {b}");
+        let again = [strings.index(&b), strings.index(&a), strings.index("")];
+        assert_eq!(again, [2, 1, 0], "{a} and {b}");
+        assert!(strings.iter().eq(["", a.as_str(), b.as_str()]));
+    }
 
     #[test]
     fn addresses_gathered_on_a_second_thread_are_those_gathered_by_one() {
