@@ -738,7 +738,7 @@ impl SampleBytes {
         encode_varint(value, out);
         out.resize(out.len() + self.types - 1 - slot, 0);
         out.extend_from_slice(label);
-        debug_assert_eq!(out.len() - start, whole, "a sample fills the room measured for it");
+        debug_assert_eq!(out.len() - start, whole, "a sample fills its room");
     }
 }
 
