@@ -60,7 +60,8 @@ def peak_rss(cmd):
     count the interpreter's own pages, which it holds until exec)."""
     out = os.path.join(WORK, "rss.txt")
     with open(os.devnull, "wb") as null:
-        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out, *cmd], stdout=null, check=True)
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out, *cmd], stdout=null, stderr=null,
+                       check=True)
     with open(out) as f:
         return int(f.read().split()[-1])
 
