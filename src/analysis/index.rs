@@ -55,8 +55,8 @@ fn key(rva: u32, returns: bool) -> u64 {
 /// The multiplier is not the counting tables' (`counts.rs`): they place an address by the
 /// high bits of the address times theirs, so an index filled by walking such a table, as
 /// pprof's is, would be given its addresses in the order of their homes here too (twice
-/// over), and linear probing piles keys given so into runs: 1,400 slots looked at a key
-/// instead of 5, for 118,000 addresses.
+/// over), and linear probing piles keys given so into runs: a search looked at 588 slots a
+/// key instead of 1.7 (100,000 addresses; the unit test below).
 #[inline]
 fn spread(key: u64) -> u64 {
     (key >> 31).wrapping_mul(0xFF51_AFD7_ED55_8CCD)

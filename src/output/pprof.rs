@@ -395,7 +395,7 @@ fn addresses_shared(counted: &Counted<'_>, stacks: &StackCounts, theirs: &Share)
     for (&p, index) in &mut location_of {
         let start = sorted.len();
         sorted.extend(index.iter().map(|(rva, _, exact)| (p, rva, exact != 0)));
-        // One binary's, each address once: the order of their addresses alone.
+        // Each of a binary's addresses once, so sorting by it alone orders them whole.
         radsort::sort_by_key(&mut sorted[start..], |&(_, rva, _)| rva);
         for (place, &(_, rva, _)) in sorted.iter().enumerate().skip(start) {
             let id = u32::try_from(location_id(place))
@@ -563,7 +563,7 @@ impl<W: Write> SampleList<'_, W> {
             // Values, not counts: half the room to sort.
             let mut values: Vec<(u32, i64)> =
                 t.iter().map(|(rva, n)| (rva, self.value(n))).collect();
-            // A table's addresses are distinct: the order of their values alone.
+            // Each address once in a table, so sorting by it alone orders the samples whole.
             radsort::sort_by_key(&mut values, |&(rva, _)| rva);
             let mut walk = Walk::new(self.sorted, p);
             for (rva, value) in values {
@@ -584,7 +584,7 @@ impl<W: Write> SampleList<'_, W> {
         };
         let mut arcs: Vec<([u32; 2], i64)> =
             table.iter().map(|(arc, n)| (arc, self.value(n))).collect();
-        // A table's arcs are distinct: the order of their ends alone.
+        // Each arc once in a table, so sorting by its ends alone orders the samples whole.
         radsort::sort_by_key(&mut arcs, |&([from, to], _)| (from, to));
         // In order of their sources: those are walked to, their targets looked up.
         let mut walk = Walk::new(self.sorted, p);
