@@ -393,8 +393,8 @@ def main():
             rss = peak_rss([SPTDUMP, *opts, big])
             # The first three stream; the summary counts; every other mode exports.
             limit = 16 if label in ("/event", "/validate", "/json") else 40 if label == "/summary" else 64
-            note = f"  (target <= {limit} MiB: {'met' if rss <= limit * 1024 else 'MISSED'})" if limit else ""
-            print(f"  {label:12} {rss / 1024:7.1f} MiB{note}")
+            verdict = "met" if rss <= limit * 1024 else "MISSED"
+            print(f"  {label:12} {rss / 1024:7.1f} MiB  (target <= {limit} MiB: {verdict})")
     big = trace(args.big)
     folded = subprocess.run([SPTDUMP, "/folded", big], capture_output=True, check=True).stdout
     lines = folded.count(b"\n")
