@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints cargo-mutants' outcomes file by file: mutants, caught, missed, timeouts, unviable;
-then every missed mutant. With --markdown, the table as docs/testing.md records it.
+then every missed mutant. With --markdown, the table as docs/notes/testing-runs.md records it.
 
 Usage: scripts/mutants-report.py [--markdown] target/mutants/out/mutants.out/outcomes.json"""
 import collections

@@ -408,7 +408,7 @@ fn a_damaged_trace_writes_what_was_decoded_and_says_so() {
     assert!(total > 0);
 }
 
-/// An arc's source is named as the views name it (SPEC 9.1): a call stack's caller is a
+/// An arc's source is named as the views name it: a call stack's caller is a
 /// return address, looked up a byte back, a branch's source where it points. One address
 /// past `mix_round`'s end, in the padding before `parse_token`, is both here.
 #[test]

@@ -278,7 +278,7 @@ fn function_tables_add_up_to_the_rva_tables() {
     );
 }
 
-/// SPEC 9.1: a caller's frame is a return address, looked up a byte back, at its call. One
+/// A caller's frame is a return address, looked up a byte back, at its call. One
 /// just past a function's last byte is that function's; one at a function's first byte is
 /// the function before it (here the padding before it: no function, the address as stored).
 /// The leaf is where the sample was taken, looked up where it points. In either stored order.
