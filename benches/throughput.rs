@@ -7,16 +7,17 @@
 //!
 //! Whole-process figures against the C yardstick come from `scripts/bench.py`.
 
+use std::ffi::OsString;
 use std::hint::black_box;
 use std::io::{self, BufWriter, Cursor};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use sptdump::dump::{self, Plan, Sections, Traces};
+use sptdump::cli::{self, Command};
+use sptdump::dump::{self, Plan, Traces};
 use sptdump::format::decode::{Decoder, Sink};
 use sptdump::format::diag::Diagnostic;
 use sptdump::format::record::Record;
 use sptdump::input::Input;
-use sptdump::output::Format;
 use sptdump_testkit::synth;
 
 /// Counts what the decoder hands out, and nothing more.
@@ -45,35 +46,26 @@ fn run(trace: &[u8], plan: &Plan) {
     dump::run(&mut printer, plan, &traces).unwrap();
 }
 
-/// The default plan changed by `change`.
-fn plan(change: impl FnOnce(&mut Plan)) -> Plan {
-    let mut plan = Plan::default();
-    change(&mut plan);
-    plan
+/// The plan of the command line `line` (with a trace), as sptdump's parser makes it.
+fn plan(line: &str) -> Plan {
+    let args = line
+        .split_whitespace()
+        .chain(["bench.spt"])
+        .map(OsString::from);
+    match cli::parse(args) {
+        Ok(Command::Run { plan, .. }) => *plan,
+        other => panic!("{line}: {other:?}"),
+    }
 }
 
 fn benches(c: &mut Criterion) {
     let mut trace = Vec::new();
     synth::write_trace(&mut trace, 8 << 20, 7).unwrap();
     let start = 0x20 + 0x4000 + 0x100 * 24;
-    let text_events = plan(|p| {
-        p.sections = Sections::NONE;
-        p.sections.event = true;
-    });
-    let json_events = plan(|p| {
-        p.sections = text_events.sections;
-        p.format = Format::Json;
-    });
-    let summary = plan(|p| {
-        p.format = Format::Json;
-        p.sections = Sections::NONE;
-        p.views.summary = true;
-    });
-    let validate = plan(|p| {
-        p.format = Format::Json;
-        p.sections = Sections::NONE;
-        p.validate = true;
-    });
+    let text_events = plan("/event");
+    let json_events = plan("/event /json");
+    let summary = plan("/summary /json");
+    let validate = plan("/validate /json");
 
     let mut g = c.benchmark_group("throughput");
     g.throughput(Throughput::Bytes(trace.len() as u64));

@@ -5,6 +5,7 @@
 //! The library is built in layers, each using only those below it:
 //!
 //! ```text
+//! cli        the command line: SPTDump's options in every spelling -> a Plan
 //! dump       the driver: walks a Plan over the traces, into a printer, one pass per trace
 //! output     the Printer trait; text and JSON Lines, and the exporters beside them
 //! analysis   what the samples add up to: summary, stacks, functions, check, compare, keys
@@ -14,8 +15,10 @@
 //!            diagnostics; no I/O beyond std::io::Read
 //! ```
 //!
-//! The command line (options, their SPTDump spellings, exit codes) is the binary's, not the
-//! library's: it makes a [`dump::Plan`] of them, which the driver walks.
+//! The command line's options and their SPTDump spellings are read here too ([`cli::parse`]),
+//! so that the binary, the tests and the fuzzer make a [`dump::Plan`] of a command line one
+//! way; the binary keeps what is its own (exit codes, the progress bar, reading `/sptlist`
+//! files).
 //!
 //! Dumping a trace as `sptdump /json /progid trace.spt` does:
 //!
@@ -33,7 +36,7 @@
 //! let mut printer = dump::printer(&plan, std::io::stdout().lock(), std::io::stderr().lock());
 //! let ran = dump::run(&mut printer, &plan, &Traces::new(&paths, &open))?;
 //! println!("{:?}", ran.status());
-//! # Ok::<(), std::io::Error>(())
+//! # Ok::<(), dump::RunError>(())
 //! ```
 //!
 //! Or decoding the records of a stream yourself:
@@ -59,6 +62,7 @@
 #![deny(unsafe_code)]
 
 pub mod analysis;
+pub mod cli;
 pub mod dump;
 pub mod format;
 pub mod image;

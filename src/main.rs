@@ -3,8 +3,6 @@
 
 #![forbid(unsafe_code)]
 
-mod cli;
-
 use std::ffi::{OsStr, OsString};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -15,13 +13,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use sptdump::dump::{self, Plan, Status, Traces};
+use sptdump::dump::{self, Plan, RunError, Status, Traces};
 use sptdump::format::tables::base_name;
 use sptdump::image::matching::{MatchFile, PdbFile};
 use sptdump::input::{Input, OpenError, describe};
 use sptdump::output::Format;
 
-use crate::cli::{Command, Progress, UsageError};
+use sptdump::cli::{self, Command, Progress, UsageError};
 
 /// Exit status: no error found (warnings allowed).
 const EXIT_OK: u8 = 0;
@@ -154,7 +152,16 @@ fn run(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let ran = ran?;
+    let ran = match ran {
+        Ok(ran) => ran,
+        Err(RunError::Write(e)) => return Err(e),
+        // The command line checked the plan against the traces before anything was read.
+        Err(RunError::Conflict(conflict)) => {
+            eprintln!("sptdump: {}", UsageError::new(conflict));
+            return Ok(Status::Usage);
+        }
+        Err(e) => return Err(io::Error::other(e)),
+    };
     if ran.status() == Status::Usage
         && let Some(list) = &plan.binaries
     {

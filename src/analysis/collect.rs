@@ -429,7 +429,7 @@ mod tests {
             .lines(
                 &tables,
                 &symbols,
-                crate::analysis::stacks::StackOrder::LeafFirst,
+                crate::format::stackorder::StackOrder::LeafFirst,
             )
             .map(|l| serde_json::to_string(&l).unwrap())
             .collect()

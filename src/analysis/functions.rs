@@ -11,14 +11,14 @@
 //! binary's total, and inclusive is never below exclusive.
 //!
 //! Samples without call stacks (each IP event, the targets of LBR branches) are stacks of
-//! one address each (`stacks::flat`): a flat profile, where inclusive and exclusive differ
+//! one address each (`sampled::flat`): a flat profile, where inclusive and exclusive differ
 //! only by the functions inlined at an address.
 
 use std::cmp::Reverse;
 
 use serde::Serialize;
 
-use crate::analysis::stacks::{BinaryStacks, StackProfile};
+use crate::analysis::profile::{BinaryStacks, StackProfile};
 use crate::format::record::SampleKind;
 
 /// The `/functions` report of one binary: a `{"type":"functions",...}` line in JSON.
@@ -101,7 +101,7 @@ pub(crate) fn functions(
 }
 
 /// The report of every binary, from the lines of its `sampled` sources (made by [`fn@line`], in
-/// the order of `stacks::sampled`) and its call stacks.
+/// the order of `sampled::sampled`) and its call stacks.
 pub(crate) fn with_stacks(
     sampled: Vec<FunctionsLine>,
     profile: &StackProfile,
@@ -191,9 +191,10 @@ pub(crate) fn line(b: &BinaryStacks, top: usize) -> FunctionsLine {
 mod tests {
     use super::*;
     use crate::analysis::keys::plain;
-    use crate::analysis::stacks::{StackCounts, StackOrder};
+    use crate::analysis::stacks::StackCounts;
     use crate::format::opcode::Opcode;
     use crate::format::record::Samples;
+    use crate::format::stackorder::StackOrder;
     use crate::format::tables::Tables;
 
     fn counts(stacks: &[(u128, &[u32])]) -> StackCounts {

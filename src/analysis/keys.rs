@@ -367,7 +367,8 @@ mod tests {
 
     #[test]
     fn a_key_takes_16_bytes() {
-        // A profile without symbols holds one per sampled address (docs/performance.md).
+        // A profile without symbols holds one per sampled address (docs/performance.md,
+        // "Memory: what the views keep and when it is let go").
         assert_eq!(std::mem::size_of::<FrameKey>(), 16);
     }
 

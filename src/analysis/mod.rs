@@ -15,42 +15,20 @@
 pub mod check;
 pub(crate) mod collect;
 pub(crate) mod compare;
+mod counted;
 pub(crate) mod counts;
+pub(crate) mod fold;
 pub(crate) mod functions;
 pub(crate) mod index;
 pub(crate) mod joined;
 pub(crate) mod keys;
 pub(crate) mod lines;
 pub(crate) mod memory;
+pub(crate) mod profile;
+pub(crate) mod sampled;
 pub(crate) mod share;
 pub(crate) mod slices;
 pub mod stacks;
 pub mod summary;
 
-use crate::format::tables::Tables;
-use crate::image::symbols::SymbolMap;
-
-/// The share of `part` in `total`, in [0, 1]; 0 of nothing.
-pub(crate) fn share(part: u128, total: u128) -> f64 {
-    if total == 0 {
-        0.0
-    } else {
-        part as f64 / total as f64
-    }
-}
-
-/// Everything a profile's counters counted, as the exporters read it: of one trace, or of
-/// several merged.
-#[derive(Clone, Copy)]
-pub(crate) struct Counted<'a> {
-    /// Every address and arc per binary and source.
-    pub summary: &'a summary::Summary,
-    /// The distinct call stacks.
-    pub stacks: &'a stacks::StackCounts,
-    /// How their frames are stored.
-    pub order: stacks::StackOrder,
-    /// The binaries' names and identities.
-    pub tables: &'a Tables,
-    /// The `/pdb` symbols.
-    pub symbols: &'a SymbolMap,
-}
+pub(crate) use counted::{Counted, share};

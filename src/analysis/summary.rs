@@ -16,9 +16,9 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::analysis::counts::{CountKey, Counts};
-use crate::analysis::stacks::StackOrder;
 use crate::format::opcode::Opcode;
 use crate::format::record::{Branch, SampleKind, Samples};
+use crate::format::stackorder::StackOrder;
 use crate::format::tables::Tables;
 use crate::image::symbols::{SymbolMap, Symbols};
 

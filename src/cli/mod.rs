@@ -19,34 +19,20 @@
 
 use std::ffi::OsString;
 
-use sptdump::dump::{DEFAULT_TOP, Plan, Sections, Shape};
-use sptdump::output::Format;
+use crate::dump::{DEFAULT_TOP, Kind, Plan, Sections, Shape, View};
+use crate::output::Format;
 
 mod options;
 mod spelling;
+mod usage;
 
 #[cfg(test)]
 use options::OPTIONS;
 use options::{Given, Opt, Set, canonical, option};
 pub use options::{Progress, help};
 use spelling::{Spelled, items, mistyped, spelled, unknown};
-
-/// A wrong command line, as one line of text.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}; see 'sptdump /help'")]
-pub struct UsageError(String);
-
-fn usage(message: impl Into<String>) -> UsageError {
-    UsageError(message.into())
-}
-
-impl UsageError {
-    /// A usage error saying `why`: a plan that conflicts with the traces given, a list of
-    /// traces that cannot be read.
-    pub fn new(why: impl std::fmt::Display) -> UsageError {
-        usage(why.to_string())
-    }
-}
+pub use usage::UsageError;
+use usage::usage;
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -241,7 +227,7 @@ fn combinable(given: &Given) -> Result<(), UsageError> {
     if given.min_overlap.is_some() && !given.compare {
         return Err(usage("/min-overlap goes with /compare BASE NEW"));
     }
-    if given.views.icicle && given.views.flamegraph.is_none() {
+    if given.views.icicle && !given.views.has(Kind::FlameGraph) {
         return Err(usage(
             "/icicle says how /flamegraph draws: it goes with /flamegraph:FILE",
         ));
@@ -261,17 +247,12 @@ fn combinable(given: &Given) -> Result<(), UsageError> {
 
 /// The plan of a command line that [`combinable`] accepts.
 fn plan(given: Given, format: Format) -> Plan {
-    let mut plan = Plan::default();
-    plan.format = format;
-    plan.views = given.views;
+    let mut views = given.views;
     // /top with nothing that shows top entries asks for them: that is a summary.
-    if given.top.is_some() && !plan.views.tables() && !given.compare {
-        plan.views.summary = true;
+    if given.top.is_some() && !views.tables() && !given.compare {
+        views.add(View::Summary);
     }
-    plan.validate = given.validate;
-    plan.check = given.check;
-    plan.strict = given.strict;
-    plan.shape = if given.merge {
+    let shape = if given.merge {
         Shape::Merged
     } else if given.compare {
         Shape::Compared {
@@ -281,28 +262,38 @@ fn plan(given: Given, format: Format) -> Plan {
         Shape::Each
     };
     // Every section when nothing else is asked for.
-    let asked = !plan.views.is_empty()
-        || plan.validate
-        || plan.check
-        || plan.shape != Shape::Each
+    let asked = !views.is_empty()
+        || given.validate
+        || given.check
+        || shape != Shape::Each
         || !given.matches.is_empty();
-    plan.sections = if given.all || (given.sections.is_empty() && !asked) {
+    let sections = if given.all || (given.sections.is_empty() && !asked) {
         Sections::ALL
     } else {
         given.sections
     };
-    plan.top = given.top.unwrap_or(DEFAULT_TOP);
-    plan.stack_order = given.stack_order.unwrap_or_default();
-    plan.strindex = given.strindex.unwrap_or_default();
-    plan.inline = !given.noinline;
-    plan.binaries = (!given.binaries.is_empty()).then_some(given.binaries);
-    plan
+    Plan {
+        format,
+        sections,
+        views,
+        validate: given.validate,
+        check: given.check,
+        strict: given.strict,
+        shape,
+        top: given.top.unwrap_or(DEFAULT_TOP),
+        stack_order: given.stack_order.unwrap_or_default(),
+        strindex: given.strindex.unwrap_or_default(),
+        binaries: (!given.binaries.is_empty()).then_some(given.binaries),
+        matches: Vec::new(),
+        pdbs: Vec::new(),
+        inline: !given.noinline,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sptdump::analysis::stacks::StackOrder;
+    use crate::format::stackorder::StackOrder;
 
     fn parse_strs(args: &[&str]) -> Result<Command, UsageError> {
         parse(args.iter().map(OsString::from))
@@ -410,7 +401,7 @@ mod tests {
             &["/summary", "-TOP:20", "a"],
         ] {
             let (plan, files) = plan_of(args);
-            assert!(plan.views.summary, "{args:?}");
+            assert!(plan.views.has(Kind::Summary), "{args:?}");
             assert_eq!(plan.top, 20, "{args:?}");
             assert_eq!(files, ["a"]);
         }
@@ -421,11 +412,14 @@ mod tests {
 
     #[test]
     fn top_alone_is_a_summary_but_not_beside_what_takes_it() {
-        assert!(plan_of(&["/top:3", "a"]).0.views.summary);
+        assert!(plan_of(&["/top:3", "a"]).0.views.has(Kind::Summary));
         let (plan, _) = plan_of(&["/functions", "/top:3", "a"]);
-        assert!(plan.views.functions && !plan.views.summary);
+        assert!(plan.views.has(Kind::Functions) && !plan.views.has(Kind::Summary));
         let (plan, _) = plan_of(&["/compare", "/top:3", "a", "b"]);
-        assert!(!plan.views.summary, "/compare shows its own top keys");
+        assert!(
+            !plan.views.has(Kind::Summary),
+            "/compare shows its own top keys"
+        );
         assert_eq!(plan.top, 3);
     }
 
@@ -520,7 +514,7 @@ mod tests {
         let (plan, _) = plan_of(&["/validate", "a"]);
         assert!(plan.validate && plan.sections.is_empty());
         let (plan, _) = plan_of(&["/validate", "/summary", "/check", "a"]);
-        assert!(plan.validate && plan.views.summary && plan.check);
+        assert!(plan.validate && plan.views.has(Kind::Summary) && plan.check);
         let (plan, _) = plan_of(&["/validate", "/header", "a"]);
         assert_eq!(plan.sections, sections(|s| s.header = true));
     }

@@ -6,9 +6,9 @@ use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use sptdump::analysis::stacks::StackOrder;
-use sptdump::dump::{DEFAULT_TOP, Sections, Views};
-use sptdump::format::tables::StringIndex;
+use crate::dump::{DEFAULT_TOP, Kind, Sections, View, Views};
+use crate::format::stackorder::StackOrder;
+use crate::format::tables::StringIndex;
 
 /// When to show a progress bar (`/progress`, `/quiet`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -168,35 +168,35 @@ pub const OPTIONS: &[Opt] = &[
         |g| g.sections.event = true,
     ),
     flag(
-        "summary",
+        Kind::Summary.declaration().name,
         Group::Sections,
         "per binary: totals per event kind and the hottest addresses",
-        |g| g.views.summary = true,
+        |g| g.views.add(View::Summary),
     ),
     flag(
-        "functions",
+        Kind::Functions.declaration().name,
         Group::Sections,
         "per binary: inclusive and exclusive call-stack hits per function",
-        |g| g.views.functions = true,
+        |g| g.views.add(View::Functions),
     ),
     flag(
-        "lines",
+        Kind::Lines.declaration().name,
         Group::Sections,
         "per binary and source: the hottest source lines (with /pdb)",
-        |g| g.views.lines = true,
+        |g| g.views.add(View::Lines),
     ),
     flag(
-        "folded",
+        Kind::Folded.declaration().name,
         Group::Sections,
         "the call stacks as folded lines (outer;...;leaf hits), for flame-graph tools",
-        |g| g.views.folded = true,
+        |g| g.views.add(View::Folded),
     ),
     valued(
-        "flamegraph",
+        Kind::FlameGraph.declaration().name,
         "FILE",
         "write an interactive SVG flame graph of the call stacks to FILE",
         |g, v| {
-            g.views.flamegraph = Some(PathBuf::from(v));
+            g.views.add(View::FlameGraph(PathBuf::from(v)));
             Ok(())
         },
     ),
@@ -207,40 +207,40 @@ pub const OPTIONS: &[Opt] = &[
         |g| g.views.icicle = true,
     ),
     valued(
-        "pprof",
+        Kind::Pprof.declaration().name,
         "FILE",
         "write the trace as a gzipped pprof profile (go tool pprof, Pyroscope) to FILE",
         |g, v| {
-            g.views.pprof = Some(PathBuf::from(v));
+            g.views.add(View::Pprof(PathBuf::from(v)));
             Ok(())
         },
     ),
     valued(
-        "html",
+        Kind::Html.declaration().name,
         "FILE",
         "write a self-contained HTML report (binaries, check, samples, functions,\n\
          lines, flame graph) to FILE",
         |g, v| {
-            g.views.html = Some(PathBuf::from(v));
+            g.views.add(View::Html(PathBuf::from(v)));
             Ok(())
         },
     ),
     valued(
-        "parquet",
+        Kind::Parquet.declaration().name,
         "DIR",
         "write the counts as Parquet tables (samples, arcs, stacks; a file per trace)\n\
          under DIR, for DuckDB, Spark or pandas to sum",
         |g, v| {
-            g.views.parquet = Some(PathBuf::from(v));
+            g.views.add(View::Parquet(PathBuf::from(v)));
             Ok(())
         },
     ),
     valued(
-        "speedscope",
+        Kind::Speedscope.declaration().name,
         "FILE",
         "write the trace in speedscope's JSON format to FILE",
         |g, v| {
-            g.views.speedscope = Some(PathBuf::from(v));
+            g.views.add(View::Speedscope(PathBuf::from(v)));
             Ok(())
         },
     ),
@@ -466,7 +466,7 @@ fn label(o: &Opt) -> String {
     }
 }
 
-/// The help text, in the style of the MSVC tools, its option lists made from [`OPTIONS`].
+/// The help text, in the style of the MSVC tools, its option lists made from the table of options.
 pub fn help() -> String {
     // Two spaces after the longest option.
     let width = OPTIONS.iter().map(|o| label(o).len()).max().unwrap_or(0) + 2;

@@ -5,9 +5,8 @@
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
-use super::UsageError;
 use super::options::OPTIONS;
-use super::usage;
+use super::usage::{UsageError, usage};
 
 /// An argument that may be an option: its spelling, name and value.
 pub struct Spelled {

@@ -5,8 +5,10 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
+use super::kept::Kept;
 use super::many::open_one;
-use super::trace::{Kept, Within};
+use super::trace::Within;
+use super::view::{Compared, Kind};
 use super::views::{self, Named};
 use super::{Outcome, Plan, Status, Traces};
 use crate::analysis::check;
@@ -59,7 +61,10 @@ fn compared<P: Printer>(
         size: None,
     };
     let mut status = Status::Clean;
-    let drawn = views.functions || views.flamegraph.is_some() || views.html.is_some();
+    // The views of the two together read both traces' keys named.
+    let drawn = views
+        .iter()
+        .any(|v| v.declaration().compared == Compared::Both);
     let named = drawn.then(|| [views::named(plan, base), views::named(plan, new)]);
     let mut report = None;
     if let (Some(b), Some(n)) = (side(base, plan.inline), side(new, plan.inline)) {
@@ -69,13 +74,13 @@ fn compared<P: Printer>(
             r.functions = compare::functions(&functions_of(p), &functions_of(q), plan.top);
         }
         // The keys that moved are printed when asked; the report shows them anyway.
-        let moved = if views.functions {
+        let moved = if views.has(Kind::Functions) {
             Vec::new()
         } else {
             std::mem::take(&mut r.functions)
         };
         printer.compare(&new_file, &r)?;
-        if !views.functions {
+        if !views.has(Kind::Functions) {
             r.functions = moved;
         }
         if min_overlap.is_some_and(|min| r.below(min)) {
@@ -87,14 +92,14 @@ fn compared<P: Printer>(
         return Ok(status);
     };
     let drawing = differential(printer, traces, &new_file, p, q)?;
-    if let Some(path) = &views.flamegraph
+    if let Some(path) = views.path(Kind::FlameGraph)
         && !write(printer, &new_file, "flame graph", path, |w| {
             drawing.draw(w, views.icicle)
         })?
     {
         status = Status::Errors;
     }
-    if let (Some(path), Some(report)) = (&views.html, &report) {
+    if let (Some(path), Some(report)) = (views.path(Kind::Html), &report) {
         let page = |w: &mut BufWriter<File>| {
             let sides = [(0, base), (1, new)].map(|(i, k)| html::Trace {
                 label: traces.paths[i].as_str(),

@@ -6,7 +6,8 @@ use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
 
-use super::trace::{self, Kept, Within};
+use super::kept::Kept;
+use super::trace::{self, Within};
 use super::{Outcome, Plan, Traces};
 use crate::input::{Input, OpenError};
 use crate::output::{FileInfo, Printer, Recorder};

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
+use super::kept::Kept;
 use super::many::each;
-use super::trace::Kept;
 use super::{Out, Plan, Ran, Status, Traces, views};
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;

@@ -15,9 +15,11 @@
 //! out is a [`Conflict`], which names both options and why: nothing is ever dropped quietly.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::analysis::stacks::StackOrder;
+use super::view::{Compared, Kind, Merged, Reads, Views, Writes};
+
+use crate::format::stackorder::StackOrder;
 use crate::format::tables::StringIndex;
 use crate::image::matching::{MatchFile, PdbFile};
 use crate::output::Format;
@@ -28,7 +30,7 @@ pub const DEFAULT_TOP: usize = 10;
 
 /// What a run does. Built once from the command line (or by hand, from
 /// [`Plan::default`]: the default dump of `sptdump trace.spt`), then walked by
-/// [`run`](super::run).
+/// [`run`](super::run()).
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
@@ -123,81 +125,6 @@ impl Sections {
     }
 }
 
-/// The analyses and exports of a profile: of each trace, or of all of them merged.
-#[non_exhaustive]
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Views {
-    /// Per binary: totals per event kind and the top entries (`/summary`).
-    pub summary: bool,
-    /// Inclusive and exclusive call-stack hits per function (`/functions`).
-    pub functions: bool,
-    /// The hottest source lines per binary and source (`/lines`).
-    pub lines: bool,
-    /// The call stacks, folded (`/folded`).
-    pub folded: bool,
-    /// An SVG flame graph of the call stacks, written to this file (`/flamegraph:FILE`).
-    pub flamegraph: Option<PathBuf>,
-    /// The flame graph drawn top-down, the outermost frame at the top (`/icicle`).
-    pub icicle: bool,
-    /// A gzipped pprof profile, written to this file (`/pprof:FILE`).
-    pub pprof: Option<PathBuf>,
-    /// A speedscope file, written to this file (`/speedscope:FILE`).
-    pub speedscope: Option<PathBuf>,
-    /// A self-contained HTML report, written to this file (`/html:FILE`).
-    pub html: Option<PathBuf>,
-    /// The counts as Parquet tables, written under this directory (`/parquet:DIR`), a file
-    /// per trace and table.
-    pub parquet: Option<PathBuf>,
-}
-
-impl Views {
-    /// Whether no view is asked for.
-    pub fn is_empty(&self) -> bool {
-        *self == Views::default()
-    }
-
-    /// The files the views write, each with its option's name.
-    pub fn files(&self) -> impl Iterator<Item = (&'static str, &Path)> {
-        [
-            ("flamegraph", &self.flamegraph),
-            ("pprof", &self.pprof),
-            ("speedscope", &self.speedscope),
-            ("html", &self.html),
-        ]
-        .into_iter()
-        .filter_map(|(name, path)| Some((name, path.as_deref()?)))
-    }
-
-    /// Whether a view prints tables of the top entries (`/top`) on standard output:
-    /// `/summary`, `/functions`, `/lines`. Text shows them under the trace's `File:` line.
-    pub fn tables(&self) -> bool {
-        self.summary || self.functions || self.lines
-    }
-
-    /// Whether the views read the call stacks, folded by key.
-    fn stacks(&self) -> bool {
-        self.functions || self.lines || self.folded || self.flamegraph.is_some() || self.exports()
-    }
-
-    /// Whether the views name the frames of the call stacks by key (`/lines` and `/parquet`
-    /// read the symbols themselves, pprof the decoded stacks).
-    pub(crate) fn profiled(&self) -> bool {
-        self.functions
-            || self.folded
-            || self.flamegraph.is_some()
-            || self.speedscope.is_some()
-            || self.html.is_some()
-    }
-
-    /// Whether a profile for another viewer is written.
-    fn exports(&self) -> bool {
-        self.pprof.is_some()
-            || self.speedscope.is_some()
-            || self.html.is_some()
-            || self.parquet.is_some()
-    }
-}
-
 /// How the traces of a run are taken together.
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -243,21 +170,14 @@ impl Conflict {
 }
 
 impl Plan {
-    /// What the decoder must count for this plan.
+    /// What the decoder must count for this plan: what its views read, and `/check` and
+    /// `/compare` the summary's tables, call-stack arcs among them.
     pub(crate) fn needs(&self) -> Needs {
-        let views = &self.views;
+        let reads = self.views.reads();
         let compared = matches!(self.shape, Shape::Compared { .. });
-        // The summary's tables hold every address and arc: the exports, /check and
-        // /compare are made of them too.
-        let stack_arcs = views.summary
-            || self.check
-            || compared
-            || views.html.is_some()
-            || views.parquet.is_some();
-        // /functions and the flame graph show the samples of traces without call stacks.
-        let flat = views.functions || views.flamegraph.is_some();
-        let counts = stack_arcs || views.exports() || views.lines || flat;
-        let stacks = views.stacks();
+        let stack_arcs = reads.stack_arcs() || self.check || compared;
+        let counts = reads.counts() || stack_arcs;
+        let stacks = reads.stacks();
         let events = self.sections.event;
         Needs {
             events,
@@ -271,6 +191,20 @@ impl Plan {
     /// Whether the views are printed per trace (else once, of the merged profile).
     pub(crate) fn views_per_trace(&self) -> bool {
         self.shape != Shape::Merged
+    }
+
+    /// Whether the view of `kind` is made of each trace on its own: not when the traces are
+    /// compared and it is of the two together.
+    pub(crate) fn of_each_trace(&self, kind: Kind) -> bool {
+        !(matches!(self.shape, Shape::Compared { .. })
+            && kind.declaration().compared == Compared::Both)
+    }
+
+    /// Whether a view made of each trace on its own reads any of `reads`.
+    pub(crate) fn each_trace_reads(&self, reads: Reads) -> bool {
+        self.views
+            .iter()
+            .any(|v| self.of_each_trace(v.kind()) && v.declaration().reads.any(reads))
     }
 
     /// Whether what the decoder counted must outlive the trace: for the merged profile or
@@ -296,62 +230,60 @@ impl Plan {
         self.sections.is_empty()
     }
 
-    /// Why this plan cannot run over `traces` traces, when it cannot: two options that do
-    /// not go together, or a number of traces an option does not take. The command line
-    /// reports it as a usage error.
+    /// Why this plan cannot run over `traces` traces, when it cannot: a view this build
+    /// cannot make, a view that does not go with how the traces are taken together (its
+    /// declaration says), a number of traces the shape or a file does not take, two files
+    /// of one path. The command line reports it as a usage error.
     pub fn conflict(&self, traces: usize) -> Option<Conflict> {
-        let files: Vec<(&str, &Path)> = self.views.files().collect();
-        if cfg!(not(feature = "parquet")) && self.views.parquet.is_some() {
-            return Some(Conflict::new(
-                "/parquet: this sptdump was built without Parquet tables (cargo's \"parquet\" \
-                 feature, on by default)",
-            ));
+        let views = || self.views.iter().map(|v| v.declaration());
+        if let Some(d) = views().find(|d| d.missing.is_some()) {
+            let why = d.missing.unwrap_or_default();
+            return Some(Conflict::new(format!("/{}: {why}", d.name)));
         }
-        if self.views.parquet.is_some() && self.shape != Shape::Each {
-            let with = if self.shape == Shape::Merged {
-                "/merge"
-            } else {
-                "/compare"
-            };
-            // The tables are each trace's: an engine sums them.
+        let refused = views().find_map(|d| match (self.shape, d.merged, d.compared) {
+            (Shape::Merged, Merged::Refused(why), _) => Some((d.name, why, "/merge", "")),
+            (Shape::Compared { .. }, _, Compared::Refused(why, more)) => {
+                Some((d.name, why, "/compare", more))
+            }
+            _ => None,
+        });
+        if let Some((name, why, with, more)) = refused {
             return Some(Conflict::new(format!(
-                "/parquet writes each trace's tables, for an engine to sum: it does not go \
-                 with {with}"
+                "/{name} {why}: it does not go with {with}{more}"
             )));
         }
         match self.shape {
-            Shape::Compared { .. } => {
-                if traces != 2 {
-                    return Some(Conflict::new(format!(
-                        "/compare takes exactly two traces, BASE and NEW ({traces} given)"
-                    )));
-                }
-                // A flame graph of two traces is their differential one, their report one
-                // of both.
-                let both = ["flamegraph", "html"];
-                if let Some((name, _)) = files.iter().find(|(name, _)| !both.contains(name)) {
-                    return Some(Conflict::new(format!(
-                        "/{name} draws one profile: it does not go with /compare BASE NEW, \
-                         which reads two apart"
-                    )));
-                }
+            Shape::Compared { .. } if traces != 2 => {
+                return Some(Conflict::new(format!(
+                    "/compare takes exactly two traces, BASE and NEW ({traces} given)"
+                )));
             }
             Shape::Merged if self.views.is_empty() => {
-                return Some(Conflict::new(
-                    "/merge merges the analyses of the traces: give it /summary, /functions, \
-                     /folded, /flamegraph, /pprof or /speedscope",
-                ));
+                let merged: Vec<String> = Kind::ALL
+                    .iter()
+                    .map(|k| k.declaration())
+                    .filter(|d| d.merged == Merged::Merged)
+                    .map(|d| format!("/{}", d.name))
+                    .collect();
+                let (last, rest) = merged.split_last().expect("views merge");
+                return Some(Conflict::new(format!(
+                    "/merge merges the analyses of the traces: give it {} or {last}",
+                    rest.join(", ")
+                )));
             }
-            Shape::Merged => {}
-            Shape::Each => {
-                if let Some((name, _)) = files.first().filter(|_| traces > 1) {
+            Shape::Each if traces > 1 => {
+                let one = views().find(|d| matches!(d.writes, Writes::File(_)));
+                if let Some(d) = one {
                     return Some(Conflict::new(format!(
-                        "/{name} writes one file: give it one trace, or /merge several \
-                         ({traces} given)"
+                        "/{} writes one file: give it one trace, or /merge several \
+                         ({traces} given)",
+                        d.name
                     )));
                 }
             }
+            _ => {}
         }
+        let files: Vec<(&str, &Path)> = self.views.files().collect();
         for (i, (a, path)) in files.iter().enumerate() {
             if let Some((b, _)) = files[i + 1..].iter().find(|(_, p)| p == path) {
                 return Some(Conflict::new(format!(
@@ -367,6 +299,7 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dump::view::View;
 
     fn plan(views: Views, shape: Shape) -> Plan {
         Plan {
@@ -379,16 +312,10 @@ mod tests {
 
     #[test]
     fn the_exports_alone_count_no_call_stack_arcs() {
-        let pprof = Views {
-            pprof: Some("p.pb.gz".into()),
-            ..Views::default()
-        };
+        let pprof = Views::from_iter([View::Pprof("p.pb.gz".into())]);
         let needs = plan(pprof, Shape::Each).needs();
         assert!(needs.counts && needs.stacks && !needs.stack_arcs && needs.stream);
-        let summary = Views {
-            summary: true,
-            ..Views::default()
-        };
+        let summary = Views::from_iter([View::Summary]);
         let needs = plan(summary, Shape::Each).needs();
         assert!(needs.counts && needs.stack_arcs && !needs.stacks);
         let compared = plan(Views::default(), Shape::Compared { min_overlap: None });
@@ -419,11 +346,7 @@ mod tests {
 
     #[test]
     fn conflicts_name_both_options() {
-        let two = Views {
-            pprof: Some("same".into()),
-            speedscope: Some("same".into()),
-            ..Views::default()
-        };
+        let two = Views::from_iter([View::Pprof("same".into()), View::Speedscope("same".into())]);
         let e = plan(two.clone(), Shape::Each).conflict(1).unwrap();
         assert_eq!(
             e.to_string(),
@@ -439,6 +362,10 @@ mod tests {
         assert!(e.to_string().contains("(3 given)"), "{e}");
         assert_eq!(plan(Views::default(), compared).conflict(2), None);
         let e = plan(Views::default(), Shape::Merged).conflict(2).unwrap();
-        assert!(e.to_string().starts_with("/merge merges"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "/merge merges the analyses of the traces: give it /summary, /functions, \
+             /folded, /flamegraph, /lines, /pprof, /speedscope or /html"
+        );
     }
 }

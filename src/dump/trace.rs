@@ -14,11 +14,12 @@
 use std::io;
 use std::sync::Arc;
 
+use super::kept::{Kept, match_results};
+use super::view::Writes;
 use super::{Out, Outcome, Plan, Sections, Shape, views};
 use crate::analysis::check;
 use crate::analysis::collect::Collector;
 use crate::analysis::stacks::StackCounts;
-use crate::analysis::summary::Summary;
 use crate::format::decode::{Decoder, Selection, Sink};
 use crate::format::diag::{Code, Diagnostic, Severity, Tally};
 use crate::format::error::Error;
@@ -27,24 +28,11 @@ use crate::format::magic::Foreign;
 use crate::format::progid::registry_form;
 use crate::format::record::{Record, SampleKind};
 use crate::format::tables::{Tables, base_name};
-use crate::image::matching::{self, MatchResult, MatchStatus};
+use crate::image::matching::{self, MatchStatus};
 use crate::image::spd;
 use crate::image::symbols::SymbolMap;
 use crate::input::{Input, OpenError, Opened};
 use crate::output::{FileInfo, Printer};
-
-/// What a trace's counters counted, with the names its addresses are shown by: a profile
-/// the views read, kept past the trace when the traces are merged or compared.
-pub(crate) struct Kept {
-    /// Every address and arc per binary and source, when the plan counts them.
-    pub summary: Option<Summary>,
-    /// The distinct call stacks, when the plan keeps them.
-    pub stacks: Option<StackCounts>,
-    /// The binaries' names and identities.
-    pub tables: Tables,
-    /// The `/pdb` symbols attached to its binaries.
-    pub symbols: SymbolMap,
-}
 
 /// How a trace is read within its run.
 #[derive(Clone, Copy, Debug)]
@@ -210,10 +198,13 @@ fn unwritten<P: Printer>(
     if plan.shape != Shape::Each {
         return Ok(());
     }
-    let mut options: Vec<&str> = plan.views.files().map(|(name, _)| name).collect();
-    if plan.views.parquet.is_some() {
-        options.push("parquet");
-    }
+    // The files first, then the directories.
+    let (mut options, directories): (Vec<_>, Vec<_>) = plan
+        .views
+        .written()
+        .partition(|(d, _)| matches!(d.writes, Writes::File(_)));
+    options.extend(directories);
+    let options: Vec<&str> = options.into_iter().map(|(d, _)| d.name).collect();
     if options.is_empty() {
         return Ok(());
     }
@@ -435,21 +426,6 @@ fn verdicts<P: Printer>(
         out.failed += report.count(Severity::Error) as usize;
     }
     Ok(())
-}
-
-/// The verdict of each `/match` file on the trace's program IDs.
-pub(super) fn match_results<'p>(plan: &'p Plan, tables: &Tables) -> Vec<MatchResult<'p>> {
-    plan.matches
-        .iter()
-        .map(|file| MatchResult {
-            file,
-            verdict: file
-                .identity
-                .as_ref()
-                .ok()
-                .map(|id| matching::judge(id, tables)),
-        })
-        .collect()
 }
 
 /// Feeds the decoder's output to the printer, the counters and the tally.

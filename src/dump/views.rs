@@ -6,16 +6,18 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use super::plan::Views;
-use super::trace::Kept;
-use super::{Out, Plan, Shape};
+use super::kept::Kept;
+use super::view::{Kind, Reads, View, Views};
+use super::{Out, Plan};
 use crate::analysis::Counted;
 use crate::analysis::keys::Namers;
-use crate::analysis::stacks::{self, BinaryStacks, StackCounts, StackOrder, StackProfile};
+use crate::analysis::profile::{BinaryStacks, StackProfile};
+use crate::analysis::stacks::{self, StackCounts};
 use crate::analysis::summary::Summary;
-use crate::analysis::{check, functions, lines, memory, share};
+use crate::analysis::{check, functions, lines, memory, profile, sampled, share};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
+use crate::format::stackorder::StackOrder;
 use crate::format::tables::Tables;
 use crate::image::matching::MatchResult;
 #[cfg(feature = "parquet")]
@@ -31,10 +33,10 @@ pub(super) struct After {
     pub stacks: bool,
 }
 
-/// Prints and writes the views of the profile `kept`, named `file`. What no view after
-/// needs and the caller does not read `after` is let go as soon as it can be: the summary's
-/// tables once the call stacks are all that is drawn, the call stacks as decoded once they
-/// are folded by key.
+/// Prints and writes the views of the profile `kept`, named `file`, in the order they are
+/// shown ([`Kind`]). What no view after needs and the caller does not read `after` is let go
+/// as soon as it can be, as the views' declarations say: the summary's tables once the call
+/// stacks are all that is drawn, the call stacks as decoded once they are folded by key.
 pub(super) fn show<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
@@ -43,16 +45,17 @@ pub(super) fn show<P: Printer>(
     after: After,
 ) -> Result<(), Error> {
     let views = &plan.views;
-    if views.summary {
+    if views.has(Kind::Summary) {
         summary(out, plan, kept)?;
     }
-    let_go_of_samples(views, kept, after);
-    let Some(stacks) = &kept.stacks else {
+    if views.iter().all(|v| v.kind() == Kind::Summary) {
         return Ok(());
-    };
-    let profiled = views.profiled();
-    let named = profiled || views.pprof.is_some();
+    }
+    let_go_of_samples(views, kept, after);
+    let none = StackCounts::default();
+    let stacks = kept.stacks.as_ref().unwrap_or(&none);
     // Every address the views name, looked up once per binary.
+    let named = views.read(Reads::INLINE_NAMES);
     let namers = stacks::namers(
         stacks,
         kept.summary.as_ref(),
@@ -61,59 +64,106 @@ pub(super) fn show<P: Printer>(
         plan.inline && named,
     );
     unread_lines(out, file, &kept.tables, &namers)?;
-    // pprof, `/lines` and `/parquet` read the call stacks as decoded, and the caller may
-    // after; the other views, the profile by key.
-    let keep = views.pprof.is_some() || views.lines || views.parquet.is_some() || after.stacks;
     let (order, tables) = (plan.stack_order, &kept.tables);
     let report = report_input(plan, file, kept, stacks);
     let_go_of_stack_arcs(views, &mut kept.summary, after);
+    // The views that read the call stacks as decoded after the fold, and the caller, keep
+    // them; the others read the profile by key.
+    let keep = views.read(Reads::STACKS_AFTER) || after.stacks;
+    let profiled = views.read(Reads::PROFILE);
     let profile = profile(&mut kept.stacks, tables, order, &namers, profiled, keep);
     let handed = handed_to_pprof(views, &mut kept.stacks, after);
-    let none = StackCounts::default();
     let counted = counted(
         kept,
         kept.stacks.as_ref().unwrap_or(&none),
         plan.stack_order,
     );
     let label = report.as_ref().map(|r| r.label.as_str());
-    let (Flat { sampled, functions }, drawn) =
-        flat_beside_drawn(plan, &counted, &namers, &profile, label);
-    // Under /compare, /functions is how the two traces' functions moved (dump/compare.rs).
-    if views.functions && !matches!(plan.shape, Shape::Compared { .. }) {
-        out.print(|p| p.functions(&functions))?;
-    }
-    if views.folded {
-        folded(out, file, &profile)?;
-    }
-    // Under /compare, the flame graph is the two traces' differential one (dump/compare.rs).
-    if let Some(path) = &views.flamegraph
-        && !matches!(plan.shape, Shape::Compared { .. })
-    {
-        flame_graph(out, file, plan, path, &profile, &sampled)?;
-    }
-    if let Some(counted) = counted {
-        if views.lines {
-            source_lines(out, file, plan, &counted)?;
-        }
-        if let Some(path) = &views.pprof {
-            pprof(out, file, path, &counted, handed, &namers)?;
-        }
-        let flat = Flat { sampled, functions };
-        // The report's flame graphs are drawn after the other views, once what nothing else
-        // reads is let go of, in that room, unless made beside the flat profiles.
-        let drawn = drawn.or_else(|| {
-            let label = &report.as_ref()?.label;
-            Some(flame_input(label, &profile, &flat.sampled))
-        });
-        // The profile is the exports' to let go of: nothing after reads it.
-        exports(out, file, plan, &counted, &namers, profile)?;
-        if let (Some(input), Some((title, folded, _))) = (report, drawn) {
-            let_go_of_counts(kept, after);
-            let functions = &flat.functions;
-            self::report(out, file, input, (&title, folded), &kept.tables, functions)?;
-        }
+    let (flat, drawn) = flat_beside_drawn(plan, &counted, &namers, &profile, label);
+    let made = Made {
+        counted,
+        namers,
+        profile,
+        handed,
+        flat,
+        drawn,
+    };
+    let (functions, drawn) = walk(out, file, plan, made, report.as_ref())?;
+    // The report last, once what nothing else reads is let go of, in that room.
+    if let (Some(input), Some((title, folded, _))) = (report, drawn) {
+        let_go_of_counts(kept, after);
+        self::report(out, file, input, (&title, folded), &kept.tables, &functions)?;
     }
     Ok(())
+}
+
+/// What the views of a profile read, made once before they are walked.
+struct Made<'k> {
+    /// What the counters counted, unless the summary could not be finished (which was said).
+    counted: Option<Counted<'k>>,
+    /// Every address the views name, looked up once per binary.
+    namers: Namers<'k>,
+    /// The call stacks by key, for the views that read them.
+    profile: StackProfile,
+    /// The call stacks as decoded, for pprof to let go of once written.
+    handed: Option<StackCounts>,
+    /// The samples without call stacks, as the views need them.
+    flat: Flat,
+    /// What the report's flame graphs draw, when made beside the flat profiles.
+    drawn: Option<FlameInput>,
+}
+
+/// Shows each view of the plan but the summary (shown first) and the report (written last,
+/// by the caller), in the order they are shown; what the views made lets go as they finish.
+/// Returns what the report reads: the `/functions` lines and its flame graphs' input.
+fn walk<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    plan: &Plan,
+    made: Made<'_>,
+    report: Option<&ReportInput<'_>>,
+) -> Result<(Vec<functions::FunctionsLine>, Option<FlameInput>), Error> {
+    let Made {
+        counted,
+        namers,
+        mut profile,
+        mut handed,
+        flat: Flat { sampled, functions },
+        mut drawn,
+    } = made;
+    for view in plan.views.iter() {
+        let kind = view.kind();
+        // The report's flame graphs are drawn of what is made here, once pprof (whose peak
+        // it would add to) is written and before the profile is handed to speedscope,
+        // unless made beside the flat profiles.
+        if let Some(report) = report.filter(|_| kind > Kind::Pprof && drawn.is_none()) {
+            drawn = Some(flame_input(&report.label, &profile, &sampled));
+        }
+        if !plan.of_each_trace(kind) {
+            continue;
+        }
+        match (view, &counted) {
+            (View::Summary | View::Html(_), _) => {}
+            (View::Functions, _) => out.print(|p| p.functions(&functions))?,
+            (View::Folded, _) => folded(out, file, &profile)?,
+            (View::FlameGraph(path), _) => flame_graph(out, file, plan, path, &profile, &sampled)?,
+            (View::Lines, Some(counted)) => source_lines(out, file, plan, counted)?,
+            (View::Pprof(path), Some(counted)) => {
+                pprof(out, file, path, counted, handed.take(), &namers)?;
+            }
+            #[cfg(feature = "parquet")]
+            (View::Parquet(dir), Some(counted)) => parquet_tables(out, file, counted, dir)?,
+            (View::Speedscope(path), Some(counted)) => {
+                // The profile is speedscope's to let go of: nothing after reads it.
+                let profile = std::mem::take(&mut profile);
+                speedscope(out, file, path, counted, &namers, profile)?;
+            }
+            (_, None) => {}
+            #[cfg(not(feature = "parquet"))]
+            (View::Parquet(_), Some(_)) => {}
+        }
+    }
+    Ok((functions, drawn))
 }
 
 /// `/summary`: what the trace holds, per binary and source.
@@ -157,26 +207,25 @@ fn profile(
     }
 }
 
-/// The call stacks as decoded, taken for pprof when nothing after it reads them:
-/// it lets go of them once it has written their samples.
+/// The call stacks as decoded, taken for pprof when no other view and not the caller reads
+/// them after the fold: it lets go of them once it has written their samples.
 fn handed_to_pprof(
     views: &Views,
     stacks: &mut Option<StackCounts>,
     after: After,
 ) -> Option<StackCounts> {
-    let read_after = views.lines || views.parquet.is_some() || after.stacks;
-    if views.pprof.is_some() && !read_after {
+    let read_after = views.read_by_others(Kind::Pprof, Reads::STACKS_AFTER) || after.stacks;
+    if views.has(Kind::Pprof) && !read_after {
         stacks.take()
     } else {
         None
     }
 }
 
-/// Lets go of the summary's call-stack arcs once the report has read them (`/summary` has
-/// too, before), unless `/parquet` or the caller reads them after: none of the other views
-/// does.
+/// Lets go of the summary's call-stack arcs once the views that read them before the fold
+/// have (`/summary`, the report), unless a view or the caller reads them after.
 fn let_go_of_stack_arcs(views: &Views, summary: &mut Option<Summary>, after: After) {
-    if views.parquet.is_none()
+    if !views.read(Reads::STACK_ARCS_AFTER)
         && !after.summary
         && let Some(summary) = summary
     {
@@ -184,18 +233,12 @@ fn let_go_of_stack_arcs(views: &Views, summary: &mut Option<Summary>, after: Aft
     }
 }
 
-/// Lets go of the summary's tables when the views draw only call stacks and there are some
-/// (a flame graph draws one source of samples only for a trace without), unless the caller
-/// reads them `after`.
+/// Lets go of the summary's tables when no view reads them once the call stacks are drawn,
+/// and there are call stacks (a flame graph draws one source of samples only for a trace
+/// without), unless the caller reads them `after`.
 fn let_go_of_samples(views: &Views, kept: &mut Kept, after: After) {
-    let stacks_alone = !(views.functions
-        || views.lines
-        || views.pprof.is_some()
-        || views.speedscope.is_some()
-        || views.html.is_some()
-        || views.parquet.is_some());
     let drawn = kept.stacks.as_ref().is_some_and(|s| s.unique() > 0);
-    if stacks_alone && drawn && !after.summary {
+    if !views.read(Reads::SAMPLES) && drawn && !after.summary {
         kept.summary = None;
     }
 }
@@ -227,19 +270,15 @@ struct Flat {
 }
 
 fn flat(plan: &Plan, counted: &Counted<'_>, namers: &Namers<'_>, profile: &StackProfile) -> Flat {
-    let views = &plan.views;
-    // Under /compare, /functions, /html and the flame graph are of the two traces
-    // (dump/compare.rs): none of them is made here.
-    let single = !matches!(plan.shape, Shape::Compared { .. });
-    let lines = single && (views.functions || views.html.is_some());
-    let flame =
-        single && (views.flamegraph.is_some() || views.html.is_some()) && profile.is_empty();
+    // Under /compare, the views of the two traces together are made in dump/compare.rs.
+    let lines = plan.each_trace_reads(Reads::FUNCTIONS);
+    let flame = plan.each_trace_reads(Reads::FLAME) && profile.is_empty();
     let drawn = flame
-        .then(|| stacks::busiest(stacks::sources(counted.summary)))
+        .then(|| sampled::busiest(sampled::sources(counted.summary)))
         .flatten();
     let keep = |s: SampleKind| Some(s) == drawn;
     let (mut sampled, mut functions) = (Vec::new(), Vec::new());
-    stacks::each_sampled(
+    sampled::each_sampled(
         counted,
         namers,
         |s| lines || keep(s),
@@ -274,7 +313,7 @@ fn flat_beside_drawn(
     let Some(counted) = counted else {
         return (Flat::default(), None);
     };
-    let beside = plan.views.pprof.is_none() && !profile.is_empty() && share::two_cores();
+    let beside = !plan.views.has(Kind::Pprof) && !profile.is_empty() && share::two_cores();
     let Some(label) = label.filter(|_| beside) else {
         return (flat(plan, counted, namers, profile), None);
     };
@@ -360,14 +399,14 @@ fn flame_input(label: &str, profile: &StackProfile, sampled: &[BinaryStacks]) ->
             None,
         );
     }
-    let Some(source) = stacks::busiest(sampled.iter().map(|b| (b.source, b.hits))) else {
+    let Some(source) = sampled::busiest(sampled.iter().map(|b| (b.source, b.hits))) else {
         let note = "no samples: the flame graph says so and shows nothing";
         return (label.to_owned(), Vec::new(), Some(note.to_owned()));
     };
     let drawn = drawn(source);
     (
         format!("{label}: {drawn} (no call stacks)"),
-        stacks::folded_by_binary(sampled, source, Some(flamegraph::DRAWN_PARTS)),
+        profile::folded_by_binary(sampled, source, Some(flamegraph::DRAWN_PARTS)),
         Some(format!(
             "no call stacks: the flame graph shows {drawn}, by function"
         )),
@@ -394,7 +433,7 @@ pub(super) fn named(plan: &Plan, kept: &Kept) -> Named {
     let namers = stacks::namers(stacks, Some(summary), order, &kept.symbols, plan.inline);
     Named {
         profile: stacks.profile(order, &kept.tables, &namers),
-        sampled: stacks::sampled(&counted, &namers, |_| true),
+        sampled: sampled::sampled(&counted, &namers, |_| true),
     }
 }
 
@@ -417,7 +456,7 @@ pub(super) fn differential_input(base: &Named, new: &Named) -> DifferentialInput
             new: new.profile.folded(),
         };
     }
-    let Some(source) = stacks::busiest(new.sampled.iter().map(|b| (b.source, b.hits))) else {
+    let Some(source) = sampled::busiest(new.sampled.iter().map(|b| (b.source, b.hits))) else {
         return DifferentialInput {
             what: None,
             base: Vec::new(),
@@ -427,8 +466,8 @@ pub(super) fn differential_input(base: &Named, new: &Named) -> DifferentialInput
     DifferentialInput {
         what: Some(drawn(source)),
         // A differential flame graph colours NEW's frames by BASE's: every frame of both.
-        base: stacks::folded_by_binary(&base.sampled, source, None),
-        new: stacks::folded_by_binary(&new.sampled, source, None),
+        base: profile::folded_by_binary(&base.sampled, source, None),
+        new: profile::folded_by_binary(&new.sampled, source, None),
     }
 }
 
@@ -474,25 +513,20 @@ fn let_go_of_counts(kept: &mut Kept, after: After) {
     kept.stacks = kept.stacks.take().filter(|_| after.stacks);
 }
 
-/// The profiles for other viewers: `/speedscope`, and the `/parquet` tables. speedscope
-/// lets go of each binary's call stacks of `profile` once it has written them.
-fn exports<P: Printer>(
+/// `/speedscope`: the profile written to `path`; speedscope lets go of each binary's call
+/// stacks of `profile` once it has written them.
+fn speedscope<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
-    plan: &Plan,
+    path: &Path,
     counted: &Counted<'_>,
     namers: &Namers<'_>,
     profile: StackProfile,
 ) -> Result<(), Error> {
-    #[cfg(feature = "parquet")]
-    if let Some(dir) = &plan.views.parquet {
-        tables(out, file, counted, dir)?;
-    }
-    if let Some(path) = &plan.views.speedscope
-        && let Err(e) = write_file(path, |w| {
-            speedscope::write(w, counted, namers, profile, &file.label())
-        })
-    {
+    let written = write_file(path, |w| {
+        speedscope::write(w, counted, namers, profile, &file.label())
+    });
+    if let Err(e) = written {
         cannot_write(out, file, "speedscope file", path, &e)?;
     }
     Ok(())
@@ -500,7 +534,7 @@ fn exports<P: Printer>(
 
 /// `/parquet`: the trace's tables, written under `dir`.
 #[cfg(feature = "parquet")]
-fn tables<P: Printer>(
+fn parquet_tables<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
     counted: &Counted<'_>,
@@ -542,12 +576,12 @@ fn report_input<'p>(
     kept: &Kept,
     stacks: &StackCounts,
 ) -> Option<ReportInput<'p>> {
-    let path = plan.views.html.as_deref()?;
+    let path = plan
+        .views
+        .path(Kind::Html)
+        .filter(|_| plan.of_each_trace(Kind::Html))?;
     let counted = counted(kept, stacks, plan.stack_order)?;
-    if matches!(plan.shape, Shape::Compared { .. }) {
-        return None;
-    }
-    let matches = super::trace::match_results(plan, &kept.tables);
+    let matches = super::kept::match_results(plan, &kept.tables);
     let check = check::check(counted.summary, &kept.tables, &kept.symbols, &matches);
     let lines = (!kept.symbols.is_empty()).then(|| lines::lines(&counted, plan.top));
     Some(ReportInput {

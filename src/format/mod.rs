@@ -20,5 +20,6 @@ pub mod magic;
 pub mod opcode;
 pub mod progid;
 pub mod record;
+pub mod stackorder;
 pub mod strtab;
 pub mod tables;

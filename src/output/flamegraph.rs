@@ -19,7 +19,7 @@ use crate::analysis::share;
 
 /// inferno draws a frame of at least a ten-thousandth of the total (its `min_width`, 0.01%);
 /// the stacks given to it may leave out the frames of less than half that
-/// ([`StackProfile::drawn`](crate::analysis::stacks::StackProfile::drawn)): the picture is the
+/// ([`StackProfile::drawn`](crate::analysis::profile::StackProfile::drawn)): the picture is the
 /// same.
 pub const DRAWN_PARTS: u128 = 20_000;
 
@@ -36,7 +36,7 @@ pub struct Drawn {
 /// Writes the flame graph of `folded` (`stack hits` pairs, as [`StackProfile::folded`] gives
 /// them) to `out`, titled `title`.
 ///
-/// [`StackProfile::folded`]: crate::analysis::stacks::StackProfile::folded
+/// [`StackProfile::folded`]: crate::analysis::profile::StackProfile::folded
 pub fn write(
     out: impl Write,
     title: &str,
@@ -248,9 +248,10 @@ fn scale(total: u128, lines: usize) -> u128 {
 mod tests {
     use super::*;
     use crate::analysis::keys::plain;
-    use crate::analysis::stacks::{StackCounts, StackOrder};
+    use crate::analysis::stacks::StackCounts;
     use crate::format::opcode::Opcode;
     use crate::format::record::Samples;
+    use crate::format::stackorder::StackOrder;
     use crate::format::tables::Tables;
 
     /// Leaving out the frames too narrow to be drawn changes nothing of the picture: on a

@@ -5,9 +5,9 @@
 //! its `-i`).
 //!
 //! A block deflated alone starts with an empty window: the pprof profile of the realistic
-//! benchmark trace is 0.12% larger than deflated as one stream (docs/performance.md, round
-//! twelve). The bytes depend on the input and [`BLOCK`] only, never on which thread deflated
-//! a block, so a profile gives the same file every time.
+//! benchmark trace is 0.12% larger than deflated as one stream (round twelve in
+//! docs/notes/performance-rounds.md). The bytes depend on the input and [`BLOCK`] only,
+//! never on which thread deflated a block, so a profile gives the same file every time.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};

@@ -8,21 +8,18 @@
 //! options choose. An exporter that writes a file of its own goes here too, beside them, and
 //! reads an analysis's report: `flamegraph` draws the folded stacks as an SVG, [`pprof`] and
 //! `speedscope` write the profile for those viewers.
-
-use std::borrow::Cow;
-use std::cell::RefCell;
 use std::io::{self, Write};
-use std::rc::Rc;
 
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
-use crate::analysis::stacks::{Folded, StackOrder};
+use crate::analysis::profile::Folded;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::Header;
 use crate::format::record::Record;
+use crate::format::stackorder::StackOrder;
 use crate::format::strtab::StringTable;
 use crate::format::tables::Tables;
 use crate::image::matching::{MatchFile, MatchResult};
@@ -35,208 +32,15 @@ pub(crate) mod json;
 #[cfg(feature = "parquet")]
 pub(crate) mod parquet;
 pub mod pprof;
+mod printer;
 pub(crate) mod speedscope;
 pub(crate) mod text;
 
 use json::JsonPrinter;
 use text::TextPrinter;
 
-/// The file being dumped, as the output names it.
-#[derive(Clone, Copy, Debug)]
-pub struct FileInfo<'a> {
-    /// The path as given on the command line; `-` for standard input.
-    pub path: &'a str,
-    /// The size when known up front; `None` on a pipe.
-    pub size: Option<u64>,
-}
-
-impl FileInfo<'_> {
-    /// Whether this is standard input.
-    pub fn is_stdin(&self) -> bool {
-        self.path == "-"
-    }
-
-    /// How text names the file: its path, or "standard input".
-    pub fn label(&self) -> Cow<'_, str> {
-        if self.is_stdin() {
-            Cow::Borrowed("standard input")
-        } else {
-            Cow::Borrowed(self.path)
-        }
-    }
-}
-
-/// Appends a decimal number.
-#[inline]
-pub(crate) fn push_dec(line: &mut Vec<u8>, v: impl itoa::Integer) {
-    line.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-}
-
-/// The share of `part` in `total` as a percentage with two decimals, as tables show it.
-pub(crate) fn percent(part: u128, total: u128) -> String {
-    if total == 0 {
-        return "-".into();
-    }
-    let share = part as f64 * 100.0 / total as f64;
-    if part > 0 && share < 0.005 {
-        "<0.01%".into()
-    } else {
-        format!("{share:.2}%")
-    }
-}
-
-/// An output format.
-pub(crate) trait Printer {
-    /// Starts a file.
-    fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()>;
-    /// The header section.
-    fn header(&mut self, header: &Header) -> io::Result<()>;
-    /// The string-table section; `table` is `None` when it could not be read.
-    fn strings(&mut self, header: &Header, table: Option<&StringTable>) -> io::Result<()>;
-    /// The program-ID section.
-    fn progids(&mut self, header: &Header, tables: &Tables) -> io::Result<()>;
-    /// Starts the events section.
-    fn begin_events(&mut self) -> io::Result<()>;
-    /// Ends the events section.
-    fn end_events(&mut self) -> io::Result<()>;
-    /// One record of the events section; `tables` name its binary, `symbols` its addresses.
-    fn record(
-        &mut self,
-        record: &Record<'_>,
-        tables: &Tables,
-        symbols: &SymbolMap,
-    ) -> io::Result<()>;
-    /// A problem in the file.
-    fn diagnostic(&mut self, diagnostic: &Diagnostic) -> io::Result<()>;
-    /// The summary of the file's samples.
-    fn summary(
-        &mut self,
-        summary: &Summary,
-        tables: &Tables,
-        symbols: &SymbolMap,
-        order: StackOrder,
-    ) -> io::Result<()>;
-    /// The inclusive and exclusive hits per key of each binary's call stacks (`/functions`).
-    fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()>;
-    /// The hottest source lines (`/lines`).
-    fn source_lines(&mut self, report: &LinesReport) -> io::Result<()>;
-    /// The folded call stacks (`/folded`): `outer;...;leaf` and the hits, sorted.
-    fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()>;
-    /// The check of `/check`: each binary's counts, the verdicts and the SPDConvert mode;
-    /// `diagnostics` are the format diagnostics found, which count in the closing line.
-    fn check(
-        &mut self,
-        file: &FileInfo<'_>,
-        report: &CheckReport,
-        diagnostics: Tally,
-    ) -> io::Result<()>;
-    /// How NEW differs from BASE (`/compare`); `file` is NEW.
-    fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()>;
-    /// The verdicts of `/match`, one per file.
-    fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()>;
-    /// The verdict of `/validate`: the diagnostics found, and whether they pass (with
-    /// `/strict`, warnings do not).
-    fn validation(&mut self, file: &FileInfo<'_>, tally: Tally, valid: bool) -> io::Result<()>;
-    /// Ends a file; `last` when no file follows.
-    fn end_file(&mut self, last: bool) -> io::Result<()>;
-    /// The file could not be opened or read to its end.
-    fn error(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()>;
-    /// Something about the file worth knowing that is not a problem in it (a `/binary`
-    /// list naming none of its binaries, when another trace has them).
-    fn note(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()>;
-    /// The identities of images and PDBs given to `/match` without a trace.
-    fn identities(&mut self, files: &[MatchFile]) -> io::Result<()>;
-    /// Writes out what is buffered.
-    fn flush(&mut self) -> io::Result<()>;
-    /// Writes what another printer of the same format printed into memory, both streams in
-    /// the order it wrote them, as if it had been printed here.
-    fn replay(&mut self, recorded: &Recorded) -> io::Result<()>;
-}
-
-/// What a printer printed into memory ([`Recorder`]): the output and error streams, in the
-/// order they were written.
-#[derive(Debug, Default)]
-pub(crate) struct Recorded {
-    /// Runs of bytes, each with whether it went to the error stream.
-    chunks: Vec<(bool, Vec<u8>)>,
-}
-
-impl Recorded {
-    /// Writes what was recorded to `out` and `err`, in order: the output is flushed before
-    /// each run of the error stream, so that a terminal shows them as they were printed.
-    fn replay(&self, out: &mut impl Write, err: &mut impl Write) -> io::Result<()> {
-        for (to_err, bytes) in &self.chunks {
-            if *to_err {
-                out.flush()?;
-                err.write_all(bytes)?;
-                err.flush()?;
-            } else {
-                out.write_all(bytes)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Records what a printer prints into memory: give it [`Recorder::out`] and
-/// [`Recorder::err`] as its streams, then [`Recorder::finish`].
-#[derive(Default)]
-pub(crate) struct Recorder(Rc<RefCell<Recorded>>);
-
-/// One stream of a [`Recorder`].
-pub(crate) struct Recording {
-    recorded: Rc<RefCell<Recorded>>,
-    to_err: bool,
-}
-
-impl Recorder {
-    /// The output stream.
-    pub fn out(&self) -> Recording {
-        Recording {
-            recorded: Rc::clone(&self.0),
-            to_err: false,
-        }
-    }
-
-    /// The error stream.
-    pub fn err(&self) -> Recording {
-        Recording {
-            recorded: Rc::clone(&self.0),
-            to_err: true,
-        }
-    }
-
-    /// What was recorded, once the printer is done with the streams.
-    pub fn finish(self) -> Recorded {
-        self.0.take()
-    }
-}
-
-impl Write for Recording {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut recorded = self.recorded.borrow_mut();
-        match recorded.chunks.last_mut() {
-            Some((to_err, bytes)) if *to_err == self.to_err => bytes.extend_from_slice(buf),
-            _ => recorded.chunks.push((self.to_err, buf.to_vec())),
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The output format.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Format {
-    /// Text for people (the default).
-    #[default]
-    Text,
-    /// JSON Lines (`/json`).
-    Json,
-}
+pub use printer::{FileInfo, Format};
+pub(crate) use printer::{Printer, Recorded, Recorder, percent, push_dec};
 
 /// A printer of either format, chosen at run time (the driver's `printer` makes one): what the
 /// driver prints a run into.
@@ -317,42 +121,5 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         identities(files: &[MatchFile]);
         flush();
         replay(recorded: &Recorded);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::io::Write;
-
-    use super::{Recorder, percent};
-
-    #[test]
-    fn a_recording_keeps_each_stream_s_writes_in_one_run_until_the_other_writes() {
-        let recorder = Recorder::default();
-        let (mut out, mut err) = (recorder.out(), recorder.err());
-        out.write_all(b"a").unwrap();
-        out.write_all(b"b").unwrap();
-        err.write_all(b"c").unwrap();
-        err.write_all(b"d").unwrap();
-        out.write_all(b"e").unwrap();
-        drop((out, err));
-        let recorded = recorder.finish();
-        let runs: Vec<(bool, &[u8])> = recorded
-            .chunks
-            .iter()
-            .map(|(to_err, bytes)| (*to_err, bytes.as_slice()))
-            .collect();
-        assert_eq!(runs, [(false, &b"ab"[..]), (true, b"cd"), (false, b"e")]);
-    }
-
-    #[test]
-    fn a_share_is_shown_as_it_rounds_and_below_a_hundredth_as_such() {
-        assert_eq!(percent(1, 0), "-");
-        assert_eq!(percent(0, 7), "0.00%");
-        assert_eq!(percent(7, 7), "100.00%");
-        // 1/20,000 is 0.005%: two decimals round it up, so it is no share "below 0.01%".
-        assert_eq!(percent(1, 20_000), "0.01%");
-        assert_eq!(percent(1, 20_001), "<0.01%");
-        assert_eq!(percent(1, 3), "33.33%");
     }
 }

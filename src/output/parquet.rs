@@ -1,6 +1,6 @@
 //! `/parquet:DIR`: a trace's counts as Parquet tables, one row per key, for engines that sum
-//! many traces (DuckDB, Spark, Trino, pandas). SPEC section 13; the columns are in
-//! docs/output.md, "Parquet tables".
+//! many traces (DuckDB, Spark, Trino, pandas). The columns are in docs/output.md, "Parquet
+//! tables: /parquet".
 //!
 //! ```text
 //! DIR/samples/NAME.parquet   trace binary guid age source rva hits function
@@ -43,9 +43,9 @@ use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 
-use crate::analysis::stacks::StackOrder;
 use crate::analysis::{Counted, share};
 use crate::format::record::SampleKind;
+use crate::format::stackorder::StackOrder;
 use crate::format::tables::Tables;
 use crate::image::symbols::Symbols;
 
@@ -362,7 +362,8 @@ fn arcs<W: Write + Send>(
                 })?;
             }
             hits_column(&mut g, arcs().map(|(_, hits)| hits), &mut clamped)?;
-            // A caller's frame is a return address: its call is the byte before (SPEC 9.1).
+            // A caller's frame is a return address, just after its call: the call is the byte
+            // before.
             let caller = u32::from(source == SampleKind::CallStack);
             function_column(
                 &mut g,

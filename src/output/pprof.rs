@@ -40,8 +40,9 @@ use crate::analysis::index::AddressIndex;
 use crate::analysis::keys::{FrameKey, KeyId, Namers};
 use crate::analysis::memory;
 use crate::analysis::share::{self, Share, joined};
-use crate::analysis::stacks::{StackCounts, StackOrder};
+use crate::analysis::stacks::StackCounts;
 use crate::format::record::SampleKind;
+use crate::format::stackorder::StackOrder;
 use crate::output::gzip;
 
 /// `perftools.profiles.Profile`.
@@ -1038,10 +1039,11 @@ mod tests {
     fn addresses_gathered_on_a_second_thread_are_those_gathered_by_one() {
         use super::{Share, addresses_shared};
         use crate::analysis::Counted;
-        use crate::analysis::stacks::{StackCounts, StackOrder};
+        use crate::analysis::stacks::StackCounts;
         use crate::analysis::summary::Summary;
         use crate::format::opcode::Opcode;
         use crate::format::record::Samples;
+        use crate::format::stackorder::StackOrder;
         use crate::format::tables::Tables;
         use crate::image::symbols::SymbolMap;
 

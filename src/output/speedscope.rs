@@ -29,9 +29,10 @@ use serde::{Serialize, Serializer};
 
 use crate::analysis::Counted;
 use crate::analysis::keys::{FrameKey, Namers};
+use crate::analysis::profile::{BinaryStacks, Paths, StackProfile};
+use crate::analysis::sampled::each_sampled_of;
 use crate::analysis::share::joined;
 use crate::analysis::slices::{entry, entry_hash, entry_is, entry_place, hash32, spread};
-use crate::analysis::stacks::{BinaryStacks, Paths, StackProfile, each_sampled_of};
 use crate::format::record::SampleKind;
 use crate::output::push_dec;
 
@@ -491,7 +492,7 @@ mod tests {
         let counted = Counted {
             summary: &summary,
             stacks: &StackCounts::default(),
-            order: crate::analysis::stacks::StackOrder::LeafFirst,
+            order: crate::format::stackorder::StackOrder::LeafFirst,
             tables: &tables,
             symbols: &SymbolMap::none(),
         };
@@ -552,7 +553,7 @@ mod tests {
         let namers = crate::analysis::keys::plain();
         // Enough samples to be written in several pieces; hits past 2^64, a name to escape.
         let samples = (0..20_000u32).map(|rva| (rva * 16, u128::from(rva) << 60));
-        let b = crate::analysis::stacks::flat(
+        let b = crate::analysis::sampled::flat(
             0,
             "a\"b.exe".to_owned(),
             SampleKind::Ip(crate::format::opcode::Opcode::UNHALT_CYCLE),

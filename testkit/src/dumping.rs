@@ -6,16 +6,16 @@
 //! ([`sptdump::dump::run`]). An option set reads the input under test alone, or beside the
 //! bundled sample: twice merged, or compared with the sample as BASE.
 
+use std::ffi::OsString;
 use std::io::Cursor;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
 use serde_json::Value;
-use sptdump::analysis::stacks::StackOrder;
-use sptdump::dump::{self, Outcome, Plan, Sections, Shape, Status, Traces};
+use sptdump::cli::{self, Command};
+use sptdump::dump::{self, Kind, Outcome, Plan, Status, Traces};
 use sptdump::format::diag::Tally;
-use sptdump::format::tables::StringIndex;
 use sptdump::input::{Input, OpenError};
 use sptdump::output::{FileInfo, Format};
 
@@ -41,11 +41,12 @@ pub enum Company {
     AfterSample,
 }
 
-/// One way of running the command line.
+/// One way of running the command line: a command line as a user types it, made into a
+/// plan by sptdump's own parser ([`sptdump::cli::parse`]).
 #[derive(Clone, Debug)]
 pub struct OptionSet {
-    /// The command line it stands for, for messages.
-    pub name: &'static str,
+    /// The command line it was made of, as given to [`OptionSet::parse`].
+    pub name: String,
     /// What to do.
     pub plan: Plan,
     /// The other traces of the run.
@@ -53,15 +54,33 @@ pub struct OptionSet {
 }
 
 impl OptionSet {
-    /// The set `name` of the default plan changed by `change`, the trace read alone.
-    pub fn new(name: &'static str, change: impl FnOnce(&mut Plan)) -> Self {
-        let mut plan = Plan::default();
-        change(&mut plan);
-        OptionSet {
-            name,
-            plan,
-            company: Company::Alone,
+    /// The plan of the command line `line`, its words split at white space, read by
+    /// sptdump's parser, the trace under test read alone. A value written `@NAME` is a file
+    /// of this process's, for exports ([`export_path`]); a line that names no trace is given
+    /// `TRACE`, which stands for the trace under test.
+    ///
+    /// # Panics
+    ///
+    /// When the parser refuses the line, or it is not a run over traces.
+    pub fn parse(line: &str) -> Self {
+        let mut args: Vec<OsString> = line.split_whitespace().map(expand).collect();
+        if args.iter().all(|a| a.to_string_lossy().starts_with('/')) {
+            args.push("TRACE".into());
         }
+        match cli::parse(args) {
+            Ok(Command::Run { plan, .. }) => OptionSet {
+                name: line.to_owned(),
+                plan: *plan,
+                company: Company::Alone,
+            },
+            other => panic!("`{line}` is not a run over traces: {other:?}"),
+        }
+    }
+
+    /// This set, with `company` read beside the trace under test.
+    pub fn with(mut self, company: Company) -> Self {
+        self.company = company;
+        self
     }
 
     /// Whether the output is JSON Lines (`/json`).
@@ -94,141 +113,57 @@ fn export_path(name: &str) -> PathBuf {
     dir.join(format!("{thread}-{name}"))
 }
 
-/// No section: a plan for views and verdicts.
-fn quiet(plan: &mut Plan) {
-    plan.sections = Sections::NONE;
+/// A word of an option set's command line, with an export's `@NAME` made a path.
+fn expand(word: &str) -> OsString {
+    match word.split_once(":@") {
+        Some((option, name)) => {
+            let mut arg = OsString::from(format!("{option}:"));
+            arg.push(export_path(name));
+            arg
+        }
+        None => word.into(),
+    }
 }
 
 /// The option sets every hostile input goes through, every mode among them: the default
 /// dump, `/json`, `/validate` in text and JSON, `/summary /top:3` in text and JSON, both
 /// forced readings of the string indices (`/strindex:ordinal`, `/strindex:offset`),
 /// `/json /event /binary:0`, `/functions /top:3 /folded` in text and JSON (and root first),
-/// `/check` with and beside `/validate /strict`, the exports (Parquet tables too), and `/merge` and
-/// `/compare` with the bundled sample.
+/// `/lines`, `/check` with and beside `/validate /strict`, the exports (Parquet tables too),
+/// and `/merge` and `/compare` with the bundled sample.
 pub fn option_sets() -> Vec<OptionSet> {
-    let json = |p: &mut Plan| p.format = Format::Json;
-    let summary = |p: &mut Plan| {
-        quiet(p);
-        p.views.summary = true;
-        p.top = 3;
-    };
-    let stacks = |p: &mut Plan| {
-        quiet(p);
-        p.views.functions = true;
-        p.views.folded = true;
-        p.top = 3;
-    };
-    let exports = |p: &mut Plan| {
-        quiet(p);
-        p.views.flamegraph = Some(export_path("flame.svg"));
-        p.views.pprof = Some(export_path("profile.pb.gz"));
-        p.views.speedscope = Some(export_path("speedscope.json"));
-        p.views.html = Some(export_path("report.html"));
-    };
-    let with = |mut set: OptionSet, company| {
-        set.company = company;
-        set
-    };
-    vec![
-        OptionSet::new("/all", |_| {}),
-        OptionSet::new("/json", json),
-        OptionSet::new("/validate", |p| {
-            quiet(p);
-            p.validate = true;
-        }),
-        OptionSet::new("/validate /json", |p| {
-            quiet(p);
-            p.validate = true;
-            json(p);
-        }),
-        OptionSet::new("/summary /top:3", summary),
-        OptionSet::new("/summary /top:3 /json", |p| {
-            summary(p);
-            json(p);
-        }),
-        OptionSet::new("/strindex:ordinal /json", |p| {
-            json(p);
-            p.strindex = StringIndex::Ordinal;
-        }),
-        OptionSet::new("/strindex:offset /summary /top:3", |p| {
-            summary(p);
-            p.strindex = StringIndex::Offset;
-        }),
-        OptionSet::new("/json /event /binary:0", |p| {
-            json(p);
-            quiet(p);
-            p.sections.event = true;
-            p.binaries = Some(vec!["0".to_owned()]);
-        }),
-        OptionSet::new("/functions /top:3 /folded", stacks),
-        OptionSet::new("/functions /top:3 /folded /json", |p| {
-            stacks(p);
-            json(p);
-        }),
-        OptionSet::new("/functions /folded /stackorder:root-first /json", |p| {
-            stacks(p);
-            json(p);
-            p.stack_order = StackOrder::RootFirst;
-        }),
-        OptionSet::new("/lines /top:3", |p| {
-            quiet(p);
-            p.views.lines = true;
-            p.top = 3;
-        }),
-        OptionSet::new("/check /validate /strict", |p| {
-            quiet(p);
-            p.check = true;
-            p.validate = true;
-            p.strict = true;
-        }),
-        OptionSet::new("/check /json", |p| {
-            quiet(p);
-            p.check = true;
-            json(p);
-        }),
-        OptionSet::new("/flamegraph /pprof /speedscope /html /parquet", |p| {
-            exports(p);
-            p.views.parquet = Some(export_path("tables"));
-        }),
-        with(
-            OptionSet::new("/merge /summary /functions /json", |p| {
-                summary(p);
-                p.views.functions = true;
-                p.shape = Shape::Merged;
-                json(p);
-            }),
-            Company::ThenSample,
-        ),
-        with(
-            OptionSet::new(
-                "/merge /flamegraph /pprof /speedscope /stackorder:root-first",
-                |p| {
-                    exports(p);
-                    p.shape = Shape::Merged;
-                    p.stack_order = StackOrder::RootFirst;
-                },
-            ),
-            Company::ThenSample,
-        ),
-        with(
-            OptionSet::new("/compare sample.spt TRACE /json", |p| {
-                quiet(p);
-                p.shape = Shape::Compared {
-                    min_overlap: Some(0.5),
-                };
-                json(p);
-            }),
-            Company::AfterSample,
-        ),
-        with(
-            OptionSet::new("/compare /validate sample.spt TRACE", |p| {
-                quiet(p);
-                p.validate = true;
-                p.shape = Shape::Compared { min_overlap: None };
-            }),
-            Company::AfterSample,
-        ),
+    const EXPORTS: &str = "/flamegraph:@flame.svg /pprof:@profile.pb.gz \
+                           /speedscope:@speedscope.json /html:@report.html";
+    let mut sets: Vec<OptionSet> = [
+        "/all",
+        "/json",
+        "/validate",
+        "/validate /json",
+        "/summary /top:3",
+        "/summary /top:3 /json",
+        "/strindex:ordinal /json",
+        "/strindex:offset /summary /top:3",
+        "/json /event /binary:0",
+        "/functions /top:3 /folded",
+        "/functions /top:3 /folded /json",
+        "/functions /folded /stackorder:root-first /json",
+        "/lines /top:3",
+        "/check /validate /strict",
+        "/check /json",
+        &format!("{EXPORTS} /parquet:@tables"),
     ]
+    .into_iter()
+    .map(OptionSet::parse)
+    .collect();
+    sets.extend([
+        OptionSet::parse("/merge /summary /top:3 /functions /json").with(Company::ThenSample),
+        OptionSet::parse(&format!("/merge {EXPORTS} /stackorder:root-first"))
+            .with(Company::ThenSample),
+        OptionSet::parse("/compare /min-overlap:0.5 /json sample.spt TRACE")
+            .with(Company::AfterSample),
+        OptionSet::parse("/compare /validate sample.spt TRACE").with(Company::AfterSample),
+    ]);
+    sets
 }
 
 /// The option set named `name`.
@@ -350,7 +285,7 @@ pub fn dump_input(input: Input, info: &FileInfo<'_>, set: &OptionSet) -> Dumped 
 fn run(traces: &Traces<'_>, at: usize, set: &OptionSet) -> Dumped {
     // Parquet tables are never overwritten: each run writes them afresh. The other exports
     // are removed too, so that a run that does not write one is not judged by the last's.
-    if let Some(dir) = &set.plan.views.parquet {
+    if let Some(dir) = set.plan.views.path(Kind::Parquet) {
         let _ = std::fs::remove_dir_all(dir);
     }
     crate::exports::remove_exports(set);

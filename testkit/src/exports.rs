@@ -25,8 +25,8 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use prost::Message;
 use serde::Deserialize;
-use sptdump::dump::{Plan, Sections};
-use sptdump::output::Format;
+use sptdump::dump::{Kind, Shape};
+use sptdump::format::stackorder::StackOrder;
 use sptdump::output::pprof::Profile;
 
 use crate::dumping::{Dumped, OptionSet, Via, dump_bytes};
@@ -46,18 +46,16 @@ struct FunctionsLine {
 /// (merged when it merges), the one under test read as `via`. Sources without hits are left
 /// out.
 pub fn expected_hits(bytes: &[u8], set: &OptionSet, via: Via) -> Hits {
-    let mut plan = Plan::default();
-    plan.sections = Sections::NONE;
-    plan.format = Format::Json;
-    plan.shape = set.plan.shape;
-    plan.stack_order = set.plan.stack_order;
-    plan.top = 1;
-    plan.views.functions = true;
-    let run = OptionSet {
-        name: "/functions /json",
-        plan,
-        company: set.company,
+    let shape = match set.plan.shape {
+        Shape::Merged => " /merge",
+        Shape::Compared { .. } => " /compare sample.spt TRACE",
+        _ => "",
     };
+    let order = match set.plan.stack_order {
+        StackOrder::RootFirst => " /stackorder:root-first",
+        _ => "",
+    };
+    let run = OptionSet::parse(&format!("/functions /json /top:1{shape}{order}")).with(set.company);
     let d = dump_bytes(bytes, &run, via);
     let mut hits = Hits::new();
     for line in d.out.lines() {
@@ -82,29 +80,29 @@ pub const NOTHING_READ: &str = "nothing of the trace could be read";
 pub fn check_exports(set: &OptionSet, d: &Dumped, expected: &Hits) -> Result<(), String> {
     let views = &set.plan.views;
     if d.err.contains(NOTHING_READ) {
-        let tables = views.parquet.as_deref().filter(|dir| dir.exists());
+        let tables = views.path(Kind::Parquet).filter(|dir| dir.exists());
         return match views.files().find(|(_, path)| path.exists()) {
             Some((name, _)) => Err(format!("/{name} written though nothing could be read")),
             None if tables.is_some() => Err("/parquet written though nothing could be read".into()),
             None => Ok(()),
         };
     }
-    if let Some(path) = &views.pprof {
+    if let Some(path) = views.path(Kind::Pprof) {
         check_pprof(&read_gzip(path)?, expected).map_err(|e| format!("pprof: {e}"))?;
     }
-    if let Some(path) = &views.speedscope {
+    if let Some(path) = views.path(Kind::Speedscope) {
         check_speedscope(&read(path)?, expected).map_err(|e| format!("speedscope: {e}"))?;
     }
-    if let Some(dir) = &views.parquet {
+    if let Some(dir) = views.path(Kind::Parquet) {
         check_parquet(dir, expected).map_err(|e| format!("parquet: {e}"))?;
     }
-    if let Some(path) = &views.flamegraph {
+    if let Some(path) = views.path(Kind::FlameGraph) {
         let svg = String::from_utf8(read(path)?).map_err(|e| format!("flame graph: {e}"))?;
         if !(svg.starts_with("<?xml") && svg.trim_end().ends_with("</svg>")) {
             return Err(format!("flame graph: not a whole SVG: {}", tail(&svg)));
         }
     }
-    if let Some(path) = &views.html {
+    if let Some(path) = views.path(Kind::Html) {
         let html = String::from_utf8(read(path)?).map_err(|e| format!("report: {e}"))?;
         if !(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>")) {
             return Err(format!("report: not a whole page: {}", tail(&html)));

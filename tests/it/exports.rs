@@ -11,6 +11,7 @@ use std::process::Output;
 
 use prost::Message;
 use serde_json::Value;
+use sptdump::dump::Kind;
 use sptdump::output::pprof::Profile;
 use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder, UNHALT_CYCLE};
 use sptdump_testkit::fixtures::{self, APP_STACKS, CORE_STACKS};
@@ -295,7 +296,7 @@ fn functions_at(p: &Profile, rvas: &[u32]) -> Vec<String> {
         .collect()
 }
 
-/// A return address is looked up one byte back (SPEC 9.1), a leaf and an IP sample where
+/// A return address is looked up one byte back, a leaf and an IP sample where
 /// they point, in either stack order: `main_entry`'s first byte as the return address of a
 /// call at the very end of the code before it is in the padding there, in no function, and
 /// as an IP sample or a leaf is `main_entry`. One location per address: where any record
@@ -683,7 +684,7 @@ fn the_invariants_the_fuzzer_checks_hold_and_catch_a_lost_hit() {
         let e = check_exports(&set, &d, &fewer).unwrap_err();
         assert!(e.starts_with("pprof: totals"), "{e}");
         // A frame index out of range is seen.
-        let path = set.plan.views.speedscope.as_ref().unwrap();
+        let path = set.plan.views.path(Kind::Speedscope).unwrap();
         let mut json: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         json["profiles"][0]["samples"][0][0] = Value::from(1_000_000);
         std::fs::write(path, json.to_string()).unwrap();

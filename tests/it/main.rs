@@ -31,3 +31,4 @@ mod strindex;
 mod support;
 mod symbolize;
 mod usage;
+mod views;

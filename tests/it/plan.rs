@@ -284,7 +284,7 @@ fn a_run_leaves_nothing_in_its_printer_s_buffers() {
 fn a_run_says_whether_its_reader_went_away() {
     use std::io::{self, Write};
 
-    use sptdump::dump::{self, Plan, Traces};
+    use sptdump::dump::{self, Plan, RunError, Traces};
     use sptdump::input::Input;
 
     /// Standard output that cannot be written: its reader gone, or its disk full.
@@ -312,8 +312,8 @@ fn a_run_says_whether_its_reader_went_away() {
     // A full disk: an error of the run, not a reader gone.
     let mut printer = dump::printer(&plan, Failing(io::ErrorKind::StorageFull), Vec::new());
     let failed = dump::run(&mut printer, &plan, &Traces::new(&paths, &open));
-    assert_eq!(
-        failed.err().map(|e| e.kind()),
-        Some(io::ErrorKind::StorageFull)
+    assert!(
+        matches!(failed, Err(RunError::Write(e)) if e.kind() == io::ErrorKind::StorageFull),
+        "a full disk is the output's error"
     );
 }

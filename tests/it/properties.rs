@@ -16,8 +16,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{RngAlgorithm, RngSeed};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sptdump::dump::{Outcome, Sections, Status};
-use sptdump::output::Format;
+use sptdump::dump::{Outcome, Status};
 use sptdump_testkit::builder::*;
 use sptdump_testkit::dumping::*;
 use sptdump_testkit::exports;
@@ -538,12 +537,7 @@ fn check_round_trip(t: &Trace) -> Result<(), TestCaseError> {
 /// their warnings appear; the warnings of the string table still do.
 fn check_selection(t: &Trace, pick: u16) -> Result<(), TestCaseError> {
     let (file, expected) = write(t);
-    let set = OptionSet::new("/json /event /binary:N", |p| {
-        p.format = Format::Json;
-        p.sections = Sections::NONE;
-        p.sections.event = true;
-        p.binaries = Some(vec![pick.to_string()]);
-    });
+    let set = OptionSet::parse(&format!("/json /event /binary:{pick}"));
     let kept: Vec<&Expected> = expected.iter().filter(|e| e.segment == pick).collect();
     let want_diagnostics: Vec<(Value, u64)> = invalid_names(t)
         .into_iter()
@@ -1019,12 +1013,7 @@ fn expected_summary(t: &Trace, top: usize) -> Vec<SummaryLine> {
 
 fn check_summary(t: &Trace, top: usize) -> Result<(), TestCaseError> {
     let (file, _) = write(t);
-    let set = OptionSet::new("/summary /json", |p| {
-        p.format = Format::Json;
-        p.sections = Sections::NONE;
-        p.views.summary = true;
-        p.top = top;
-    });
+    let set = OptionSet::parse(&format!("/summary /json /top:{top}"));
     let d = dump_bytes(&file, &set, Via::File);
     prop_assert_eq!(d.tally().errors, 0);
     let mut got = Vec::new();
@@ -1037,14 +1026,11 @@ fn check_summary(t: &Trace, top: usize) -> Result<(), TestCaseError> {
             serde_json::from_str(line).map_err(|e| TestCaseError::fail(format!("{e}: {line}")))?;
         got.push(s);
     }
-    prop_assert_eq!(got, expected_summary(t, top));
+    // `/top:0` shows every entry.
+    let shown = if top == 0 { usize::MAX } else { top };
+    prop_assert_eq!(got, expected_summary(t, shown));
     // The text summary has a section per binary with sample records.
-    let text = OptionSet {
-        name: "/summary",
-        ..set
-    };
-    let mut text = text;
-    text.plan.format = Format::Text;
+    let text = OptionSet::parse(&format!("/summary /top:{top}"));
     let text = dump_bytes(&file, &text, Via::File);
     let sections = text
         .out

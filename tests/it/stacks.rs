@@ -262,8 +262,6 @@ fn root_first_reverses_the_stacks() {
 
 mod properties {
     use proptest::prelude::*;
-    use sptdump::dump::Sections;
-    use sptdump::output::Format;
     use sptdump_testkit::builder::SptBuilder;
     use sptdump_testkit::dumping::{OptionSet, Via, dump_bytes};
 
@@ -291,13 +289,8 @@ mod properties {
     }
 
     fn set(functions: bool) -> OptionSet {
-        OptionSet::new("stacks", |p| {
-            p.format = Format::Json;
-            p.sections = Sections::NONE;
-            p.views.functions = functions;
-            p.views.folded = !functions;
-            p.top = usize::MAX;
-        })
+        let view = if functions { "/functions" } else { "/folded" };
+        OptionSet::parse(&format!("/json {view} /top:{}", usize::MAX))
     }
 
     /// `hits` may pass 2^64: read it exactly from the line's text.

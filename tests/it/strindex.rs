@@ -4,7 +4,7 @@
 //! writes whatever index it is given.
 
 use serde_json::{Value, json};
-use sptdump::dump::{Outcome, Sections, Status};
+use sptdump::dump::{Outcome, Status};
 use sptdump::format::tables::StringIndex;
 use sptdump::output::Format;
 use sptdump_testkit::builder::{Guid, RETIRE_INSTR, SptBuilder};
@@ -50,10 +50,8 @@ fn trace(layout: Layout) -> (Vec<u8>, u64) {
 }
 
 fn options(format: Format, strindex: StringIndex) -> OptionSet {
-    OptionSet::new("/strindex", |p| {
-        p.format = format;
-        p.strindex = strindex;
-    })
+    let json = if format == Format::Json { " /json" } else { "" };
+    OptionSet::parse(&format!("/strindex:{strindex}{json}"))
 }
 
 fn json(bytes: &[u8], strindex: StringIndex) -> Dumped {
@@ -215,13 +213,7 @@ fn forced_ordinals_past_the_names_are_out_of_range() {
 /// `/json /event /binary:LIST` with `strindex`: the progid of every record line printed, or
 /// the outcome when the list names nothing.
 fn selected(bytes: &[u8], list: &str, strindex: StringIndex) -> Result<Vec<Value>, Outcome> {
-    let set = OptionSet::new("/json /event /binary", |p| {
-        p.format = Format::Json;
-        p.sections = Sections::NONE;
-        p.sections.event = true;
-        p.binaries = Some(vec![list.to_owned()]);
-        p.strindex = strindex;
-    });
+    let set = OptionSet::parse(&format!("/json /event /binary:{list} /strindex:{strindex}"));
     let d = dump_bytes(bytes, &set, Via::File);
     if d.outcome == Outcome::NoSuchBinary {
         return Err(d.outcome);

@@ -3,12 +3,12 @@
 
 use std::io::{self, Write};
 
-use super::{TextPrinter, clean};
+use super::sink::{TextPrinter, clean};
 use crate::analysis::functions::{FunctionRow, FunctionsLine};
 use crate::analysis::lines::{LinesReport, LinesTable};
-use crate::analysis::stacks::StackOrder;
 use crate::analysis::summary::{FunctionArcTable, IpSummary, Summary, SummaryLine, TopArc};
 use crate::format::record::SampleKind;
+use crate::format::stackorder::StackOrder;
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 use crate::output::percent;

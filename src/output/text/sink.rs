@@ -1,0 +1,166 @@
+//! The text printer's own: the output in blocks, and how numbers and names are laid out.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use crate::image::lines::LineCache;
+use rustc_hash::FxHashMap;
+
+/// Writes text to `out` and diagnostics to `err`.
+pub struct TextPrinter<W: Write, E: Write> {
+    pub(super) out: Blocks<W>,
+    pub(super) err: E,
+    /// How the current file is named in diagnostics.
+    pub(super) label: String,
+    /// How many blocks (sections, summaries, tables) were printed for the current file.
+    pub(super) sections: usize,
+    /// Whether each file starts with a `File:` line; `/validate` prints only verdicts.
+    pub(super) banner: bool,
+    /// Records printed in the current events section.
+    pub(super) records: u64,
+    /// The line being laid out, kept to reuse its allocation.
+    pub(super) line: Vec<u8>,
+    /// The source lines of the current file's records, per binary with `/pdb`.
+    pub(super) lines: FxHashMap<u16, LineCache>,
+}
+
+impl<W: Write, E: Write> TextPrinter<W, E> {
+    /// A printer writing the dump to `out` and diagnostics to `err`.
+    pub fn new(out: W, err: E) -> Self {
+        TextPrinter {
+            out: Blocks {
+                inner: out,
+                last: Last::Nothing,
+            },
+            err,
+            label: String::new(),
+            sections: 0,
+            banner: true,
+            records: 0,
+            line: Vec::with_capacity(4096),
+            lines: FxHashMap::default(),
+        }
+    }
+
+    /// Leaves out the `File:` line that starts each file, for `/validate`.
+    pub fn without_banner(mut self) -> Self {
+        self.banner = false;
+        self
+    }
+
+    /// Gives back the writers.
+    pub fn into_inner(self) -> (W, E) {
+        (self.out.inner, self.err)
+    }
+
+    /// Starts a block of the current file: a blank line, unless nothing precedes it.
+    pub(super) fn block(&mut self) -> io::Result<&mut Blocks<W>> {
+        self.sections += 1;
+        self.out.separate()?;
+        Ok(&mut self.out)
+    }
+
+    /// Starts a section titled `title`.
+    pub(super) fn section(&mut self, title: std::fmt::Arguments<'_>) -> io::Result<()> {
+        writeln!(self.block()?, "{title}")
+    }
+}
+
+/// The output, in blocks separated by one blank line: a block (a section, a summary, a
+/// table) follows a blank line when anything precedes it, and never two blank lines in a
+/// row. Every write notes only that text was written (one store), so the events section
+/// pays nothing for it.
+pub(super) struct Blocks<W> {
+    pub(super) inner: W,
+    /// What was written last.
+    pub(super) last: Last,
+}
+
+/// What the output ends with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Last {
+    /// Nothing was written.
+    Nothing,
+    /// Text.
+    Text,
+    /// The blank line that separates blocks.
+    Blank,
+}
+
+impl<W: Write> Blocks<W> {
+    /// The blank line before a block, when text precedes it.
+    pub(super) fn separate(&mut self) -> io::Result<()> {
+        if self.last == Last::Text {
+            self.inner.write_all(b"\n")?;
+            self.last = Last::Blank;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Blocks<W> {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.last = Last::Text;
+        self.inner.write(buf)
+    }
+
+    #[inline]
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.last = Last::Text;
+        self.inner.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// `0x` and 8 upper-case hex digits, without the formatting machinery: this runs for every
+/// RVA of a dump.
+#[inline]
+pub(super) fn hex8(v: u32) -> [u8; 10] {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    let mut s = *b"0x00000000";
+    for i in 0..8 {
+        s[9 - i] = DIGITS[((v >> (4 * i)) & 0xF) as usize];
+    }
+    s
+}
+
+/// Escapes control characters, so that a name never breaks a line.
+pub(super) fn clean(s: &str) -> Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        Cow::Owned(
+            s.chars()
+                .map(|c| {
+                    if c.is_control() {
+                        c.escape_unicode().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// A name as text shows it.
+pub(super) fn name_text(bytes: &[u8]) -> String {
+    clean(&String::from_utf8_lossy(bytes)).into_owned()
+}
+
+/// `23,456`.
+pub(super) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
