@@ -38,6 +38,10 @@ fn main() -> ExitCode {
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let ran = match command {
         Command::Help => write_text(&mut out, &cli::help()),
+        Command::Usage => {
+            eprint!("{}", cli::short_usage());
+            return ExitCode::from(EXIT_USAGE);
+        }
         Command::Version => write_text(
             &mut out,
             &format!("sptdump {}\n", env!("CARGO_PKG_VERSION")),

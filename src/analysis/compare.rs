@@ -180,13 +180,6 @@ pub(crate) fn functions(
     out
 }
 
-impl CompareReport {
-    /// Whether any paired source's overlap is below `min`.
-    pub fn below(&self, min: f64) -> bool {
-        self.comparisons.iter().any(|c| c.overlap < min)
-    }
-}
-
 /// The binaries of a trace by the name they pair on, each with its progids.
 fn binaries(tables: &Tables) -> BTreeMap<String, (String, Vec<u16>)> {
     let mut out: BTreeMap<String, (String, Vec<u16>)> = BTreeMap::new();

@@ -29,7 +29,7 @@ mod usage;
 #[cfg(test)]
 use options::OPTIONS;
 use options::{Given, Opt, Set, canonical, option};
-pub use options::{Progress, help};
+pub use options::{Progress, help, short_usage};
 use spelling::{Spelled, items, mistyped, spelled, unknown};
 pub use usage::UsageError;
 use usage::usage;
@@ -39,6 +39,9 @@ use usage::usage;
 pub enum Command {
     /// Show the help.
     Help,
+    /// Nothing was given: show the short usage on standard error, a usage error
+    /// ([`short_usage`]).
+    Usage,
     /// Show the version.
     Version,
     /// Show the identities of the `/match` files: there is no trace to match them with.
@@ -70,7 +73,10 @@ pub enum Command {
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageError> {
     let mut given = Given::default();
     let mut traces = Vec::new();
-    let mut args = args.into_iter();
+    let mut args = args.into_iter().peekable();
+    if args.peek().is_none() {
+        return Ok(Command::Usage);
+    }
     let mut options_ended = false;
     while let Some(arg) = args.next() {
         if options_ended || arg == "-" {
@@ -462,6 +468,31 @@ mod tests {
     }
 
     #[test]
+    fn nothing_given_is_the_short_usage_which_names_the_help() {
+        assert_eq!(parse_strs(&[]), Ok(Command::Usage));
+        let usage = short_usage();
+        assert!(
+            usage.contains("Usage: sptdump [options] sptfile..."),
+            "{usage}"
+        );
+        assert!(
+            usage.ends_with("'sptdump /help' lists every option.\n"),
+            "{usage}"
+        );
+        for line in usage.lines() {
+            assert!(line.chars().count() <= 100, "{line}");
+            // Every option it shows is one.
+            for word in line.split_whitespace().filter(|w| w.starts_with('/')) {
+                let name: String = word[1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                assert!(option(&name).is_some(), "{word}");
+            }
+        }
+    }
+
+    #[test]
     fn help_and_version() {
         for h in ["/?", "-h", "--help", "/HELP", "-?"] {
             assert_eq!(parse_strs(&[h]), Ok(Command::Help), "{h}");
@@ -572,7 +603,6 @@ mod tests {
             &["/top:-1", "a"],
             &["/top", "a"],
             &["/json"],
-            &[],
             &["/header:1", "a"],
             &["/binary:", "a"],
             &["--top"],

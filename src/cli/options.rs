@@ -466,15 +466,37 @@ fn label(o: &Opt) -> String {
     }
 }
 
+/// What sptdump is, the first line of the help and of the short usage.
+const TITLE: &str =
+    "sptdump: show what is inside SPT (Sample Profile Trace) files of MSVC's Sample PGO";
+
+/// How sptdump is run.
+const USAGE: &str = "sptdump [options] sptfile...";
+
+/// What `sptdump` alone prints: how it is run, the commands most runs are, and where every
+/// option is listed.
+pub fn short_usage() -> String {
+    format!(
+        "{TITLE}\n\
+         \n\
+         Usage: {USAGE}\n\
+         \x20      sptdump /match:FILES          the GUID and age of images, PDBs and SPDs\n\
+         \n\
+         \x20 sptdump trace.spt                   every section of the trace\n\
+         \x20 sptdump /progid trace.spt           each binary's GUID and age, to compare with an SPD's\n\
+         \x20 sptdump /summary /top:20 trace.spt  what the trace holds, per binary and event\n\
+         \x20 sptdump /check trace.spt            whether SPDConvert can use it, and in which mode\n\
+         \x20 sptdump /validate /strict *.spt     a verdict per trace, for build pipelines\n\
+         \n\
+         'sptdump /help' lists every option.\n"
+    )
+}
+
 /// The help text, in the style of the MSVC tools, its option lists made from the table of options.
 pub fn help() -> String {
     // Two spaces after the longest option.
     let width = OPTIONS.iter().map(|o| label(o).len()).max().unwrap_or(0) + 2;
-    let mut text = String::from(
-        "sptdump: show what is inside SPT (Sample Profile Trace) files of MSVC's Sample PGO\n\
-         \n\
-         Usage: sptdump [options] sptfile...\n",
-    );
+    let mut text = format!("{TITLE}\n\nUsage: {USAGE}\n");
     for (group, title) in [
         (
             Group::Sections,

@@ -83,8 +83,17 @@ fn compared<P: Printer>(
         if !views.has(Kind::Functions) {
             r.functions = moved;
         }
-        if min_overlap.is_some_and(|min| r.below(min)) {
-            status = Status::Errors;
+        if let Some(min) = min_overlap {
+            // Each pair below the threshold says so: a CI log shows why the run failed.
+            for c in r.comparisons.iter().filter(|c| c.overlap < min) {
+                let message = format!(
+                    "{} {}: overlap {:.4} is below /min-overlap:{min} (coverage {:.4}; {} hits \
+                     in BASE, {} in NEW)",
+                    c.name, c.source, c.overlap, c.coverage, c.base_hits, c.new_hits
+                );
+                printer.error(&new_file, &message)?;
+                status = Status::Errors;
+            }
         }
         report = Some(r);
     }

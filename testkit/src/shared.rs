@@ -1,6 +1,7 @@
-//! The files that live beside the repository rather than in it: the conformance vectors
-//! (`conformance/vectors`) and the real SPD files (`spd/`) of the shared suite, checked out as
-//! `../shared` beside this repository, or wherever `SPTDUMP_SHARED` points.
+//! The files that live beside the repository rather than in it: the real SPD files (`spd/`)
+//! of the shared suite, and the shared suite's conformance vectors (of which the repository
+//! keeps a copy, [`conformance`]), checked out as `../shared` beside this repository, or
+//! wherever `SPTDUMP_SHARED` points.
 //!
 //! A plain clone has none of them. The tests that need them then say loudly, on standard
 //! error past the test harness's capture, that they skipped, and pass; CI sets
@@ -58,9 +59,19 @@ pub fn folder(test: &str, sub: &str) -> Option<PathBuf> {
     None
 }
 
-/// The conformance vectors' folder, for `test`; see [`folder`].
-pub fn conformance_vectors(test: &str) -> Option<PathBuf> {
-    folder(test, "conformance/vectors")
+/// The repository's copy of the conformance suite: `cases.json` and the `vectors`
+/// folder, in `testdata/conformance`. The vectors are this project's own; a test holds the
+/// copy equal to the shared suite's when that is present.
+pub fn conformance() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the test kit lies in the repository")
+        .join("testdata/conformance")
+}
+
+/// The repository's conformance vectors' folder (`testdata/conformance/vectors`).
+pub fn conformance_vectors() -> PathBuf {
+    conformance().join("vectors")
 }
 
 /// The real SPD files' folder, with `expected.json`, for `test`; see [`folder`].

@@ -362,7 +362,6 @@ fn a_directory_is_reported_as_not_a_trace() {
 fn usage_errors_are_one_line_pointing_to_help() {
     for args in [
         &["-bogus", SAMPLE][..],
-        &[],
         &["/header"],
         &["/summary", "/top:x", SAMPLE],
         &["/summary", "/top:-1", SAMPLE],
@@ -780,4 +779,28 @@ fn summaries_of_several_files_stay_apart() {
         .map(|l| l["progid"].clone())
         .collect();
     assert_eq!(progids, [Value::from(0), Value::from(0)]);
+}
+
+#[test]
+fn nothing_given_prints_the_short_usage_on_standard_error() {
+    let o = run(&[]);
+    assert_eq!(status(&o), 2);
+    assert_eq!(stdout(&o), "", "nothing on standard output");
+    let err = stderr(&o);
+    assert!(err.starts_with("sptdump: show what is inside SPT"), "{err}");
+    assert!(
+        err.contains("\nUsage: sptdump [options] sptfile...\n"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("'sptdump /help' lists every option.\n"),
+        "{err}"
+    );
+    // Something given but no trace is still the one-line usage error.
+    let o = run(&["/json"]);
+    assert_eq!(status(&o), 2);
+    assert_eq!(
+        stderr(&o),
+        "sptdump: no SPT file given; see 'sptdump /help'\n"
+    );
 }

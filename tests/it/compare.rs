@@ -121,6 +121,32 @@ fn min_overlap_fails_an_unrepresentative_training_run() {
     let new = trace(&dir, "new.spt", &[(0x10, 2), (0x20, 2)], false);
     assert_eq!(compare(&["/min-overlap:0.5", &base, &new]).1, 0);
     assert_eq!(compare(&["/min-overlap:0.6", &base, &new]).1, 1);
+    // The failure says which binary and source fell below, on standard error and in JSON.
+    let o = run_in(
+        Path::new("."),
+        &["/compare", "/min-overlap:0.6", &base, &new],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("new.spt: App.exe UNHALT_CYCLE: overlap 0.5000 is below /min-overlap:0.6"),
+        "{err}"
+    );
+    let o = run_in(
+        Path::new("."),
+        &["/json", "/compare", "/min-overlap:0.6", &base, &new],
+    );
+    let errors: Vec<Value> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let message = errors[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("App.exe UNHALT_CYCLE: overlap 0.5000 is below"),
+        "{message}"
+    );
     let o = run_in(Path::new("."), &["/compare", &base]);
     assert_eq!(o.status.code(), Some(2), "exactly two traces");
     let o = run_in(Path::new("."), &["/min-overlap:2", "/compare", &base, &new]);

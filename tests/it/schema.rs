@@ -299,12 +299,9 @@ fn run(args: &[&str], stdin: Option<Vec<u8>>) -> Run {
     }
 }
 
-/// The conformance vectors (`*.spt`), sorted; empty when they are absent (see
-/// `sptdump_testkit::shared`).
+/// The conformance vectors (`*.spt`), sorted.
 fn conformance_vectors() -> Vec<PathBuf> {
-    let Some(dir) = shared::conformance_vectors("schema") else {
-        return Vec::new();
-    };
+    let dir = shared::conformance_vectors();
     let mut vectors: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
