@@ -10,8 +10,10 @@
 //! missing  = the keys with q_k > p_k, most first
 //! ```
 //!
-//! Keys are RVAs for IP events (with a `/pdb` for the trace, functions, matched by name) and
-//! the stored `(from, to)` pairs for LBR and call-stack arcs, as `/summary` counts them.
+//! Keys are RVAs for IP events and the stored `(from, to)` pairs for LBR and call-stack arcs,
+//! as `/summary` counts them; with a `/pdb` for the trace, each is named by the function that
+//! holds it (an arc by the functions at both ends, a call stack's caller looked up at its
+//! call, a byte before the return address it stores), and matched by name.
 
 use std::collections::BTreeMap;
 
@@ -21,8 +23,9 @@ use crate::analysis::share;
 use crate::analysis::keys::{self, key_name};
 use crate::analysis::summary::Summary;
 use crate::format::record::SampleKind;
+use crate::format::stackorder::StackOrder;
 use crate::format::tables::{Tables, base_name};
-use crate::image::symbols::SymbolMap;
+use crate::image::symbols::{SymbolMap, Symbols};
 
 /// One trace of the comparison.
 #[derive(Clone, Copy)]
@@ -35,6 +38,8 @@ pub struct Side<'a> {
     pub symbols: &'a SymbolMap,
     /// Whether an address in inlined code is the innermost function inlined there.
     pub inline: bool,
+    /// How its call stacks' frames are stored: which end of a call-stack arc is the caller.
+    pub order: StackOrder,
 }
 
 /// A key as both traces know it: a function by name (the same function has other addresses
@@ -44,6 +49,9 @@ enum PairedKey {
     Function(String),
     Address(u32),
     Arc(u32, u32),
+    /// An arc whose ends are both in functions: their names, stored end first, and the
+    /// arrow that reads it (`->` from the first to the second, `<-` the other way).
+    FunctionArc(String, &'static str, String),
 }
 
 /// One pair and source.
@@ -208,8 +216,10 @@ fn distribution(side: &Side<'_>, progids: &[u16], source: SampleKind) -> Distrib
             SampleKind::Ip(_) => None,
         };
         if let Some(t) = arcs {
+            let symbols = side.symbols.get(Some(p));
             for ([from, to], hits) in t.iter() {
-                *keys.entry(PairedKey::Arc(from, to)).or_default() += hits;
+                let key = arc_key(symbols, source, side.order, [from, to]);
+                *keys.entry(key).or_default() += hits;
             }
             total += t.total();
         }
@@ -232,6 +242,37 @@ fn distribution(side: &Side<'_>, progids: &[u16], source: SampleKind) -> Distrib
         }
     }
     (keys, total)
+}
+
+/// An arc's key: by the functions at its ends when `symbols` place both in one, else its
+/// stored addresses. A call stack's caller is a return address, looked up a byte back, at its
+/// call; stored leaf first, the caller is an arc's second end, and the arc reads `<-`.
+fn arc_key(
+    symbols: Option<&Symbols>,
+    source: SampleKind,
+    order: StackOrder,
+    arc: [u32; 2],
+) -> PairedKey {
+    let stack = source == SampleKind::CallStack;
+    let leaf_first = order == StackOrder::LeafFirst;
+    let named = symbols.and_then(|s| {
+        let name = |rva: u32, caller: bool| {
+            let at = if caller { rva.saturating_sub(1) } else { rva };
+            s.lookup(at).map(|(f, _)| f.name.to_owned())
+        };
+        let [first, second] = arc;
+        Some((
+            name(first, stack && !leaf_first)?,
+            name(second, stack && leaf_first)?,
+        ))
+    });
+    match named {
+        Some((first, second)) => {
+            let arrow = if stack && leaf_first { "<-" } else { "->" };
+            PairedKey::FunctionArc(first, arrow, second)
+        }
+        None => PairedKey::Arc(arc[0], arc[1]),
+    }
 }
 
 /// The sources a binary has.
@@ -320,6 +361,9 @@ fn comparison(
                     PairedKey::Function(f) => key_name(name, Some(f), 0),
                     PairedKey::Address(rva) => key_name(name, None, *rva),
                     PairedKey::Arc(from, to) => format!("0x{from:X}->0x{to:X}"),
+                    PairedKey::FunctionArc(first, arrow, second) => {
+                        format!("{first}{arrow}{second}")
+                    }
                 },
                 base_share,
                 new_share,

@@ -67,7 +67,7 @@ fn compared<P: Printer>(
         .any(|v| v.declaration().compared == Compared::Both);
     let named = drawn.then(|| [views::named(plan, base), views::named(plan, new)]);
     let mut report = None;
-    if let (Some(b), Some(n)) = (side(base, plan.inline), side(new, plan.inline)) {
+    if let (Some(b), Some(n)) = (side(base, plan), side(new, plan)) {
         let mut r = compare::compare(&b, &n, plan.top);
         r.base = traces.paths[0].clone();
         if let Some([p, q]) = &named {
@@ -167,12 +167,13 @@ fn differential<P: Printer>(
 }
 
 /// A side of the comparison, when its trace was counted.
-fn side(k: &Kept, inline: bool) -> Option<Side<'_>> {
+fn side<'k>(k: &'k Kept, plan: &Plan) -> Option<Side<'k>> {
     Some(Side {
         summary: k.summary.as_ref()?,
         tables: &k.tables,
         symbols: &k.symbols,
-        inline,
+        inline: plan.inline,
+        order: plan.stack_order,
     })
 }
 

@@ -235,3 +235,69 @@ fn a_differential_flame_graph_of_an_empty_new_says_so() {
         std::fs::remove_file(&svg).unwrap();
     }
 }
+
+#[test]
+fn with_symbols_arcs_are_named_by_their_functions() {
+    let dir = fixtures::dir();
+    let args = [
+        "/json",
+        "/compare",
+        "/pdb:inline.pdb",
+        "inline.spt",
+        "inline-new.spt",
+    ];
+    let o = run_in(&dir, &args);
+    assert_eq!(o.status.code(), Some(0));
+    let lines: Vec<Value> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let stacks = lines
+        .iter()
+        .find(|l| l["type"] == "compare" && l["source"] == "ETW_CALLSTACK")
+        .unwrap();
+    // Stored leaf first, an arc is callee then caller, as /summary names it.
+    assert_eq!(stacks["missing"][0]["key"], "checksum<-main_entry");
+    // Without symbols, the stored addresses.
+    let o = run_in(&dir, &["/json", "/compare", "inline.spt", "inline-new.spt"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains(r#""key":"0x103F->0x10E0""#), "{text}");
+    // Root first, the caller comes first and the arc reads forward.
+    let o = run_in(
+        &dir,
+        &[
+            "/compare",
+            "/pdb:inline.pdb",
+            "/stackorder:root-first",
+            "inline.spt",
+            "inline-new.spt",
+        ],
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!text.contains("<-"), "{text}");
+    // The report shows the same names.
+    let out = tempfile::tempdir().unwrap();
+    let page = out.path().join("compare.html");
+    let html = format!("/html:{}", page.display());
+    let o = run_in(
+        &dir,
+        &[
+            "/compare",
+            "/pdb:inline.pdb",
+            &html,
+            "inline.spt",
+            "inline-new.spt",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(
+        page.contains("checksum&lt;-main_entry"),
+        "the report names the arc"
+    );
+    assert!(
+        !page.contains("0x103F-&gt;0x10E0"),
+        "and not by its addresses"
+    );
+}
