@@ -109,14 +109,14 @@ impl Records {
 
     fn each(&self, mut f: impl FnMut(&Samples<'_>)) {
         for r in &self.records {
-            f(&Samples {
-                offset: 0,
-                opcode: r.opcode,
-                progid: r.progid,
-                hits: r.hits,
-                count: r.count,
-                payload: &self.bytes[r.payload.clone()],
-            });
+            f(&Samples::new(
+                0,
+                r.opcode,
+                r.progid,
+                r.hits,
+                r.count,
+                &self.bytes[r.payload.clone()],
+            ));
         }
     }
 }

@@ -56,6 +56,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 // Two `unsafe` blocks in the crate, allowed where they stand: the cache-line prefetch of the
 // counting tables (analysis/counts.rs), and handing glibc's freed pages back
 // (analysis/memory.rs).

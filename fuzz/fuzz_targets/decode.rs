@@ -83,6 +83,7 @@ impl Sink for Check {
                 }
             }
             Record::BinaryId(_) | Record::Repeat(_) => {}
+            other => panic!("a kind of record this target does not check yet: {other:?}"),
         }
         Ok(())
     }

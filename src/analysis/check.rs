@@ -69,7 +69,7 @@ pub(crate) struct Verdict {
 
 impl Verdict {
     /// How much it matters.
-    pub fn severity(&self) -> Severity {
+    pub(crate) fn severity(&self) -> Severity {
         self.code.severity()
     }
 }
@@ -101,7 +101,7 @@ pub(crate) enum Mode {
 
 impl Mode {
     /// `LBR` or `IP`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Mode::Lbr => "LBR",
             Mode::Ip => "IP",
@@ -122,7 +122,7 @@ pub(crate) struct CheckReport {
 
 impl CheckReport {
     /// How many verdicts have `severity`.
-    pub fn count(&self, severity: Severity) -> u64 {
+    pub(crate) fn count(&self, severity: Severity) -> u64 {
         self.verdicts
             .iter()
             .filter(|v| v.severity() == severity)

@@ -59,7 +59,7 @@ const DECODE_COST: f64 = 1.0;
 /// The counting thread stopped before the end (it panicked), so the counts it held are lost.
 #[derive(Debug, thiserror::Error)]
 #[error("the thread counting samples stopped ({0}); the summary would be incomplete")]
-pub struct CountingFailed(String);
+pub(crate) struct CountingFailed(String);
 
 /// What the second thread is asked to do.
 enum Msg {
@@ -77,7 +77,7 @@ enum Msg {
 type Work = fn(Receiver<Msg>, SyncSender<(Summary, Duration)>, usize) -> Summary;
 
 /// Collects a summary, handing the records of some tables to a second thread.
-pub struct Collector {
+pub(crate) struct Collector {
     local: Summary,
     batch: Vec<u8>,
     to_worker: Option<SyncSender<Msg>>,
@@ -103,13 +103,13 @@ pub struct Collector {
 
 impl Collector {
     /// A collector for a summary showing `top` entries per table.
-    pub fn new(top: usize) -> Self {
+    pub(crate) fn new(top: usize) -> Self {
         Collector::with_worker(top, count, FIRST_DEAL)
     }
 
     /// A collector that counts everything on the calling thread: for when other threads are
     /// busy decoding other traces.
-    pub fn alone(top: usize) -> Self {
+    pub(crate) fn alone(top: usize) -> Self {
         Collector {
             local: Summary::new(top),
             batch: Vec::new(),
@@ -152,7 +152,7 @@ impl Collector {
 
     /// Counts one sample record.
     #[inline]
-    pub fn add(&mut self, s: &Samples<'_>) {
+    pub(crate) fn add(&mut self, s: &Samples<'_>) {
         if self.to_worker.is_none() {
             self.local.add(s);
             return;
@@ -292,7 +292,7 @@ impl Collector {
     }
 
     /// The whole summary, or why it cannot be had: the second thread stopped early.
-    pub fn finish(mut self) -> Result<Summary, CountingFailed> {
+    pub(crate) fn finish(mut self) -> Result<Summary, CountingFailed> {
         if !self.batch.is_empty() {
             self.send_batch();
         }

@@ -29,7 +29,7 @@ use crate::image::symbols::{SymbolMap, Symbols};
 
 /// One trace of the comparison.
 #[derive(Clone, Copy)]
-pub struct Side<'a> {
+pub(crate) struct Side<'a> {
     /// Its counts.
     pub summary: &'a Summary,
     /// Its binaries' names.
@@ -56,7 +56,7 @@ enum PairedKey {
 
 /// One pair and source.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// The binary's name, as BASE spells it.
     pub name: String,
     /// The source: an IP event, LBR or call stacks.
@@ -77,7 +77,7 @@ pub struct Comparison {
 
 /// A key NEW samples more than BASE.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Missing {
+pub(crate) struct Missing {
     /// `binary+0x1A2B`, `binary!function`, or `0x1A2B->0x1A40` for an arc.
     pub key: String,
     /// Its share in BASE.
@@ -88,7 +88,7 @@ pub struct Missing {
 
 /// A binary in one trace only.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OnlyIn {
+pub(crate) struct OnlyIn {
     /// Its name.
     pub name: String,
     /// `base` or `new`.
@@ -97,7 +97,7 @@ pub struct OnlyIn {
 
 /// The comparison of two traces.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct CompareReport {
+pub(crate) struct CompareReport {
     /// BASE, as given on the command line.
     pub base: String,
     /// Each pair and source, pairs in BASE's progid order.
@@ -111,7 +111,7 @@ pub struct CompareReport {
 
 /// The keys of one paired binary and source whose inclusive share of its hits moved most.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FunctionsCompared {
+pub(crate) struct FunctionsCompared {
     /// The binary's name, as BASE spells it.
     pub name: String,
     /// What the hits are of: `ETW_CALLSTACK` (call stacks), an IP event, or `LBR` (branch
@@ -123,7 +123,7 @@ pub struct FunctionsCompared {
 
 /// How one key's shares of its binary's call-stack hits changed from BASE to NEW.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FunctionDelta {
+pub(crate) struct FunctionDelta {
     /// `binary!function` or `binary+0x1A2B`.
     pub key: String,
     pub base_inclusive: f64,
@@ -283,7 +283,7 @@ fn sources(side: &Side<'_>, progids: &[u16]) -> impl Iterator<Item = SampleKind>
 }
 
 /// Compares `new` with `base`, showing `top` missing keys per pair and source.
-pub fn compare(base: &Side<'_>, new: &Side<'_>, top: usize) -> CompareReport {
+pub(crate) fn compare(base: &Side<'_>, new: &Side<'_>, top: usize) -> CompareReport {
     let base_binaries = binaries(base.tables);
     let new_binaries = binaries(new.tables);
     let mut report = CompareReport::default();

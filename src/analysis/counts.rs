@@ -156,7 +156,7 @@ impl<K: CountKey, const N: usize> Bucket<K> for CacheLine<K, N> {
 
 /// Hits per key.
 #[derive(Clone, Debug)]
-pub struct Counts<K: CountKey> {
+pub(crate) struct Counts<K: CountKey> {
     buckets: Vec<K::Bucket>,
     /// Keys in the buckets.
     len: usize,
@@ -216,7 +216,7 @@ impl<K: CountKey> Default for Counts<K> {
 
 impl<K: CountKey> Counts<K> {
     /// An empty table.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Counts::with_buckets(INITIAL_BUCKETS)
     }
 
@@ -233,7 +233,7 @@ impl<K: CountKey> Counts<K> {
     }
 
     /// How many distinct keys were added.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         let new = self
             .waiting()
             .into_keys()
@@ -253,7 +253,7 @@ impl<K: CountKey> Counts<K> {
     /// next ones, so that the cache misses overlap instead of queueing one behind the other.
     /// A key its home bucket does not settle waits again, its next bucket asked for.
     #[inline]
-    pub fn add_all(&mut self, keys: impl Iterator<Item = K>, hits: u128) {
+    pub(crate) fn add_all(&mut self, keys: impl Iterator<Item = K>, hits: u128) {
         let Ok(low) = u32::try_from(hits) else {
             keys.for_each(|key| self.add(key, hits));
             return;
@@ -314,7 +314,7 @@ impl<K: CountKey> Counts<K> {
 
     /// Adds `hits` to `key`.
     #[inline]
-    pub fn add(&mut self, key: K, hits: u128) {
+    pub(crate) fn add(&mut self, key: K, hits: u128) {
         let home = self.home(key);
         if !self.add_home(home, key, hits as u32) {
             self.add_slow(home, key, hits as u32);
@@ -469,7 +469,7 @@ impl<K: CountKey> Counts<K> {
 
     /// Every key with its exact hits, in no particular order, the keys waiting to be counted
     /// included.
-    pub fn iter(&self) -> impl Iterator<Item = (K, u128)> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (K, u128)> + '_ {
         let waiting = self.waiting();
         let new: Vec<(K, u128)> = waiting
             .iter()

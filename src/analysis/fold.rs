@@ -28,7 +28,12 @@ impl StackCounts {
     /// With two cores, about half the binaries are folded on a second thread
     /// ([`StackCounts::second_share`]): each binary's stacks are folded by one thread, in the
     /// same order and with the same numbers as by one thread alone, so the profile is the same.
-    pub fn profile(&self, order: StackOrder, tables: &Tables, namers: &Namers<'_>) -> StackProfile {
+    pub(crate) fn profile(
+        &self,
+        order: StackOrder,
+        tables: &Tables,
+        namers: &Namers<'_>,
+    ) -> StackProfile {
         self.profile_shared(order, tables, namers, &self.second_share())
     }
 
@@ -67,7 +72,7 @@ impl StackCounts {
 
     /// [`StackCounts::profile`], letting go of each stack as decoded once it is folded: the
     /// stacks by key take the room the decoded ones give back.
-    pub fn into_profile(
+    pub(crate) fn into_profile(
         self,
         order: StackOrder,
         tables: &Tables,

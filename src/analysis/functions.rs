@@ -23,7 +23,7 @@ use crate::format::record::SampleKind;
 
 /// The `/functions` report of one binary: a `{"type":"functions",...}` line in JSON.
 #[derive(Debug, Serialize)]
-pub struct FunctionsLine {
+pub(crate) struct FunctionsLine {
     pub(crate) progid: u16,
     pub(crate) name: String,
     /// What the hits are of: an IP event, `LBR` (branch targets) or `ETW_CALLSTACK`.
@@ -43,7 +43,7 @@ pub struct FunctionsLine {
 
 /// One key's row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FunctionRow {
+pub(crate) struct FunctionRow {
     /// `binary!function` or `binary+0x1A2B`.
     pub(crate) key: String,
     /// The function's start, or the address.
@@ -57,34 +57,34 @@ pub struct FunctionRow {
 
 impl FunctionRow {
     /// The key's name.
-    pub fn key(&self) -> &str {
+    pub(crate) fn key(&self) -> &str {
         &self.key
     }
 
     /// Hits of the stacks the key appears in.
-    pub fn inclusive(&self) -> u128 {
+    pub(crate) fn inclusive(&self) -> u128 {
         self.inclusive
     }
 
     /// Hits of the stacks the key is the leaf of.
-    pub fn exclusive(&self) -> u128 {
+    pub(crate) fn exclusive(&self) -> u128 {
         self.exclusive
     }
 
     /// Whether the key is an inlined function.
-    pub fn inlined(&self) -> bool {
+    pub(crate) fn inlined(&self) -> bool {
         self.inlined
     }
 }
 
 impl FunctionsLine {
     /// The rows shown, at most `/top:N` of them.
-    pub fn rows(&self) -> &[FunctionRow] {
+    pub(crate) fn rows(&self) -> &[FunctionRow] {
         &self.top
     }
 
     /// The binary's stack total.
-    pub fn hits(&self) -> u128 {
+    pub(crate) fn hits(&self) -> u128 {
         self.hits
     }
 }

@@ -71,13 +71,13 @@ impl AddressIndex {
 
     /// Asks for the slot of `rva` (a return address when `returns`) to be loaded: a hint.
     #[inline]
-    pub fn prefetch(&self, rva: u32, returns: bool) {
+    pub(crate) fn prefetch(&self, rva: u32, returns: bool) {
         prefetch_line(&self.slots[self.home(key(rva, returns))]);
     }
 
     /// The value of `rva` (a return address when `returns`), if it has one.
     #[inline]
-    pub fn get(&self, rva: u32, returns: bool) -> Option<u32> {
+    pub(crate) fn get(&self, rva: u32, returns: bool) -> Option<u32> {
         let key = key(rva, returns);
         let mut at = self.home(key);
         loop {
@@ -94,7 +94,7 @@ impl AddressIndex {
 
     /// Gives `rva` (a return address when `returns`) the value `value` (below [`VALUE`]),
     /// in place of the one it had, if any.
-    pub fn insert(&mut self, rva: u32, returns: bool, value: u32) {
+    pub(crate) fn insert(&mut self, rva: u32, returns: bool, value: u32) {
         assert!(value < VALUE, "a value of the index is below 2^31 - 1");
         // At most half full: probes stay short. An address given again takes no room.
         if 2 * (self.len + 1) > self.slots.len() && self.get(rva, returns).is_none() {
@@ -121,7 +121,7 @@ impl AddressIndex {
     }
 
     /// Every address with a value, and its value, in no order.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, bool, u32)> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u32, bool, u32)> + '_ {
         self.slots.iter().filter(|&&s| s != EMPTY).map(|&s| {
             let value = (s & VALUE_BITS) as u32;
             let address = s >> 31;
@@ -131,7 +131,7 @@ impl AddressIndex {
 
     /// How many addresses have a value.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 

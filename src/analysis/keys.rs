@@ -27,7 +27,7 @@ use crate::image::symbols::{SymbolMap, Symbols};
 /// 16 bytes: a profile without symbols has a key per sampled address, and its names are
 /// made when shown; a function's name and source are boxed.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct FrameKey {
+pub(crate) struct FrameKey {
     /// The function's first byte, or the address as stored; for an inlined function, the
     /// first byte of the lowest function it was seen inlined into.
     pub rva: u32,
@@ -63,7 +63,7 @@ impl FrameKey {
     /// The key of the address `rva`: sampled there (an IP sample, a leaf frame, a branch's
     /// end), or, when `returns`, a return address, which is looked up at `rva - 1`, the call
     /// instruction, yet stays `rva` when no function holds that.
-    pub fn of(symbols: Option<&Symbols>, rva: u32, returns: bool) -> FrameKey {
+    pub(crate) fn of(symbols: Option<&Symbols>, rva: u32, returns: bool) -> FrameKey {
         match symbols
             .zip(looked_up_at(rva, returns))
             .and_then(|(s, at)| s.lookup(at))
@@ -74,7 +74,7 @@ impl FrameKey {
     }
 
     /// The key of an address no function holds.
-    pub fn address(rva: u32) -> FrameKey {
+    pub(crate) fn address(rva: u32) -> FrameKey {
         FrameKey {
             rva,
             inlined: false,
@@ -83,7 +83,7 @@ impl FrameKey {
     }
 
     /// The key of the function `name`, which starts at `rva`.
-    pub fn function(rva: u32, name: &str) -> FrameKey {
+    pub(crate) fn function(rva: u32, name: &str) -> FrameKey {
         FrameKey {
             rva,
             inlined: false,
@@ -96,36 +96,36 @@ impl FrameKey {
     }
 
     /// The function's name, when the binary's symbols have one there.
-    pub fn function_name(&self) -> Option<&str> {
+    pub(crate) fn function_name(&self) -> Option<&str> {
         self.function.as_ref().map(|f| f.name.as_str())
     }
 
     /// Where the function's code is, with inline frames: its source file, as the PDB
     /// records it.
-    pub fn file(&self) -> Option<&str> {
+    pub(crate) fn file(&self) -> Option<&str> {
         self.function.as_ref()?.file.as_deref()
     }
 
     /// The line the function starts on, where the PDB says.
-    pub fn line(&self) -> Option<u32> {
+    pub(crate) fn line(&self) -> Option<u32> {
         self.function.as_ref()?.line
     }
 
     /// The key's name in text, folded stacks and exports: `binary!function`, or
     /// `binary+0x1A2B` (the RVA as stored, upper-case hex, no padding).
-    pub fn name(&self, binary: &str) -> String {
+    pub(crate) fn name(&self, binary: &str) -> String {
         key_name(binary, self.function_name(), self.rva)
     }
 
     /// Writes the key's [name](FrameKey::name) to `out`, after what it holds.
-    pub fn push_name(&self, binary: &str, out: &mut String) {
+    pub(crate) fn push_name(&self, binary: &str, out: &mut String) {
         push_key_name(out, binary, self.function_name(), self.rva);
     }
 
     /// The key's name in folded stacks and flame graphs: [`FrameKey::name`], with
     /// FlameGraph's `_[i]` suffix on an inlined function, which flame-graph tools colour
     /// apart.
-    pub fn frame_name(&self, binary: &str) -> String {
+    pub(crate) fn frame_name(&self, binary: &str) -> String {
         let mut name = self.name(binary);
         if self.inlined {
             name.push_str("_[i]");
@@ -144,7 +144,7 @@ pub(crate) struct Namer<'a> {
 impl<'a> Namer<'a> {
     /// The namer of a binary with `symbols`, for `addresses` (each an RVA as stored, and
     /// whether it is a return address); with `inline`, their inline chains are read.
-    pub fn new(
+    pub(crate) fn new(
         symbols: Option<&'a Symbols>,
         inline: bool,
         addresses: impl IntoIterator<Item = (u32, bool)>,
@@ -163,18 +163,18 @@ impl<'a> Namer<'a> {
 
     /// Whether it names without symbols: every address is a key of its own
     /// ([`FrameKey::address`]).
-    pub fn is_plain(&self) -> bool {
+    pub(crate) fn is_plain(&self) -> bool {
         self.symbols.is_none()
     }
 
     /// What could not be read of the binary's line and inlinee records, if anything.
-    pub fn problem(&self) -> Option<&str> {
+    pub(crate) fn problem(&self) -> Option<&str> {
         self.lines.as_ref()?.problem()
     }
 
     /// The frames of the address `rva` (a return address when `returns`), innermost first,
     /// with their files and lines, when its chain was read.
-    pub fn frames(
+    pub(crate) fn frames(
         &self,
         rva: u32,
         returns: bool,
@@ -186,7 +186,7 @@ impl<'a> Namer<'a> {
     /// Pushes the ids of the keys of the address `rva` (a return address when `returns`)
     /// onto `out`, outermost first: its function, then the functions inlined there, when its
     /// chain was read; else its one key's, as [`FrameKey::of`] gives it. Allocates nothing.
-    pub fn ids(&self, rva: u32, returns: bool, out: &mut Vec<KeyId>) {
+    pub(crate) fn ids(&self, rva: u32, returns: bool, out: &mut Vec<KeyId>) {
         let function = looked_up_at(rva, returns)
             .zip(self.symbols)
             .and_then(|(at, s)| s.lookup(at))
@@ -203,7 +203,7 @@ impl<'a> Namer<'a> {
     }
 
     /// The key of the `depth`-th id [`Namer::ids`] gives the address (0: the outermost).
-    pub fn key(&self, rva: u32, returns: bool, depth: usize) -> FrameKey {
+    pub(crate) fn key(&self, rva: u32, returns: bool, depth: usize) -> FrameKey {
         let key = FrameKey::of(self.symbols, rva, returns);
         // A chain is read only for an address in a procedure, which `FrameKey::of` finds
         // too: the key's RVA is that function's start.
@@ -232,7 +232,7 @@ pub(crate) struct Namers<'a> {
 impl<'a> Namers<'a> {
     /// The namers of the binaries with `symbols`, for `addresses` per binary (each an RVA
     /// as stored, and whether it is a return address).
-    pub fn new(
+    pub(crate) fn new(
         symbols: &'a SymbolMap,
         inline: bool,
         mut addresses: BTreeMap<u16, FxHashSet<(u32, bool)>>,
@@ -257,12 +257,12 @@ impl<'a> Namers<'a> {
     }
 
     /// The namer of binary `progid`; without symbols, one that names addresses.
-    pub fn get(&self, progid: u16) -> &Namer<'a> {
+    pub(crate) fn get(&self, progid: u16) -> &Namer<'a> {
         self.by_progid.get(&progid).unwrap_or(&self.plain)
     }
 
     /// The binaries whose line or inlinee records could not be read, and why.
-    pub fn problems(&self) -> impl Iterator<Item = (u16, &str)> + '_ {
+    pub(crate) fn problems(&self) -> impl Iterator<Item = (u16, &str)> + '_ {
         self.by_progid
             .iter()
             .filter_map(|(&p, n)| Some((p, n.problem()?)))
@@ -301,7 +301,7 @@ fn looked_up_at(rva: u32, returns: bool) -> Option<u32> {
 
 /// The name of a key of `binary`: `binary!function`, or `binary+0x1A2B` for the address
 /// `rva` when no function holds it.
-pub fn key_name(binary: &str, function: Option<&str>, rva: u32) -> String {
+pub(crate) fn key_name(binary: &str, function: Option<&str>, rva: u32) -> String {
     let mut name = String::new();
     push_key_name(&mut name, binary, function, rva);
     name

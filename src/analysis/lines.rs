@@ -24,7 +24,7 @@ use crate::image::lines::SourceLines;
 
 /// The hottest lines of one binary and source.
 #[derive(Debug)]
-pub struct LinesTable {
+pub(crate) struct LinesTable {
     pub(crate) progid: u16,
     /// The binary's name.
     pub(crate) name: String,
@@ -40,7 +40,7 @@ pub struct LinesTable {
 
 /// One source line's hits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct LineRow {
+pub(crate) struct LineRow {
     /// The source file, as the PDB records it; `None` without a line record.
     pub(crate) file: Option<String>,
     pub(crate) line: Option<u32>,
@@ -52,7 +52,7 @@ pub struct LineRow {
 
 /// What `/lines` found.
 #[derive(Debug, Default)]
-pub struct LinesReport {
+pub(crate) struct LinesReport {
     /// The tables, in progid order, each binary's sources in output order.
     pub(crate) tables: Vec<LinesTable>,
     /// The binaries with samples but no PDB, whose lines cannot be shown.

@@ -3,8 +3,9 @@
 //! Each analysis takes the decoded records one at a time and keeps a table per unique key
 //! (an RVA, an arc, a stack), never anything per sample: [`summary`] counts per binary and
 //! source, with `counts` as its hash tables and `collect` spreading the work over two
-//! threads; [`stacks`] keeps the unique call stacks (one after another, in `slices`) and
-//! folds them by key, which `functions` turns into inclusive and exclusive hits; [`check`]
+//! threads; `stacks` keeps the unique call stacks (one after another, in `slices`), `fold`
+//! folds them by key into a `profile`, which `functions` turns into inclusive and exclusive
+//! hits, and `sampled` makes stacks of one address of the samples without any; [`check`]
 //! judges whether a trace is fit for SPDConvert, and `compare` how two traces differ;
 //! `lines` finds the hottest source lines. `keys` is the one rule for what an address is
 //! attributed to and how that is named. `share` splits a profile's binaries between two
@@ -28,7 +29,7 @@ pub(crate) mod profile;
 pub(crate) mod sampled;
 pub(crate) mod share;
 pub(crate) mod slices;
-pub mod stacks;
+pub(crate) mod stacks;
 pub mod summary;
 
 pub(crate) use counted::{Counted, share};

@@ -23,7 +23,7 @@ pub(crate) struct BinaryStacks {
     /// Its name, as keys use it.
     pub name: String,
     /// What the stacks are: call stacks, or the samples of an IP event or the targets of
-    /// LBR branches, one address each ([`flat`]).
+    /// LBR branches, one address each ([`flat`](super::sampled::flat)).
     pub source: SampleKind,
     /// Call-stack records with at least one frame (or the source's records).
     pub records: u64,
@@ -81,47 +81,47 @@ impl Paths {
     }
 
     /// How many stacks there are.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.stacks.len()
     }
 
     /// Stack `i`: its keys and hits.
-    pub fn get(&self, i: usize) -> (&[u32], u128) {
+    pub(crate) fn get(&self, i: usize) -> (&[u32], u128) {
         self.stacks.get(self.at(i))
     }
 
     /// Every stack, in order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[u32], u128)> + '_ {
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = (&[u32], u128)> + '_ {
         (0..self.len()).map(|i| self.get(i))
     }
 
     /// The summed hits of the stacks in `range`.
-    pub fn hits(&self, range: std::ops::Range<usize>) -> u128 {
+    pub(crate) fn hits(&self, range: std::ops::Range<usize>) -> u128 {
         range.map(|i| self.stacks.hits(self.at(i))).sum()
     }
 }
 
 impl BinaryStacks {
     /// The name of key `k`.
-    pub fn key_name(&self, k: u32) -> String {
+    pub(crate) fn key_name(&self, k: u32) -> String {
         self.keys[k as usize].name(&self.name)
     }
 }
 
 impl StackProfile {
     /// Whether no binary has a call stack.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.binaries.is_empty()
     }
 
     /// The folded stacks (docs/output.md): `outer;...;leaf hits`, one line per distinct stack of
     /// names (two functions of one name fold together), sorted by byte value.
-    pub fn folded(&self) -> Vec<(String, u128)> {
+    pub(crate) fn folded(&self) -> Vec<(String, u128)> {
         self.folded_lines().to_vec()
     }
 
     /// The same lines, each made when it is written.
-    pub fn folded_lines(&self) -> Folded<'_> {
+    pub(crate) fn folded_lines(&self) -> Folded<'_> {
         fold(self.binaries.iter(), false, None)
     }
 
@@ -130,7 +130,7 @@ impl StackProfile {
     /// to be drawn, and so everything above it) end at that frame, as one line: every frame
     /// drawn keeps its place, width and count. Far fewer, shorter lines for a profile of
     /// many deep, distinct stacks.
-    pub fn drawn(&self, parts: u128) -> Vec<(String, u128)> {
+    pub(crate) fn drawn(&self, parts: u128) -> Vec<(String, u128)> {
         fold(self.binaries.iter(), false, Some(parts)).to_vec()
     }
 }
@@ -286,7 +286,10 @@ impl<'b> Folded<'b> {
     }
 
     /// Calls `f` with each line, in order: its text (`outer;...;leaf`) and hits.
-    pub fn try_for_each<E>(&self, mut f: impl FnMut(&str, u128) -> Result<(), E>) -> Result<(), E> {
+    pub(crate) fn try_for_each<E>(
+        &self,
+        mut f: impl FnMut(&str, u128) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut text = String::new();
         for l in &self.lines {
             text.clear();
@@ -302,7 +305,7 @@ impl<'b> Folded<'b> {
     }
 
     /// Every line, made.
-    pub fn to_vec(&self) -> Vec<(String, u128)> {
+    pub(crate) fn to_vec(&self) -> Vec<(String, u128)> {
         let mut lines = Vec::with_capacity(self.lines.len());
         let made: Result<(), std::convert::Infallible> = self.try_for_each(|text, hits| {
             lines.push((text.to_owned(), hits));

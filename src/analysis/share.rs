@@ -26,7 +26,7 @@ pub(crate) struct Share(Vec<bool>);
 
 impl Share {
     /// Gives the binary `progid` to the second thread.
-    pub fn add(&mut self, progid: u16) {
+    pub(crate) fn add(&mut self, progid: u16) {
         let at = usize::from(progid);
         if self.0.len() <= at {
             self.0.resize(at + 1, false);
@@ -35,12 +35,12 @@ impl Share {
     }
 
     /// Whether the second thread takes the binary `progid`.
-    pub fn has(&self, progid: u16) -> bool {
+    pub(crate) fn has(&self, progid: u16) -> bool {
         self.0.get(usize::from(progid)).copied().unwrap_or(false)
     }
 
     /// Whether it holds any binary.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.0.contains(&true)
     }
 }

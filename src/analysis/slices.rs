@@ -49,7 +49,7 @@ impl<T> Default for Slices<T> {
 
 impl<T: Copy> Slices<T> {
     /// Room for the ends and hits of `slices` slices.
-    pub fn with_capacity(slices: usize) -> Self {
+    pub(crate) fn with_capacity(slices: usize) -> Self {
         Slices {
             blocks: Vec::new(),
             ends: Vec::with_capacity(slices),
@@ -58,7 +58,7 @@ impl<T: Copy> Slices<T> {
     }
 
     /// Adds a slice with its hits, after those before it.
-    pub fn push(&mut self, slice: &[T], hits: u128) {
+    pub(crate) fn push(&mut self, slice: &[T], hits: u128) {
         let room = self.blocks.last().map_or(0, |b| b.capacity() - b.len());
         if room < slice.len() || self.blocks.is_empty() {
             let items = (BLOCK / size_of::<T>().max(1)).max(slice.len());
@@ -78,12 +78,12 @@ impl<T: Copy> Slices<T> {
     }
 
     /// How many slices there are.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
     }
 
     /// Slice `i` and its hits.
-    pub fn get(&self, i: usize) -> (&[T], u128) {
+    pub(crate) fn get(&self, i: usize) -> (&[T], u128) {
         (self.slice(i), self.hits[i])
     }
 
@@ -111,17 +111,17 @@ impl<T: Copy> Slices<T> {
     }
 
     /// The hits of slice `i`.
-    pub fn hits(&self, i: usize) -> u128 {
+    pub(crate) fn hits(&self, i: usize) -> u128 {
         self.hits[i]
     }
 
     /// Every slice and its hits, in order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[T], u128)> + '_ {
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = (&[T], u128)> + '_ {
         (0..self.len()).map(|i| self.get(i))
     }
 
     /// Replaces every item `x` of every slice with `f(x)`.
-    pub fn map_items(&mut self, f: impl Fn(T) -> T) {
+    pub(crate) fn map_items(&mut self, f: impl Fn(T) -> T) {
         for x in self.blocks.iter_mut().flatten() {
             *x = f(*x);
         }
@@ -129,7 +129,7 @@ impl<T: Copy> Slices<T> {
 
     /// The slices, the last first, each let go of once the next is asked for: what is made
     /// of them as they come (a fold into other slices) takes the room they give back.
-    pub fn into_last_first(self) -> LastFirst<T> {
+    pub(crate) fn into_last_first(self) -> LastFirst<T> {
         LastFirst {
             slices: self,
             handed: false,
@@ -309,7 +309,7 @@ impl<T> Default for SliceCounts<T> {
 
 impl<T: Copy + Eq + Hash> SliceCounts<T> {
     /// Adds `hits` to those of `slice`, which is added the first time it is seen.
-    pub fn add(&mut self, slice: &[T], hits: u128) {
+    pub(crate) fn add(&mut self, slice: &[T], hits: u128) {
         if self.index.len < self.slices.len() {
             self.index_again();
         }
@@ -330,7 +330,7 @@ impl<T: Copy + Eq + Hash> SliceCounts<T> {
     /// that the misses of a slice and those of the next overlap. A slice is counted by
     /// [`settle`](SliceCounts::settle) at the latest, which the caller calls before the
     /// slices are read.
-    pub fn add_soon(&mut self, pieces: &[&[T]], hits: u128) {
+    pub(crate) fn add_soon(&mut self, pieces: &[&[T]], hits: u128) {
         for piece in pieces {
             self.soon.items.extend_from_slice(piece);
         }
@@ -341,7 +341,7 @@ impl<T: Copy + Eq + Hash> SliceCounts<T> {
     }
 
     /// Counts the slices [`add_soon`](SliceCounts::add_soon) holds.
-    pub fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         if self.soon.slices.is_empty() {
             return;
         }
@@ -382,14 +382,14 @@ impl<T: Copy + Eq + Hash> SliceCounts<T> {
     }
 
     /// How many distinct slices there are.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         debug_assert!(self.soon.slices.is_empty(), "slices added soon are settled");
         self.slices.len()
     }
 
     /// Lets go of the table that finds the slices, while they are only read; it is made
     /// again when a slice is added after.
-    pub fn let_go_of_index(&mut self) {
+    pub(crate) fn let_go_of_index(&mut self) {
         self.index = Places::default();
     }
 
@@ -403,19 +403,19 @@ impl<T: Copy + Eq + Hash> SliceCounts<T> {
     }
 
     /// Slice `i`, in the order first added, and its hits.
-    pub fn get(&self, i: usize) -> (&[T], u128) {
+    pub(crate) fn get(&self, i: usize) -> (&[T], u128) {
         debug_assert!(self.soon.slices.is_empty(), "slices added soon are settled");
         self.slices.get(i)
     }
 
     /// Every slice and its hits, in the order first added.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[T], u128)> + '_ {
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = (&[T], u128)> + '_ {
         debug_assert!(self.soon.slices.is_empty(), "slices added soon are settled");
         self.slices.iter()
     }
 
     /// The slices, without the table that finds them.
-    pub fn into_slices(self) -> Slices<T> {
+    pub(crate) fn into_slices(self) -> Slices<T> {
         debug_assert!(self.soon.slices.is_empty(), "slices added soon are settled");
         self.slices
     }
@@ -431,7 +431,7 @@ pub(crate) struct LastFirst<T> {
 impl<T: Copy> LastFirst<T> {
     /// The next slice and its hits, after letting go of the one before and of the blocks
     /// that held only slices after it.
-    pub fn next(&mut self) -> Option<(&[T], u128)> {
+    pub(crate) fn next(&mut self) -> Option<(&[T], u128)> {
         let Slices { blocks, ends, hits } = &mut self.slices;
         if self.handed {
             ends.pop();

@@ -52,7 +52,7 @@ impl StackCounts {
     /// decoder hands them over. [`settle`](StackCounts::settle) must be called before the
     /// stacks are read. A stack is stored as its binary, then its frames.
     #[inline]
-    pub fn add_soon(&mut self, s: &Samples<'_>) {
+    pub(crate) fn add_soon(&mut self, s: &Samples<'_>) {
         if let Some(progid) = self.taken(s) {
             self.stacks
                 .add_soon(&[&progid.to_le_bytes(), s.payload], s.hits);
@@ -60,7 +60,7 @@ impl StackCounts {
     }
 
     /// Counts the stacks [`add_soon`](StackCounts::add_soon) holds.
-    pub fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         self.stacks.settle();
     }
 
@@ -80,7 +80,7 @@ impl StackCounts {
     }
 
     /// Renumbers the binaries: `progid` becomes `to(progid)`.
-    pub fn renumber(self, to: impl Fn(u16) -> u16) -> StackCounts {
+    pub(crate) fn renumber(self, to: impl Fn(u16) -> u16) -> StackCounts {
         let mut out = StackCounts::default();
         for (progid, (records, hits)) in self.totals {
             let total = out.totals.entry(to(progid)).or_default();
@@ -98,7 +98,7 @@ impl StackCounts {
     }
 
     /// Adds what `other` counted.
-    pub fn absorb(&mut self, other: StackCounts) {
+    pub(crate) fn absorb(&mut self, other: StackCounts) {
         for (progid, (records, hits)) in other.totals {
             let total = self.totals.entry(progid).or_default();
             total.0 += records;
@@ -110,7 +110,7 @@ impl StackCounts {
     }
 
     /// Calls `f` with every unique stack: its progid, its frames as stored, and its hits.
-    pub fn for_each(&self, mut f: impl FnMut(u16, &[u32], u128)) {
+    pub(crate) fn for_each(&self, mut f: impl FnMut(u16, &[u32], u128)) {
         let mut frames: Vec<u32> = Vec::new();
         for (progid, stored, hits) in self.raw() {
             frames.clear();
@@ -121,18 +121,18 @@ impl StackCounts {
 
     /// Every unique stack without copying it: its progid, its frames as stored (little-endian
     /// RVAs, 4 bytes each), and its hits, in the order first counted.
-    pub fn raw(&self) -> impl Iterator<Item = (u16, &[u8], u128)> + '_ {
+    pub(crate) fn raw(&self) -> impl Iterator<Item = (u16, &[u8], u128)> + '_ {
         (0..self.unique()).map(|i| self.get(i))
     }
 
     /// Unique stack `i` (below [`StackCounts::unique`]), as [`StackCounts::raw`] gives it.
-    pub fn get(&self, i: usize) -> (u16, &[u8], u128) {
+    pub(crate) fn get(&self, i: usize) -> (u16, &[u8], u128) {
         let (stack, hits) = self.stacks.get(i);
         (LE::read_u16(&stack[..2]), &stack[2..], hits)
     }
 
     /// The binaries with call stacks, and the records and hits of each, in progid order.
-    pub fn totals(&self) -> impl Iterator<Item = (u16, u64, u128)> + '_ {
+    pub(crate) fn totals(&self) -> impl Iterator<Item = (u16, u64, u128)> + '_ {
         self.totals
             .iter()
             .map(|(&p, &(records, hits))| (p, records, hits))
@@ -140,12 +140,12 @@ impl StackCounts {
 
     /// Lets go of what finds a stack to count it, while the stacks are only read; it is made
     /// again if one is counted after.
-    pub fn let_go_of_index(&mut self) {
+    pub(crate) fn let_go_of_index(&mut self) {
         self.stacks.let_go_of_index();
     }
 
     /// How many unique (binary, stack) entries are held.
-    pub fn unique(&self) -> usize {
+    pub(crate) fn unique(&self) -> usize {
         self.stacks.len()
     }
 

@@ -42,7 +42,7 @@ impl std::fmt::Display for Progress {
 /// What the options given say, each value parsed: the command line before it becomes a
 /// plan ([`super::parse`] turns it into one, with the rules of how options combine).
 #[derive(Debug, Default)]
-pub struct Given {
+pub(super) struct Given {
     /// The options given, by name, in order.
     pub named: Vec<&'static str>,
     pub help: bool,
@@ -71,7 +71,7 @@ pub struct Given {
 
 /// Where an option is listed in the help.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Group {
+pub(super) enum Group {
     /// What to print.
     Sections,
     /// How to print it.
@@ -80,7 +80,7 @@ pub enum Group {
 
 /// What an option does to the command line being read.
 #[derive(Clone, Copy)]
-pub enum Set {
+pub(super) enum Set {
     /// A flag.
     Flag(fn(&mut Given)),
     /// A value (each item of a list): parsed and stored, or why it is not good.
@@ -88,7 +88,7 @@ pub enum Set {
 }
 
 /// One option.
-pub struct Opt {
+pub(super) struct Opt {
     pub name: &'static str,
     /// The name of its value (`N` for `/top:N`), if it takes one. A value named `FILE` or
     /// `FILES` may not be empty.
@@ -142,7 +142,7 @@ fn text(value: &OsStr) -> String {
 }
 
 /// Every option, in the order the help lists them.
-pub const OPTIONS: &[Opt] = &[
+pub(super) const OPTIONS: &[Opt] = &[
     flag(
         "all",
         Group::Sections,
@@ -444,7 +444,7 @@ pub const OPTIONS: &[Opt] = &[
 ];
 
 /// Short spellings: `/h`, `/?` for help, `/V` for version.
-pub fn canonical(name: &str) -> &str {
+pub(super) fn canonical(name: &str) -> &str {
     match name {
         "h" | "?" => "help",
         "v" => "version",
@@ -453,7 +453,7 @@ pub fn canonical(name: &str) -> &str {
 }
 
 /// The option of this name.
-pub fn option(name: &str) -> Option<&'static Opt> {
+pub(super) fn option(name: &str) -> Option<&'static Opt> {
     OPTIONS.iter().find(|o| o.name == name)
 }
 

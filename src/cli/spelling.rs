@@ -9,7 +9,7 @@ use super::options::OPTIONS;
 use super::usage::{UsageError, usage};
 
 /// An argument that may be an option: its spelling, name and value.
-pub struct Spelled {
+pub(super) struct Spelled {
     /// Written `-name` or `--name` (else `/name`).
     pub dashed: bool,
     /// The name as written.
@@ -22,7 +22,7 @@ pub struct Spelled {
 
 /// Splits `/name:value`, `-name=value` and the like. `None` when the argument does not
 /// start like an option, or its name is not text (then it can only be a file).
-pub fn spelled(arg: &OsStr) -> Result<Option<Spelled>, UsageError> {
+pub(super) fn spelled(arg: &OsStr) -> Result<Option<Spelled>, UsageError> {
     let bytes = arg.as_encoded_bytes();
     let (dashed, body) = match bytes {
         [b'-', b'-', body @ ..] => (true, body),
@@ -68,7 +68,7 @@ fn value_of(arg: &OsStr, at: usize) -> Result<OsString, UsageError> {
 }
 
 /// Splits a list value at its commas and trims each item of surrounding spaces.
-pub fn items(value: &OsStr) -> Result<Vec<OsString>, UsageError> {
+pub(super) fn items(value: &OsStr) -> Result<Vec<OsString>, UsageError> {
     let bytes = value.as_encoded_bytes();
     let mut out = Vec::new();
     let mut start = 0;
@@ -105,7 +105,7 @@ fn slice(value: &OsStr, lo: usize, hi: usize) -> Result<OsString, UsageError> {
 /// Whether an argument that names no option was meant as one: `/` and a word of letters,
 /// digits, `-` and `?` (a value may follow a colon), naming no file. Anything else (`/tmp/a`,
 /// `/trace.spt`, a file that exists) is a file.
-pub fn mistyped(arg: &OsStr, name: &str) -> bool {
+pub(super) fn mistyped(arg: &OsStr, name: &str) -> bool {
     !name.is_empty()
         && name
             .chars()
@@ -126,7 +126,7 @@ fn nearest(name: &str) -> Option<&'static str> {
 
 /// The usage error for an unknown option, written `shown`, with the nearest known one in the
 /// same spelling: `--summry` suggests `--summary`, `-sumary` `-summary`, `/sumary` `/summary`.
-pub fn unknown(shown: &str, name: &str) -> UsageError {
+pub(super) fn unknown(shown: &str, name: &str) -> UsageError {
     let prefix = if shown.starts_with("--") {
         "--"
     } else if shown.starts_with('-') {

@@ -133,6 +133,7 @@ pub enum Code {
 }
 
 /// One problem found in a file.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     /// What kind of problem it is.

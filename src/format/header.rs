@@ -32,6 +32,7 @@ pub const SIGNATURE: u32 = 0x5350_543A;
 pub const VERSION: u32 = 1;
 
 /// The header fields, exactly as stored.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
     /// Must be [`SIGNATURE`].

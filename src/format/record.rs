@@ -18,6 +18,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use crate::format::opcode::Opcode;
 
 /// One record of the event stream.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Record<'a> {
     /// Starts the segment of one binary.
@@ -123,6 +124,7 @@ impl fmt::Display for SampleKind {
 }
 
 /// A sample record: IP samples, LBR pairs or a call stack.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Samples<'a> {
     /// File offset of the opcode.
@@ -141,6 +143,26 @@ pub struct Samples<'a> {
 }
 
 impl<'a> Samples<'a> {
+    /// The record at file `offset`: `opcode` with its `count` and the `payload` after it, in
+    /// the segment of `progid`, counting `hits` times.
+    pub fn new(
+        offset: u64,
+        opcode: Opcode,
+        progid: Option<u16>,
+        hits: u128,
+        count: u8,
+        payload: &'a [u8],
+    ) -> Self {
+        Samples {
+            offset,
+            opcode,
+            progid,
+            hits,
+            count,
+            payload,
+        }
+    }
+
     /// What the record holds.
     pub fn kind(&self) -> SampleKind {
         match self.opcode {

@@ -21,14 +21,14 @@ use crate::analysis::share;
 /// the stacks given to it may leave out the frames of less than half that
 /// ([`StackProfile::drawn`](crate::analysis::profile::StackProfile::drawn)): the picture is the
 /// same.
-pub const DRAWN_PARTS: u128 = 20_000;
+pub(crate) const DRAWN_PARTS: u128 = 20_000;
 
 /// The largest total drawn unscaled: half the word, leaving inferno room to add.
 const LIMIT: u128 = (usize::MAX / 2) as u128;
 
 /// What the flame graph shows: the counts it was given, or how they were scaled.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Drawn {
+pub(crate) struct Drawn {
     /// The common divisor of every count, 1 when none was needed.
     pub factor: u128,
 }
@@ -37,7 +37,7 @@ pub struct Drawn {
 /// them) to `out`, titled `title`.
 ///
 /// [`StackProfile::folded`]: crate::analysis::profile::StackProfile::folded
-pub fn write(
+pub(crate) fn write(
     out: impl Write,
     title: &str,
     folded: Vec<(String, u128)>,
@@ -48,14 +48,14 @@ pub fn write(
 
 /// The flame graph and the icicle graph of `folded`, titled `title`, as [`write()`] draws each:
 /// their lines made once, the two drawn at once when there is a second core.
-pub fn both(title: &str, folded: Vec<(String, u128)>) -> io::Result<(Vec<u8>, Vec<u8>)> {
+pub(crate) fn both(title: &str, folded: Vec<(String, u128)>) -> io::Result<(Vec<u8>, Vec<u8>)> {
     let drawing = Drawing::of(folded);
     both_ways(|svg, icicle| drawing.write(svg, title, icicle).map(|_| ()))
 }
 
 /// What `draw` draws into a buffer given, the right way up (`false`), then upside down
 /// (`true`): the two at once when there is a second core.
-pub fn both_ways(
+pub(crate) fn both_ways(
     draw: impl Fn(&mut Vec<u8>, bool) -> io::Result<()> + Sync,
 ) -> io::Result<(Vec<u8>, Vec<u8>)> {
     let drawn = |icicle| {
@@ -127,7 +127,7 @@ impl Drawing {
 /// red where it grew, blue where it shrank, as inferno's differential mode draws them. BASE
 /// is scaled to NEW's total first (inferno's normalisation), so that traces of different
 /// lengths compare.
-pub fn write_differential(
+pub(crate) fn write_differential(
     out: impl Write,
     title: &str,
     base: &[(String, u128)],

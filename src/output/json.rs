@@ -45,7 +45,7 @@ use crate::image::symbols::{SymbolMap, Symbols};
 use crate::output::{FileInfo, Printer, Recorded, push_dec};
 
 /// Writes JSON Lines to `out`; failures to read a file go to `err` as text.
-pub struct JsonPrinter<W: Write, E: Write> {
+pub(crate) struct JsonPrinter<W: Write, E: Write> {
     out: W,
     err: E,
     /// The path of the file being dumped, which diagnostic, match and summary lines carry.
@@ -56,7 +56,7 @@ pub struct JsonPrinter<W: Write, E: Write> {
 
 impl<W: Write, E: Write> JsonPrinter<W, E> {
     /// A printer writing JSON Lines to `out` and read failures to `err`.
-    pub fn new(out: W, err: E) -> Self {
+    pub(crate) fn new(out: W, err: E) -> Self {
         JsonPrinter {
             out,
             err,
@@ -66,7 +66,7 @@ impl<W: Write, E: Write> JsonPrinter<W, E> {
     }
 
     /// Gives back the writers.
-    pub fn into_inner(self) -> (W, E) {
+    pub(crate) fn into_inner(self) -> (W, E) {
         (self.out, self.err)
     }
 

@@ -50,7 +50,7 @@ use crate::format::tables::Tables;
 use crate::image::symbols::Symbols;
 
 /// The largest count `decimal(38,0)` holds: 10^38 - 1.
-pub const DECIMAL_MAX: u128 = 10u128.pow(38) - 1;
+pub(crate) const DECIMAL_MAX: u128 = 10u128.pow(38) - 1;
 
 /// Values buffered per column before they go to the writer.
 const BATCH: usize = 4096;

@@ -22,6 +22,7 @@ use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
 
 /// The file being dumped, as the output names it.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug)]
 pub struct FileInfo<'a> {
     /// The path as given on the command line; `-` for standard input.
@@ -30,7 +31,12 @@ pub struct FileInfo<'a> {
     pub size: Option<u64>,
 }
 
-impl FileInfo<'_> {
+impl<'a> FileInfo<'a> {
+    /// The file at `path` (`-` for standard input), of `size` bytes when known up front.
+    pub fn new(path: &'a str, size: Option<u64>) -> Self {
+        FileInfo { path, size }
+    }
+
     /// Whether this is standard input.
     pub fn is_stdin(&self) -> bool {
         self.path == "-"
@@ -171,7 +177,7 @@ pub(crate) struct Recording {
 
 impl Recorder {
     /// The output stream.
-    pub fn out(&self) -> Recording {
+    pub(crate) fn out(&self) -> Recording {
         Recording {
             recorded: Rc::clone(&self.0),
             to_err: false,
@@ -179,7 +185,7 @@ impl Recorder {
     }
 
     /// The error stream.
-    pub fn err(&self) -> Recording {
+    pub(crate) fn err(&self) -> Recording {
         Recording {
             recorded: Rc::clone(&self.0),
             to_err: true,
@@ -187,7 +193,7 @@ impl Recorder {
     }
 
     /// What was recorded, once the printer is done with the streams.
-    pub fn finish(self) -> Recorded {
+    pub(crate) fn finish(self) -> Recorded {
         self.0.take()
     }
 }

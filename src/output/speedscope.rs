@@ -249,7 +249,7 @@ fn name_of<'n>(names: &'n str, ends: &[usize], i: usize) -> &'n str {
 ///
 /// The profiles are made on this thread and laid out and written on another, one behind
 /// the other: the making names the frames, which must be in the order the file shows them.
-pub fn write(
+pub(crate) fn write(
     out: impl Write + Send,
     counted: &Counted<'_>,
     namers: &Namers<'_>,

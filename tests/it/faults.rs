@@ -242,10 +242,7 @@ fn a_directory_opened_as_a_file_is_a_read_failure() {
     let dir = tempfile::tempdir().unwrap();
     let file = File::open(dir.path()).unwrap();
     let input = Input::file(file).unwrap();
-    let info = FileInfo {
-        path: "somedir",
-        size: input.size(),
-    };
+    let info = FileInfo::new("somedir", input.size());
     for set in [text_all(), validate_json()] {
         let file = File::open(dir.path()).unwrap();
         let input = Input::file(file).unwrap();
@@ -321,10 +318,7 @@ fn dump_shrunk(bytes: &[u8], len: u64) -> Dumped {
         .unwrap()
         .set_len(len)
         .unwrap();
-    let info = FileInfo {
-        path: "shrinking.spt",
-        size,
-    };
+    let info = FileInfo::new("shrinking.spt", size);
     dump_input(input, &info, &validate_json())
 }
 

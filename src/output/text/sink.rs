@@ -7,7 +7,7 @@ use crate::image::lines::LineCache;
 use rustc_hash::FxHashMap;
 
 /// Writes text to `out` and diagnostics to `err`.
-pub struct TextPrinter<W: Write, E: Write> {
+pub(crate) struct TextPrinter<W: Write, E: Write> {
     pub(super) out: Blocks<W>,
     pub(super) err: E,
     /// How the current file is named in diagnostics.
@@ -26,7 +26,7 @@ pub struct TextPrinter<W: Write, E: Write> {
 
 impl<W: Write, E: Write> TextPrinter<W, E> {
     /// A printer writing the dump to `out` and diagnostics to `err`.
-    pub fn new(out: W, err: E) -> Self {
+    pub(crate) fn new(out: W, err: E) -> Self {
         TextPrinter {
             out: Blocks {
                 inner: out,
@@ -43,13 +43,13 @@ impl<W: Write, E: Write> TextPrinter<W, E> {
     }
 
     /// Leaves out the `File:` line that starts each file, for `/validate`.
-    pub fn without_banner(mut self) -> Self {
+    pub(crate) fn without_banner(mut self) -> Self {
         self.banner = false;
         self
     }
 
     /// Gives back the writers.
-    pub fn into_inner(self) -> (W, E) {
+    pub(crate) fn into_inner(self) -> (W, E) {
         (self.out.inner, self.err)
     }
 
