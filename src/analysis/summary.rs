@@ -13,17 +13,17 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::collections::HashMap;
 
-use serde::Serialize;
-
 use crate::analysis::counts::{CountKey, Counts};
 use crate::format::opcode::Opcode;
 use crate::format::record::{Branch, SampleKind, Samples};
-use crate::format::stackorder::StackOrder;
-use crate::format::tables::Tables;
-use crate::image::symbols::{SymbolMap, Symbols};
 
 /// What a source's total counts, as `/summary` names it: the `samples` of an IP event, the
 /// `branches` of LBR records, the `arcs` of call stacks (a stack of n frames, n - 1 arcs).
+mod report;
+mod shape;
+
+pub(crate) use shape::{FunctionArcTable, IpSummary, SummaryLine, TopArc};
+
 pub(crate) fn counted(source: SampleKind) -> &'static str {
     match source {
         SampleKind::Ip(_) => "samples",
@@ -233,66 +233,6 @@ fn top<K: Ord + Copy>(all: impl Iterator<Item = (K, u128)>, n: usize) -> Vec<(K,
         .into_iter()
         .map(|(Reverse(hits), key)| (key, hits))
         .collect()
-}
-
-/// The start RVA of the function holding `rva`.
-fn function_of(symbols: &Symbols, rva: u32) -> Option<u32> {
-    symbols.lookup(rva).map(|(f, _)| f.rva)
-}
-
-/// `function+0xOFFSET` for `rva`, when a function holds it.
-fn symbol_at(symbols: &Symbols, rva: u32) -> Option<String> {
-    symbols
-        .lookup(rva)
-        .map(|(f, offset)| format!("{}+0x{offset:X}", f.name))
-}
-
-/// The name of the function starting at `rva`.
-fn function_name(symbols: &Symbols, rva: u32) -> String {
-    symbols
-        .lookup(rva)
-        .map_or_else(|| format!("0x{rva:08X}"), |(f, _)| f.name.to_owned())
-}
-
-impl Keyed<u32> {
-    /// IP samples by function.
-    fn functions(&self, symbols: &Symbols, n: usize) -> FunctionTable {
-        let (all, unresolved) = self.fold(|rva| function_of(symbols, rva));
-        FunctionTable {
-            unique: all.len(),
-            unresolved,
-            top: top(all.into_iter(), n)
-                .into_iter()
-                .map(|(rva, hits)| TopFunction {
-                    function: function_name(symbols, rva),
-                    rva,
-                    hits,
-                    samples: hits,
-                })
-                .collect(),
-        }
-    }
-}
-
-impl Keyed<[u32; 2]> {
-    /// Arcs folded to function pairs; an arc with an end outside every function is
-    /// unresolved.
-    fn function_arcs(&self, symbols: &Symbols, n: usize) -> FunctionArcTable {
-        let (all, unresolved) =
-            self.fold(|[from, to]| Some([function_of(symbols, from)?, function_of(symbols, to)?]));
-        FunctionArcTable {
-            unique: all.len(),
-            unresolved,
-            top: top(all.into_iter(), n)
-                .into_iter()
-                .map(|([from, to], hits)| TopFunctionArc {
-                    from: function_name(symbols, from),
-                    to: function_name(symbols, to),
-                    hits,
-                })
-                .collect(),
-        }
-    }
 }
 
 /// The key of an arc.
@@ -505,193 +445,14 @@ impl Summary {
         all.sort_by_key(|b| (b.progid.is_none(), b.progid));
         all
     }
-
-    /// The summary's report, one line per binary, as JSON prints it and text lays it out;
-    /// `order` says which end of a stored call-stack arc is the callee.
-    pub(crate) fn lines<'a>(
-        &'a self,
-        tables: &'a Tables,
-        symbols: &'a SymbolMap,
-        order: StackOrder,
-    ) -> impl Iterator<Item = SummaryLine> + 'a {
-        self.ordered().into_iter().map(move |b| {
-            let symbols = symbols.get(b.progid);
-            SummaryLine {
-                progid: b.progid,
-                name: b
-                    .progid
-                    .and_then(|p| tables.name(p))
-                    .map(|n| String::from_utf8_lossy(n).into_owned()),
-                records: b.records,
-                ip: Opcode::IP_KINDS
-                    .iter()
-                    .zip(&b.ip)
-                    .filter_map(|(op, t)| {
-                        let t = t.as_ref()?;
-                        Some(IpSummary {
-                            event: op.name().unwrap_or_default(),
-                            records: t.records,
-                            samples: t.total,
-                            unique_rvas: t.hits.len(),
-                            top: t
-                                .top(self.top)
-                                .into_iter()
-                                .map(|(rva, hits)| TopRva {
-                                    rva,
-                                    hits,
-                                    symbol: symbols.and_then(|s| symbol_at(s, rva)),
-                                })
-                                .collect(),
-                            functions: symbols.map(|s| t.functions(s, self.top)),
-                        })
-                    })
-                    .collect(),
-                lbr: b.lbr.as_ref().map(|t| LbrSummary {
-                    records: t.records,
-                    branches: t.total,
-                    unique_arcs: t.hits.len(),
-                    top: top_arcs(t, self.top),
-                    function_arcs: symbols.map(|s| t.function_arcs(s, self.top)),
-                }),
-                callstack: b
-                    .callstack
-                    .as_ref()
-                    .map(|t| callstack_summary(t, symbols, self.top, order)),
-            }
-        })
-    }
-}
-
-/// The call-stack table's summary: its arcs as stored, and which end of each is the callee.
-fn callstack_summary(
-    t: &Keyed<[u32; 2]>,
-    symbols: Option<&Symbols>,
-    n: usize,
-    order: StackOrder,
-) -> CallstackSummary {
-    CallstackSummary {
-        records: t.records,
-        hits: t.record_hits,
-        arcs: t.total,
-        unique_arcs: t.hits.len(),
-        // Stored leaf first, the first frame of a pair is the one called.
-        leaf_first: order == StackOrder::LeafFirst,
-        top: top_arcs(t, n),
-        function_arcs: symbols.map(|s| t.function_arcs(s, n)),
-    }
-}
-
-fn top_arcs(t: &Keyed<[u32; 2]>, n: usize) -> Vec<TopArc> {
-    t.top(n)
-        .into_iter()
-        .map(|([from, to], hits)| TopArc { from, to, hits })
-        .collect()
-}
-
-/// The summary of one binary: a `{"type":"summary",...}` line in JSON.
-#[derive(Serialize)]
-pub(crate) struct SummaryLine {
-    pub(crate) progid: Option<u16>,
-    pub(crate) name: Option<String>,
-    pub(crate) records: u64,
-    pub(crate) ip: Vec<IpSummary>,
-    pub(crate) lbr: Option<LbrSummary>,
-    pub(crate) callstack: Option<CallstackSummary>,
-}
-
-#[derive(Serialize)]
-pub(crate) struct IpSummary {
-    pub(crate) event: &'static str,
-    pub(crate) records: u64,
-    pub(crate) samples: u128,
-    pub(crate) unique_rvas: usize,
-    pub(crate) top: Vec<TopRva>,
-    /// With `/pdb`: the samples by function.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) functions: Option<FunctionTable>,
-}
-
-/// Samples by function: the top functions, and the samples outside every function.
-#[derive(Serialize)]
-pub(crate) struct FunctionTable {
-    pub(crate) unique: usize,
-    pub(crate) unresolved: u128,
-    pub(crate) top: Vec<TopFunction>,
-}
-
-#[derive(Serialize)]
-pub(crate) struct TopFunction {
-    pub(crate) function: String,
-    pub(crate) rva: u32,
-    pub(crate) hits: u128,
-    /// The same as `hits`: the old name, kept for consumers (deprecated).
-    pub(crate) samples: u128,
-}
-
-/// Arcs folded to function pairs.
-#[derive(Serialize)]
-pub(crate) struct FunctionArcTable {
-    pub(crate) unique: usize,
-    pub(crate) unresolved: u128,
-    pub(crate) top: Vec<TopFunctionArc>,
-}
-
-#[derive(Serialize)]
-pub(crate) struct TopFunctionArc {
-    pub(crate) from: String,
-    pub(crate) to: String,
-    pub(crate) hits: u128,
-}
-
-#[derive(Serialize)]
-pub(crate) struct LbrSummary {
-    pub(crate) records: u64,
-    pub(crate) branches: u128,
-    pub(crate) unique_arcs: usize,
-    pub(crate) top: Vec<TopArc>,
-    /// With `/pdb`: the arcs between functions.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) function_arcs: Option<FunctionArcTable>,
-}
-
-#[derive(Serialize)]
-pub(crate) struct CallstackSummary {
-    pub(crate) records: u64,
-    /// The records' hits: the stacks' total, as `/functions` and `/check` count it. Text
-    /// only: the summary's JSON line is fixed by the conformance suite.
-    #[serde(skip)]
-    pub(crate) hits: u128,
-    /// The arcs' hits: a stack of n frames adds n - 1 arcs, each with its hits.
-    pub(crate) arcs: u128,
-    /// Whether the stacks are stored leaf first (`from` is the callee).
-    #[serde(skip)]
-    pub(crate) leaf_first: bool,
-    pub(crate) unique_arcs: usize,
-    pub(crate) top: Vec<TopArc>,
-    /// With `/pdb`: the arcs between functions.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) function_arcs: Option<FunctionArcTable>,
-}
-
-#[derive(Serialize)]
-pub(crate) struct TopRva {
-    pub(crate) rva: u32,
-    pub(crate) hits: u128,
-    /// With `/pdb`: `function+0xOFFSET`, when a function holds the address.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) symbol: Option<String>,
-}
-
-#[derive(Serialize)]
-pub(crate) struct TopArc {
-    pub(crate) from: u32,
-    pub(crate) to: u32,
-    pub(crate) hits: u128,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::stackorder::StackOrder;
+    use crate::format::tables::Tables;
+    use crate::image::symbols::SymbolMap;
     use serde_json::{Value, json};
 
     fn no_names() -> (Tables, SymbolMap) {
