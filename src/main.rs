@@ -15,6 +15,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sptdump::dump::{self, Plan, RunError, Status, Traces};
 use sptdump::format::tables::base_name;
+use sptdump::image::code::ImageFile;
 use sptdump::image::matching::{MatchFile, PdbFile};
 use sptdump::input::{Input, OpenError, describe};
 use sptdump::output::Format;
@@ -63,6 +64,7 @@ fn main() -> ExitCode {
             progress,
             match_paths,
             pdb_paths,
+            image_paths,
         } => {
             for list in &sptlists {
                 match read_sptlist(Path::new(list)) {
@@ -73,7 +75,12 @@ fn main() -> ExitCode {
             if let Some(conflict) = plan.conflict(traces.len()) {
                 return usage(UsageError::new(conflict));
             }
-            run(&mut out, *plan, &traces, &match_paths, &pdb_paths, progress)
+            let files = Files {
+                matches: &match_paths,
+                pdbs: &pdb_paths,
+                images: &image_paths,
+            };
+            run(&mut out, *plan, &traces, files, progress)
         }
     };
     finish(ran, out)
@@ -111,17 +118,36 @@ fn write_text(out: &mut impl Write, text: &str) -> io::Result<Status> {
     Ok(Status::Clean)
 }
 
-/// Reads the `/pdb` and `/match` files, then runs the plan over the traces.
+/// The files a run reads before the traces, as given.
+struct Files<'a> {
+    /// `/match`.
+    matches: &'a [OsString],
+    /// `/pdb`.
+    pdbs: &'a [OsString],
+    /// `/image`.
+    images: &'a [OsString],
+}
+
+/// Reads the `/pdb`, `/image` and `/match` files, then runs the plan over the traces.
 fn run(
     out: &mut impl Write,
     mut plan: Plan,
     traces: &[OsString],
-    match_paths: &[OsString],
-    pdb_paths: &[OsString],
+    files: Files<'_>,
     progress: Progress,
 ) -> io::Result<Status> {
     let mut unreadable = false;
-    for path in pdb_paths {
+    for path in files.images {
+        let path = Path::new(path);
+        match ImageFile::read(path).with_context(|| format!("/image:{}", path.display())) {
+            Ok(image) => plan.images.push(image),
+            Err(e) => {
+                eprintln!("sptdump: {e:#}");
+                unreadable = true;
+            }
+        }
+    }
+    for path in files.pdbs {
         let path = Path::new(path);
         match PdbFile::read(path).with_context(|| format!("/pdb:{}", path.display())) {
             Ok(pdb) => plan.pdbs.push(pdb),
@@ -131,7 +157,8 @@ fn run(
             }
         }
     }
-    plan.matches = match_paths
+    plan.matches = files
+        .matches
         .iter()
         .map(|p| MatchFile::read(Path::new(p)))
         .collect();

@@ -13,6 +13,7 @@
 //!
 //! An analysis produces a report of plain values; printing it is the output layer's work.
 
+pub(crate) mod callgraph;
 pub mod check;
 pub(crate) mod collect;
 pub(crate) mod compare;

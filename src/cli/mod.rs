@@ -65,6 +65,8 @@ pub enum Command {
         match_paths: Vec<OsString>,
         /// The PDBs given to `/pdb`, to be read first.
         pdb_paths: Vec<OsString>,
+        /// The images given to `/image`, to be read first.
+        image_paths: Vec<OsString>,
     },
 }
 
@@ -207,10 +209,11 @@ fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
         (true, _) => Progress::Never,
         (false, when) => when.unwrap_or_default(),
     };
-    let (sptlists, match_paths, pdb_paths) = (
+    let (sptlists, match_paths, pdb_paths, image_paths) = (
         given.sptlists.clone(),
         given.matches.clone(),
         given.pdbs.clone(),
+        given.images.clone(),
     );
     Ok(Command::Run {
         plan: Box::new(plan(given, format)),
@@ -219,6 +222,7 @@ fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
         progress,
         match_paths,
         pdb_paths,
+        image_paths,
     })
 }
 
@@ -292,6 +296,7 @@ fn plan(given: Given, format: Format) -> Plan {
         binaries: (!given.binaries.is_empty()).then_some(given.binaries),
         matches: Vec::new(),
         pdbs: Vec::new(),
+        images: Vec::new(),
         inline: !given.noinline,
     }
 }

@@ -58,6 +58,7 @@ pub(super) struct Given {
     pub strindex: Option<StringIndex>,
     pub matches: Vec<OsString>,
     pub pdbs: Vec<OsString>,
+    pub images: Vec<OsString>,
     pub noinline: bool,
     pub validate: bool,
     pub check: bool,
@@ -184,6 +185,13 @@ pub(super) const OPTIONS: &[Opt] = &[
         Group::Sections,
         "per binary and source: the hottest source lines (with /pdb)",
         |g| g.views.add(View::Lines),
+    ),
+    flag(
+        Kind::CallGraph.declaration().name,
+        Group::Sections,
+        "per binary: who calls whom and how often, from LBR (with /image) and call\n\
+         stacks; functions from /pdb",
+        |g| g.views.add(View::CallGraph),
     ),
     flag(
         Kind::Folded.declaration().name,
@@ -348,6 +356,19 @@ pub(super) const OPTIONS: &[Opt] = &[
              match a program ID's GUID and age",
             |g, v| {
                 g.pdbs.push(v.to_owned());
+                Ok(())
+            },
+        )
+    },
+    Opt {
+        list: true,
+        ..valued(
+            "image",
+            "FILES",
+            "read the code of these images (.exe, .dll) for the LBR views; each must\n\
+             match a program ID's GUID and age",
+            |g, v| {
+                g.images.push(v.to_owned());
                 Ok(())
             },
         )

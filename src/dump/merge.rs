@@ -56,6 +56,26 @@ impl Merged {
                 }
             }
         }
+        for image in &plan.images {
+            let id = &image.identity;
+            let fits = self
+                .binaries
+                .iter()
+                .position(|(_, guid, age)| *guid == id.guid && *age == id.age);
+            match fits {
+                Some(m) => symbols.attach_code(m as u16, Arc::clone(&image.code)),
+                None => {
+                    let message = format!(
+                        "/image:{} is {{{}}} age {}, which matches no program ID of any trace; \
+                         its code would be wrong, so it is not used",
+                        image.path,
+                        registry_form(&id.guid),
+                        id.age
+                    );
+                    out.fail(file, &message)?;
+                }
+            }
+        }
         Ok(Kept {
             summary: self.summary,
             stacks: self.stacks,

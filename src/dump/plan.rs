@@ -21,6 +21,7 @@ use super::view::{Compared, Kind, Merged, Reads, Views, Writes};
 
 use crate::format::stackorder::StackOrder;
 use crate::format::tables::StringIndex;
+use crate::image::code::ImageFile;
 use crate::image::matching::{MatchFile, PdbFile};
 use crate::output::Format;
 
@@ -61,6 +62,8 @@ pub struct Plan {
     pub matches: Vec<MatchFile>,
     /// PDBs whose symbols name the addresses of the binary they match (`/pdb`).
     pub pdbs: Vec<PdbFile>,
+    /// Images whose code the LBR views decode, for the binary they match (`/image`).
+    pub images: Vec<ImageFile>,
     /// Whether, with `/pdb`, code the compiler inlined is shown as frames of the functions
     /// inlined (unless `/noinline`).
     pub inline: bool,
@@ -83,6 +86,7 @@ impl Default for Plan {
             binaries: None,
             matches: Vec::new(),
             pdbs: Vec::new(),
+            images: Vec::new(),
             inline: true,
         }
     }
@@ -365,7 +369,7 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "/merge merges the analyses of the traces: give it /summary, /functions, \
-             /folded, /flamegraph, /lines, /pprof, /speedscope or /html"
+             /folded, /flamegraph, /lines, /callgraph, /pprof, /speedscope or /html"
         );
     }
 }

@@ -285,9 +285,9 @@ fn spd_as_trace(input: &mut Input, file: &FileInfo<'_>, first: &[u8]) -> Diagnos
     Foreign::bad_signature_as(first, &what, Some(&hint))
 }
 
-/// The symbols of each `/pdb` that matches a program ID of the trace. Under `/merge` a PDB
-/// is judged against the merged binaries instead, once, so one that fits another trace is
-/// no error here.
+/// The symbols of each `/pdb` and the code of each `/image` that matches a program ID of the
+/// trace. Under `/merge` they are judged against the merged binaries instead, once, so one
+/// that fits another trace is no error here.
 fn attach_pdbs<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
@@ -307,6 +307,26 @@ fn attach_pdbs<P: Printer>(
                     pdb.path,
                     registry_form(&pdb.identity.guid),
                     pdb.identity.age,
+                    verdict.status
+                );
+                out.fail(file, &message)?;
+            }
+        }
+    }
+    for image in &plan.images {
+        let verdict = matching::judge(&image.identity, tables);
+        match (verdict.status, verdict.progid) {
+            (MatchStatus::Match, Some(progid)) => {
+                symbols.attach_code(progid, Arc::clone(&image.code));
+            }
+            _ if !plan.views_per_trace() => {}
+            _ => {
+                let message = format!(
+                    "/image:{} is {{{}}} age {}, which matches no program ID of this trace \
+                     ({}); its code would be wrong, so it is not used",
+                    image.path,
+                    registry_form(&image.identity.guid),
+                    image.identity.age,
                     verdict.status
                 );
                 out.fail(file, &message)?;

@@ -27,6 +27,8 @@ pub enum View {
     FlameGraph(PathBuf),
     /// The hottest source lines per binary and source (`/lines`).
     Lines,
+    /// Who calls whom, per binary, from LBR and call stacks (`/callgraph`).
+    CallGraph,
     /// A gzipped pprof profile, written to this file (`/pprof:FILE`).
     Pprof(PathBuf),
     /// The counts as Parquet tables, written under this directory (`/parquet:DIR`), a file
@@ -52,6 +54,8 @@ pub enum Kind {
     FlameGraph,
     /// `/lines`.
     Lines,
+    /// `/callgraph`.
+    CallGraph,
     /// `/pprof:FILE`.
     Pprof,
     /// `/parquet:DIR`.
@@ -187,12 +191,13 @@ impl Reads {
 
 impl Kind {
     /// Every view, in the order they are shown.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Summary,
         Kind::Functions,
         Kind::Folded,
         Kind::FlameGraph,
         Kind::Lines,
+        Kind::CallGraph,
         Kind::Pprof,
         Kind::Parquet,
         Kind::Speedscope,
@@ -232,6 +237,10 @@ impl Kind {
                 R::SAMPLES.and(R::STACKS_AFTER),
                 EachTrace,
             ),
+            Kind::CallGraph => {
+                let reads = R::SAMPLES.and(R::STACK_ARCS_AFTER);
+                view("callgraph", Writes::Tables, reads, EachTrace)
+            }
             Kind::Pprof => {
                 let reads = R::SAMPLES.and(R::STACKS_AFTER).and(R::INLINE_NAMES);
                 view("pprof", Writes::File("pprof profile"), reads, one_profile)
@@ -298,6 +307,7 @@ impl View {
             View::Folded => Kind::Folded,
             View::FlameGraph(_) => Kind::FlameGraph,
             View::Lines => Kind::Lines,
+            View::CallGraph => Kind::CallGraph,
             View::Pprof(_) => Kind::Pprof,
             View::Parquet(_) => Kind::Parquet,
             View::Speedscope(_) => Kind::Speedscope,
@@ -318,7 +328,7 @@ impl View {
             | View::Parquet(path)
             | View::Speedscope(path)
             | View::Html(path) => Some(path),
-            View::Summary | View::Functions | View::Folded | View::Lines => None,
+            View::Summary | View::Functions | View::Folded | View::Lines | View::CallGraph => None,
         }
     }
 }

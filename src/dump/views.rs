@@ -14,7 +14,7 @@ use crate::analysis::keys::Namers;
 use crate::analysis::profile::{BinaryStacks, StackProfile};
 use crate::analysis::stacks::{self, StackCounts};
 use crate::analysis::summary::Summary;
-use crate::analysis::{check, functions, lines, memory, profile, sampled, share};
+use crate::analysis::{callgraph, check, functions, lines, memory, profile, sampled, share};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
 use crate::format::stackorder::StackOrder;
@@ -148,6 +148,7 @@ fn walk<P: Printer>(
             (View::Folded, _) => folded(out, file, &profile)?,
             (View::FlameGraph(path), _) => flame_graph(out, file, plan, path, &profile, &sampled)?,
             (View::Lines, Some(counted)) => source_lines(out, file, plan, counted)?,
+            (View::CallGraph, Some(counted)) => call_graph(out, file, plan, counted)?,
             (View::Pprof(path), Some(counted)) => {
                 pprof(out, file, path, counted, handed.take(), &namers)?;
             }
@@ -346,6 +347,24 @@ fn source_lines<P: Printer>(
     for (binary, problem) in &report.problems {
         let message = format!("{binary}: {problem}: some addresses are shown without a line");
         out.print(|p| p.note(file, &message))?;
+    }
+    Ok(())
+}
+
+/// `/callgraph`: who calls whom, per binary, and what kept a binary from having edges.
+fn call_graph<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    plan: &Plan,
+    counted: &Counted<'_>,
+) -> Result<(), Error> {
+    let graph = callgraph::call_graph(counted, plan.top);
+    out.print(|p| p.call_graph(&graph))?;
+    for binary in &graph.binaries {
+        for why in &binary.missing {
+            let message = format!("{}: {why}", binary.name);
+            out.print(|p| p.note(file, &message))?;
+        }
     }
     Ok(())
 }

@@ -2,10 +2,12 @@
 //!
 //! [`ident`] reads the identity (GUID, age) of a PE image, a PDB or an SPD ([`spd`] reads
 //! the last), [`matching`] judges it against a trace's program IDs (`/match`), and
-//! [`symbols`] reads a PDB's functions to name sampled addresses (`/pdb`), and [`lines`] their
+//! [`symbols`] reads a PDB's functions to name sampled addresses (`/pdb`), [`code`] an image's
+//! instructions (`/image`), and [`lines`] their
 //! source lines and the functions inlined at them. This is the only
 //! layer that opens PE, PDB and SPD files.
 
+pub mod code;
 pub(crate) mod guard;
 pub mod ident;
 pub mod lines;

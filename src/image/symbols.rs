@@ -35,6 +35,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::image::code::Code;
+
 use pdb2::{FallibleIterator, ImageSectionHeader, PdbInternalSectionOffset, SymbolData};
 
 use crate::image::guard::guarded;
@@ -318,42 +320,64 @@ impl Symbols {
     }
 }
 
-/// The symbols attached to a trace's program IDs by `/pdb`, by progid.
+/// What is attached to a trace's program IDs, by progid: the functions of a `/pdb`, and the
+/// code of an `/image`.
 #[derive(Clone, Debug, Default)]
-pub struct SymbolMap(Vec<Option<Arc<Symbols>>>);
+pub struct SymbolMap {
+    symbols: Vec<Option<Arc<Symbols>>>,
+    code: Vec<Option<Arc<Code>>>,
+}
 
 impl SymbolMap {
     /// No symbols for any program ID.
     pub const fn none() -> SymbolMap {
-        SymbolMap(Vec::new())
+        SymbolMap {
+            symbols: Vec::new(),
+            code: Vec::new(),
+        }
     }
 
     /// The symbols attached to `progid`, if any.
     #[inline]
     pub fn get(&self, progid: Option<u16>) -> Option<&Symbols> {
-        self.0.get(usize::from(progid?))?.as_deref()
+        self.symbols.get(usize::from(progid?))?.as_deref()
+    }
+
+    /// The code attached to `progid`, if any.
+    pub fn code(&self, progid: Option<u16>) -> Option<&Code> {
+        self.code.get(usize::from(progid?))?.as_deref()
     }
 
     /// Attaches `symbols` to `progid`.
     pub fn attach(&mut self, progid: u16, symbols: Arc<Symbols>) {
-        let at = usize::from(progid);
-        if self.0.len() <= at {
-            self.0.resize(at + 1, None);
-        }
-        self.0[at] = Some(symbols);
+        put(&mut self.symbols, progid, symbols);
+    }
+
+    /// Attaches the code of `progid`'s image.
+    pub fn attach_code(&mut self, progid: u16, code: Arc<Code>) {
+        put(&mut self.code, progid, code);
     }
 
     /// The program IDs with symbols, in order.
     pub fn progids(&self) -> impl Iterator<Item = u16> + '_ {
-        (0..self.0.len())
-            .filter(|&i| self.0[i].is_some())
+        (0..self.symbols.len())
+            .filter(|&i| self.symbols[i].is_some())
             .map(|i| i as u16)
     }
 
     /// Whether no program ID has symbols.
     pub fn is_empty(&self) -> bool {
-        self.0.iter().all(Option::is_none)
+        self.symbols.iter().all(Option::is_none)
     }
+}
+
+/// Puts `value` at `progid` in `all`, growing it as needed.
+fn put<T>(all: &mut Vec<Option<T>>, progid: u16, value: T) {
+    let at = usize::from(progid);
+    if all.len() <= at {
+        all.resize_with(at + 1, || None);
+    }
+    all[at] = Some(value);
 }
 
 /// The RVAs a section occupies in the loaded image.

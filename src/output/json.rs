@@ -24,6 +24,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
@@ -210,6 +211,18 @@ struct SourceLineOf<'a> {
     #[serde(flatten)]
     row: &'a LineRow,
     share: f64,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "call_edge")]
+struct CallEdgeOf<'a> {
+    path: &'a str,
+    progid: u16,
+    name: &'a str,
+    caller: &'a str,
+    callee: &'a str,
+    calls: u128,
+    kind: &'a str,
 }
 
 #[derive(Serialize)]
@@ -578,6 +591,24 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                     source: table.source.name(),
                     row,
                     share: share(row.hits, table.hits),
+                };
+                write_line(&mut self.out, &line)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn call_graph(&mut self, graph: &CallGraph) -> io::Result<()> {
+        for b in &graph.binaries {
+            for edge in &b.edges {
+                let line = CallEdgeOf {
+                    path: &self.path,
+                    progid: b.progid,
+                    name: &b.name,
+                    caller: &edge.caller,
+                    callee: &edge.callee,
+                    calls: edge.calls,
+                    kind: edge.kind.name(),
                 };
                 write_line(&mut self.out, &line)?;
             }

@@ -10,6 +10,7 @@
 //! `speedscope` write the profile for those viewers.
 use std::io::{self, Write};
 
+use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
@@ -110,6 +111,7 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         summary(summary: &Summary, tables: &Tables, symbols: &SymbolMap, order: StackOrder);
         functions(lines: &[FunctionsLine]);
         source_lines(report: &LinesReport);
+        call_graph(graph: &CallGraph);
         check(file: &FileInfo<'_>, report: &CheckReport, diagnostics: Tally);
         compare(file: &FileInfo<'_>, report: &CompareReport);
         folded(folded: &Folded<'_>);

@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::io::{self, Write};
 use std::rc::Rc;
 
+use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
@@ -106,6 +107,8 @@ pub(crate) trait Printer {
     fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()>;
     /// The hottest source lines (`/lines`).
     fn source_lines(&mut self, report: &LinesReport) -> io::Result<()>;
+    /// Who calls whom (`/callgraph`).
+    fn call_graph(&mut self, graph: &CallGraph) -> io::Result<()>;
     /// The folded call stacks (`/folded`): `outer;...;leaf` and the hits, sorted.
     fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()>;
     /// The check of `/check`: each binary's counts, the verdicts and the SPDConvert mode;

@@ -25,6 +25,7 @@
 
 use std::io::{self, Write};
 
+use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::{CompareReport, Comparison};
 use crate::analysis::functions::FunctionsLine;
@@ -248,6 +249,10 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
 
     fn source_lines(&mut self, report: &LinesReport) -> io::Result<()> {
         summary::source_lines(self, report)
+    }
+
+    fn call_graph(&mut self, graph: &CallGraph) -> io::Result<()> {
+        summary::call_graph(self, graph)
     }
 
     fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()> {

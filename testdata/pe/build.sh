@@ -58,6 +58,7 @@ LINK=lld-link-16
 READOBJ=llvm-readobj-16
 PDBUTIL=llvm-pdbutil-16
 SYMBOLIZER=llvm-symbolizer-16
+OBJDUMP=llvm-objdump-16
 
 CFLAGS=(
     --target=x86_64-pc-windows-msvc
@@ -156,6 +157,12 @@ for pdb in app.pdb core.pdb v2/core.pdb infoage2/core.pdb inline.pdb members.pdb
         run $PDBUTIL pdb2yaml --pdb-stream --dbi-stream "$pdb"
         run $PDBUTIL dump --summary --symbols --publics --section-headers "$pdb"
     } > "${pdb%.pdb}.pdbutil.txt"
+done
+
+# What llvm-objdump disassembles of each image's code (Intel syntax, no bytes): the calls and
+# jumps the /callgraph tests build LBR pairs from, an oracle independent of our decoder.
+for image in inline.exe app.exe; do
+    run $OBJDUMP -d -M intel --no-show-raw-insn "$image" > "${image%.*}.objdump.txt"
 done
 
 # What llvm-symbolizer reads at every byte of each image's .text: each address's inline

@@ -129,7 +129,8 @@ fn expand(word: &str) -> OsString {
 /// dump, `/json`, `/validate` in text and JSON, `/summary /top:3` in text and JSON, both
 /// forced readings of the string indices (`/strindex:ordinal`, `/strindex:offset`),
 /// `/json /event /binary:0`, `/functions /top:3 /folded` in text and JSON (and root first),
-/// `/lines`, `/check` with and beside `/validate /strict`, the exports (Parquet tables too),
+/// `/lines`, `/callgraph`, `/check` with and beside `/validate /strict`, the exports (Parquet
+/// tables too),
 /// and `/merge` and `/compare` with the bundled sample.
 pub fn option_sets() -> Vec<OptionSet> {
     const EXPORTS: &str = "/flamegraph:@flame.svg /pprof:@profile.pb.gz \
@@ -148,6 +149,7 @@ pub fn option_sets() -> Vec<OptionSet> {
         "/functions /top:3 /folded /json",
         "/functions /folded /stackorder:root-first /json",
         "/lines /top:3",
+        "/callgraph /top:3 /json",
         "/check /validate /strict",
         "/check /json",
         &format!("{EXPORTS} /parquet:@tables"),

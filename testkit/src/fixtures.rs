@@ -53,12 +53,7 @@ pub struct Function {
 pub fn functions(pdb: &str) -> Vec<Function> {
     let text = dump(&format!("{pdb}.pdbutil.txt"));
     let lines: Vec<&str> = text.lines().collect();
-    let text_va = lines
-        .iter()
-        .skip_while(|l| !l.contains("SECTION HEADER #1"))
-        .find_map(|l| l.trim().strip_suffix(" virtual address"))
-        .map(|v| u32::from_str_radix(v.trim(), 16).unwrap())
-        .expect("section 1");
+    let text_va = section_one(&text);
     let offset = |line: &str| -> u32 {
         line.split("addr = 0001:").nth(1).expect("addr")[..4]
             .parse()
@@ -90,6 +85,49 @@ pub fn functions(pdb: &str) -> Vec<Function> {
     }
     out.sort_by_key(|f| f.rva);
     out
+}
+
+/// One instruction of an image as `llvm-objdump -d -M intel` printed it (`app` for
+/// `app.objdump.txt`): its RVA, its mnemonic, and the RVA a direct branch or call goes to.
+pub type Disassembled = (u32, String, Option<u32>);
+
+/// Every instruction `llvm-objdump` disassembled of an image's `.text`, in address order.
+/// Addresses are made RVAs by the section's start, which the listing's `<.text>` line gives
+/// and the PDB's first section header places (`pdb` for `app.pdbutil.txt`).
+pub fn disassembly(image: &str, pdb: &str) -> Vec<Disassembled> {
+    let text = dump(&format!("{image}.objdump.txt"));
+    let text_va = section_one(&dump(&format!("{pdb}.pdbutil.txt")));
+    let start = text
+        .lines()
+        .find_map(|l| l.strip_suffix(" <.text>:"))
+        .map(|a| u64::from_str_radix(a, 16).unwrap())
+        .expect("a <.text> line");
+    let base = start - u64::from(text_va);
+    let rva =
+        |a: &str| (u64::from_str_radix(a.trim_start_matches("0x"), 16).unwrap() - base) as u32;
+    text.lines()
+        .filter_map(|l| {
+            let (address, rest) = l.split_once(":")?;
+            let address = address.trim();
+            if address.is_empty() || !address.chars().all(|c| c.is_ascii_hexdigit()) {
+                return None;
+            }
+            let mut words = rest.split_whitespace();
+            let mnemonic = words.next()?.to_owned();
+            let target = words.next().filter(|w| w.starts_with("0x")).map(rva);
+            Some((rva(address), mnemonic, target))
+        })
+        .collect()
+}
+
+/// The virtual address of section 1 in a PDB's `llvm-pdbutil` dump.
+fn section_one(pdbutil: &str) -> u32 {
+    pdbutil
+        .lines()
+        .skip_while(|l| !l.contains("SECTION HEADER #1"))
+        .find_map(|l| l.trim().strip_suffix(" virtual address"))
+        .map(|v| u32::from_str_radix(v.trim(), 16).unwrap())
+        .expect("section 1")
 }
 
 /// The function named `name` of a PDB.

@@ -3,6 +3,7 @@
 //! Run one area with `cargo test --test it AREA::`, e.g. `cargo test --test it golden::`.
 
 mod builder_selftest;
+mod callgraph;
 mod check;
 mod cli;
 mod compare;

@@ -22,7 +22,7 @@ use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 25] = [
+const LINE_TYPES: [&str; 26] = [
     "file",
     "header",
     "string",
@@ -48,6 +48,7 @@ const LINE_TYPES: [&str; 25] = [
     "compare",
     "compare_binary",
     "compare_function",
+    "call_edge",
 ];
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -390,6 +391,12 @@ fn runs() -> &'static [Run] {
             &["/json", "/summary", PDBS, pe],
             &["/json", "/event", PDBS, pe],
             &["/json", "/lines", PDBS, "testdata/pe/profile.spt"],
+            &[
+                "/json",
+                "/callgraph",
+                "/pdb:testdata/pe/inline.pdb",
+                "testdata/pe/inline.spt",
+            ],
             &[
                 "/json",
                 "/compare",

@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use super::sink::{TextPrinter, clean};
+use crate::analysis::callgraph::CallGraph;
 use crate::analysis::functions::{FunctionRow, FunctionsLine};
 use crate::analysis::lines::{LinesReport, LinesTable};
 use crate::analysis::summary::{FunctionArcTable, IpSummary, Summary, SummaryLine, TopArc};
@@ -322,6 +323,42 @@ fn lines_of(o: &mut impl Write, t: &LinesTable) -> io::Result<()> {
         })
         .collect();
     table(o, &format!("{:<width$}  function", "line"), &rows)
+}
+
+/// `/callgraph`: a table per binary with edges, the most calls first.
+pub(super) fn call_graph<W: Write, E: Write>(
+    p: &mut TextPrinter<W, E>,
+    graph: &CallGraph,
+) -> io::Result<()> {
+    for b in graph.binaries.iter().filter(|b| b.unique > 0) {
+        let o = p.block()?;
+        let shown = showing(b.edges.len(), b.unique);
+        writeln!(
+            o,
+            "Call graph of progid {} ({}): {} call{} on {} edge{}{shown}",
+            b.progid,
+            clean(&b.name),
+            b.calls,
+            plural(b.calls),
+            b.unique,
+            plural(b.unique as u64),
+        )?;
+        let rows: Vec<(u128, String, String)> = b
+            .edges
+            .iter()
+            .map(|e| {
+                let edge = format!(
+                    "{:<5}  {} -> {}",
+                    e.kind.name(),
+                    clean(&e.caller),
+                    clean(&e.callee)
+                );
+                (e.calls, percent(e.calls, b.calls), edge)
+            })
+            .collect();
+        table(o, "kind   caller -> callee", &rows)?;
+    }
+    Ok(())
 }
 
 fn plural(n: impl Into<u128>) -> &'static str {

@@ -1,0 +1,175 @@
+//! `/callgraph` on the real images of `testdata/pe`: LBR pairs from the call instructions
+//! and jumps `llvm-objdump` found there (`*.objdump.txt`), joined to the PDB's functions as
+//! `llvm-pdbutil` lists them (`*.pdbutil.txt`); call stacks a frame apart; and what a binary
+//! without its image or PDB is told.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+use sptdump_testkit::builder::{Guid, SptBuilder};
+use sptdump_testkit::fixtures::{self, Function};
+
+use crate::support::{json_lines, run_in, status, stderr};
+
+/// The function of `functions` holding `rva`.
+fn holding(functions: &[Function], rva: u32) -> Option<&Function> {
+    functions
+        .iter()
+        .rev()
+        .find(|f| f.rva <= rva && f.size.is_none_or(|size| rva < f.rva + size))
+}
+
+/// `app.exe`'s trace: one LBR record of `pairs` (each `(from, to, hits)` as one record with
+/// its REPEAT), and no other record.
+fn app_trace(dir: &Path, pairs: &[(u32, u32, u64)]) -> String {
+    let mut b = SptBuilder::new();
+    let (guid, age) = fixtures::codeview("app");
+    let name = b.string("app.exe");
+    b.program_id(Guid(guid), age, name);
+    b.binary_id(0);
+    for &(from, to, hits) in pairs {
+        b.repeat(hits - 1).lbr(&[(from, to)]);
+    }
+    let path = dir.join("lbr.spt");
+    std::fs::write(&path, b.build()).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// The `call_edge` lines of a run: (caller, callee, kind) to calls.
+fn edges(lines: &[Value]) -> BTreeMap<(String, String, String), u64> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "call_edge")
+        .map(|l| {
+            let s = |k: &str| l[k].as_str().unwrap().to_owned();
+            (
+                (s("caller"), s("callee"), s("kind")),
+                l["calls"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn lbr_pairs_from_calls_and_tail_jumps_are_edges_and_other_branches_are_not() {
+    let functions = fixtures::functions("app");
+    let code = fixtures::disassembly("app", "app");
+    let mut pairs = Vec::new();
+    let mut expected = BTreeMap::new();
+    for (i, (rva, mnemonic, target)) in code.iter().enumerate() {
+        let Some(to) = *target else { continue };
+        let (Some(caller), Some(callee)) = (holding(&functions, *rva), holding(&functions, to))
+        else {
+            continue;
+        };
+        // A different count for each pair, so that each edge's calls say which pairs it has.
+        let hits = 1 + i as u64;
+        pairs.push((*rva, to, hits));
+        let kind = match mnemonic.as_str() {
+            "call" => "call",
+            "jmp" if callee.rva == to && callee.rva != caller.rva => "tail",
+            // A jump within a function, or a conditional one: no edge.
+            _ => continue,
+        };
+        let key = (caller.name.clone(), callee.name.clone(), kind.to_owned());
+        *expected.entry(key).or_default() += hits;
+    }
+    assert!(
+        expected.keys().filter(|(_, _, k)| k == "call").count() >= 5,
+        "the image has calls: {expected:?}"
+    );
+    assert!(
+        pairs.len() > expected.len(),
+        "and branches that are no call"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let trace = app_trace(dir.path(), &pairs);
+    let root = fixtures::dir();
+    let o = run_in(
+        &root,
+        &[
+            "/json",
+            "/callgraph",
+            "/top:all",
+            "/pdb:app.pdb",
+            "/image:app.exe",
+            &trace,
+        ],
+    );
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert_eq!(edges(&json_lines(&o)), expected);
+    assert_eq!(stderr(&o), "", "nothing missing");
+}
+
+#[test]
+fn call_stacks_give_stack_edges_a_frame_apart() {
+    let root = fixtures::dir();
+    let o = run_in(
+        &root,
+        &["/json", "/callgraph", "/pdb:inline.pdb", "inline.spt"],
+    );
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let found = edges(&json_lines(&o));
+    // INLINE_STACKS: main_entry calls checksum, which calls digest; their hits as /summary's
+    // function arcs count them.
+    let stack = |caller: &str, callee: &str| {
+        found
+            .get(&(caller.to_owned(), callee.to_owned(), "stack".to_owned()))
+            .copied()
+    };
+    assert_eq!(stack("main_entry", "checksum"), Some(690));
+    assert_eq!(stack("checksum", "digest"), Some(550));
+    // The LBR record needs the image, and says so.
+    assert!(
+        stderr(&o).contains("inline.exe: LBR call edges need its code: give /image for it"),
+        "{}",
+        stderr(&o)
+    );
+    // Root first, the caller is the first frame: the same edges.
+    let o = run_in(
+        &root,
+        &[
+            "/json",
+            "/callgraph",
+            "/stackorder:root-first",
+            "/pdb:inline.pdb",
+            "inline.spt",
+        ],
+    );
+    let reversed = edges(&json_lines(&o));
+    assert!(reversed.keys().all(|(_, _, kind)| kind == "stack"));
+    assert_ne!(reversed, found, "the frames are read the other way round");
+}
+
+#[test]
+fn without_a_pdb_or_with_another_build_s_image_it_says_why() {
+    let root = fixtures::dir();
+    let o = run_in(&root, &["/callgraph", "inline.spt"]);
+    assert_eq!(status(&o), 0);
+    assert!(
+        stderr(&o).contains("inline.exe: call edges join functions: give /pdb for it"),
+        "{}",
+        stderr(&o)
+    );
+    // An image of another build is not used, and that is an error of the run.
+    let o = run_in(
+        &root,
+        &[
+            "/callgraph",
+            "/pdb:inline.pdb",
+            "/image:app.exe",
+            "inline.spt",
+        ],
+    );
+    assert_eq!(status(&o), 1);
+    assert!(stderr(&o).contains("/image:app.exe is {"), "{}", stderr(&o));
+    // A PDB is no image.
+    let o = run_in(&root, &["/callgraph", "/image:inline.pdb", "inline.spt"]);
+    assert_eq!(status(&o), 1);
+    assert!(
+        stderr(&o).contains("this is a PDB, not an image"),
+        "{}",
+        stderr(&o)
+    );
+}
