@@ -10,14 +10,15 @@
 //! | binary-not-in-trace    | error    | a `/match` file matches no program ID                   |
 //! | spd-mismatch           | error    | a `/match` SPD is not the trace's build                 |
 //! | no-lbr                 | note     | no LBR records: `SPDConvert /mode:IP`                   |
-//! | lbr-present            | note     | enough LBR records: `SPDConvert /mode:LBR`              |
-//! | lbr-sparse             | note     | too few LBR records beside IP samples: `/mode:IP`       |
+//! | lbr-present            | note     | enough LBR samples: `SPDConvert /mode:LBR`              |
+//! | lbr-sparse             | note     | too few LBR samples beside IP samples: `/mode:IP`       |
 //! | kernel-image           | note     | a kernel-mode image (`ntoskrnl.exe`, `hal.dll`, `*.sys`) |
 //! | sparse                 | warning  | with `/pdb`: under 1 hit per 100 bytes of sampled code  |
 //! | spd-not-profiled       | note     | a `/match` SPD holds no profile yet                     |
 //!
-//! The mode to give SPDConvert is LBR when the trace has at least [`LBR_ENOUGH`] LBR records
-//! (or LBR records and no IP samples), else IP.
+//! The mode to give SPDConvert is LBR when the trace has at least [`LBR_ENOUGH`] LBR samples
+//! (each LBR record and each of its REPEATs; or LBR records and no IP samples), else IP; a
+//! trace with no sample records has none.
 
 use std::collections::BTreeMap;
 
@@ -88,23 +89,28 @@ pub(crate) struct CheckBinary {
     pub events: Vec<(SampleKind, u64, u128)>,
     /// Whether it has LBR records.
     pub lbr: bool,
+    /// Its LBR samples: each LBR record and each of its REPEATs.
+    pub lbr_samples: u128,
 }
 
 /// The SPDConvert mode a trace calls for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
-    /// `/mode:LBR`: the trace has enough LBR records (or only those).
+    /// `/mode:LBR`: the trace has enough LBR samples (or only those).
     Lbr,
     /// `/mode:IP`.
     Ip,
+    /// None: the trace holds no sample records, and SPDConvert can make nothing of it.
+    Unusable,
 }
 
 impl Mode {
-    /// `LBR` or `IP`.
-    pub(crate) fn as_str(self) -> &'static str {
+    /// `LBR` or `IP`; `None` when the trace is not usable.
+    pub(crate) fn as_str(self) -> Option<&'static str> {
         match self {
-            Mode::Lbr => "LBR",
-            Mode::Ip => "IP",
+            Mode::Lbr => Some("LBR"),
+            Mode::Ip => Some("IP"),
+            Mode::Unusable => None,
         }
     }
 }
@@ -170,7 +176,8 @@ pub(crate) fn check(
             )
         })
         .collect();
-    if summary.all_records() == 0 {
+    let usable = summary.all_records() > 0;
+    if !usable {
         verdicts.add(
             None,
             VerdictCode::NoSamples,
@@ -180,7 +187,10 @@ pub(crate) fn check(
     for m in matches {
         matched(summary, tables, m, &mut verdicts);
     }
-    let mode = mode(&binaries, &mut verdicts);
+    let mode = match usable {
+        true => mode(&binaries, &mut verdicts),
+        false => Mode::Unusable,
+    };
     let mut verdicts = verdicts.0;
     verdicts.sort_by_key(|v| std::cmp::Reverse(v.severity()));
     CheckReport {
@@ -190,17 +200,20 @@ pub(crate) fn check(
     }
 }
 
-/// The fewest LBR records `/check` recommends `SPDConvert /mode:LBR` for, when the trace
+/// The fewest LBR samples `/check` recommends `SPDConvert /mode:LBR` for, when the trace
 /// has IP samples too: a second of LBR sampling at xperf's default profile interval (1 ms),
-/// each record up to 32 branches. No figure is published by SPDConvert; this is ours
-/// (README, "Before SPDConvert").
+/// each sample up to 32 branches. A sample is an LBR record and each of its REPEATs:
+/// SPTAggregate folds identical records into one with a REPEAT, so the records as stored say
+/// nothing of the volume. No figure is published by SPDConvert; this is ours (README,
+/// "Before SPDConvert").
 pub const LBR_ENOUGH: u64 = 1000;
 
 /// The SPDConvert mode, from how much LBR data the trace has, with the verdict that says
 /// why.
 fn mode(binaries: &[CheckBinary], verdicts: &mut Verdicts) -> Mode {
-    let (mut records, mut branches, mut ip) = (0u64, 0u128, 0u128);
+    let (mut records, mut samples, mut branches, mut ip) = (0u64, 0u128, 0u128, 0u128);
     for b in binaries {
+        samples += b.lbr_samples;
         for &(source, r, hits) in &b.events {
             match source {
                 SampleKind::Lbr => {
@@ -212,23 +225,30 @@ fn mode(binaries: &[CheckBinary], verdicts: &mut Verdicts) -> Mode {
             }
         }
     }
-    let amount = format!(
-        "{branches} branch{} in {records} LBR record{}",
+    let mut amount = format!(
+        "{branches} branch{} in {samples} LBR sample{}",
         if branches == 1 { "" } else { "es" },
-        if records == 1 { "" } else { "s" }
+        if samples == 1 { "" } else { "s" }
     );
+    if u128::from(records) != samples {
+        let s = if records == 1 { "" } else { "s" };
+        amount.push_str(&format!(
+            " ({records} record{s} as stored, with their REPEATs)"
+        ));
+    }
+    let enough = samples >= u128::from(LBR_ENOUGH);
     if records == 0 {
         let message = "no LBR records (a CPU or VM without LBR, or perfcore.ini not set): use \
                        SPDConvert /mode:IP";
         verdicts.add(None, VerdictCode::NoLbr, message.to_owned());
         Mode::Ip
-    } else if records >= LBR_ENOUGH || ip == 0 {
-        let message = if records >= LBR_ENOUGH {
+    } else if enough || ip == 0 {
+        let message = if enough {
             format!("{amount}: use SPDConvert /mode:LBR")
         } else {
             format!(
                 "{amount}, and no IP samples: SPDConvert /mode:LBR, though fewer than \
-                 {LBR_ENOUGH} records make a thin profile"
+                 {LBR_ENOUGH} samples make a thin profile"
             )
         };
         verdicts.add(None, VerdictCode::LbrPresent, message);
@@ -236,7 +256,7 @@ fn mode(binaries: &[CheckBinary], verdicts: &mut Verdicts) -> Mode {
     } else {
         let message = format!(
             "LBR: {amount}: too few beside {ip} IP samples (fewer than {LBR_ENOUGH} \
-             records); use SPDConvert /mode:IP, or re-record with xperf's -LastBranch"
+             samples); use SPDConvert /mode:IP, or re-record with xperf's -LastBranch"
         );
         verdicts.add(None, VerdictCode::LbrSparse, message);
         Mode::Ip
@@ -278,6 +298,10 @@ fn binary(
         progid,
         records: summary.records(Some(progid)),
         lbr: events.iter().any(|e| e.0 == SampleKind::Lbr),
+        lbr_samples: summary
+            .sources(progid)
+            .find(|t| t.source == SampleKind::Lbr)
+            .map_or(0, |t| t.record_hits),
         name,
         events,
     }

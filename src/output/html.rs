@@ -27,7 +27,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::percent;
 use super::text::match_row;
-use crate::analysis::check::{CheckReport, Mode};
+use crate::analysis::check::CheckReport;
 use crate::analysis::compare::{CompareReport, FunctionsCompared};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
@@ -331,10 +331,7 @@ fn binaries_table(tables: &Tables, id: &str) -> Markup {
 }
 
 fn check(r: &Report<'_>) -> Markup {
-    let mode = match r.check.mode {
-        Mode::Lbr => "LBR",
-        Mode::Ip => "IP",
-    };
+    let mode = r.check.mode.as_str();
     html! {
         h2 id="check" { "Fit for SPDConvert" }
         @if r.check.verdicts.is_empty() {
@@ -348,11 +345,15 @@ fn check(r: &Report<'_>) -> Markup {
                 }
             }
         }
-        p { "Import it into each sampled binary's SPD with:" }
-        pre.cmd id="spdconvert" {
-            @for b in r.check.binaries.iter().filter(|b| b.records > 0) {
-                "SPDConvert /mode:" (mode) " " (spd_name(&b.name)) " " (r.label) "\n"
+        @if let Some(mode) = mode {
+            p { "Import it into each sampled binary's SPD with:" }
+            pre.cmd id="spdconvert" {
+                @for b in r.check.binaries.iter().filter(|b| b.records > 0) {
+                    "SPDConvert /mode:" (mode) " " (spd_name(&b.name)) " " (r.label) "\n"
+                }
             }
+        } @else {
+            p { "No sample records: SPDConvert can make nothing of this trace." }
         }
     }
 }

@@ -266,7 +266,7 @@ struct CheckLine<'a> {
 #[serde(tag = "type", rename = "check_summary")]
 struct CheckSummaryLine<'a> {
     path: &'a str,
-    mode: &'a str,
+    mode: Option<&'a str>,
     errors: u64,
     warnings: u64,
 }

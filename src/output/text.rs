@@ -309,11 +309,14 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         }
         let errors = report.count(Severity::Error) + diagnostics.errors;
         let warnings = report.count(Severity::Warning) + diagnostics.warnings;
+        let verdict = match report.mode.as_str() {
+            Some(mode) => format!("use SPDConvert /mode:{mode}"),
+            None => "no SPDConvert mode: the trace is not usable".to_owned(),
+        };
         writeln!(
             self.out,
-            "{}: use SPDConvert /mode:{} ({errors} error{}, {warnings} warning{})",
+            "{}: {verdict} ({errors} error{}, {warnings} warning{})",
             file.label(),
-            report.mode.as_str(),
             if errors == 1 { "" } else { "s" },
             if warnings == 1 { "" } else { "s" }
         )

@@ -56,7 +56,7 @@ fn a_few_lbr_records_beside_ip_samples_call_for_ip_mode() {
     let sparse = lines.iter().find(|l| l["code"] == "lbr-sparse").unwrap();
     let message = sparse["message"].as_str().unwrap();
     assert!(
-        message.starts_with("LBR: 4 branches in 2 LBR records: too few")
+        message.starts_with("LBR: 4 branches in 2 LBR samples: too few")
             && message.contains("use SPDConvert /mode:IP"),
         "{message}"
     );
@@ -72,10 +72,10 @@ fn a_few_lbr_records_beside_ip_samples_call_for_ip_mode() {
     assert_eq!(app["hits"]["ETW_CALLSTACK"], 1120);
 }
 
-/// The mode at each side of the threshold: LBR_ENOUGH - 1 LBR records beside IP samples call
-/// for /mode:IP, LBR_ENOUGH for /mode:LBR; LBR records alone for /mode:LBR however few.
+/// The mode at each side of the threshold: LBR_ENOUGH - 1 LBR samples beside IP samples call
+/// for /mode:IP, LBR_ENOUGH for /mode:LBR; LBR samples alone for /mode:LBR however few.
 #[test]
-fn the_lbr_mode_needs_enough_lbr_records() {
+fn the_lbr_mode_needs_enough_lbr_samples() {
     let enough = sptdump::analysis::check::LBR_ENOUGH;
     let dir = tempfile::tempdir().unwrap();
     let trace = |lbr: u64, ip: bool| {
@@ -91,7 +91,7 @@ fn the_lbr_mode_needs_enough_lbr_records() {
         }
         built(&dir, &format!("lbr-{lbr}-{ip}.spt"), &b)
     };
-    let thin = "though fewer than 1000 records make a thin profile";
+    let thin = "though fewer than 1000 samples make a thin profile";
     for (lbr, ip, code, mode, says) in [
         (
             enough - 1,
@@ -105,14 +105,14 @@ fn the_lbr_mode_needs_enough_lbr_records() {
             true,
             "lbr-present",
             "LBR",
-            "1000 branches in 1000 LBR records: use",
+            "1000 branches in 1000 LBR samples: use",
         ),
         (
             enough,
             false,
             "lbr-present",
             "LBR",
-            "1000 LBR records: use SPDConvert /mode:LBR",
+            "1000 LBR samples: use SPDConvert /mode:LBR",
         ),
         (3, false, "lbr-present", "LBR", thin),
         (0, true, "no-lbr", "IP", "no LBR records"),
@@ -134,6 +134,35 @@ fn the_lbr_mode_needs_enough_lbr_records() {
             "{lbr} {ip}: {message}"
         );
     }
+}
+
+/// SPTAggregate folds identical LBR records into one with a REPEAT: 5,000 samples stored as
+/// one record are 5,000 samples, enough for /mode:LBR.
+#[test]
+fn lbr_samples_count_each_repeat_of_a_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = SptBuilder::new();
+    let name = b.string("app.exe");
+    b.program_id(sptdump_testkit::builder::Guid([1; 16]), 1, name);
+    b.binary_id(0);
+    for _ in 0..1000 {
+        b.ip(RETIRE_INSTR, &[0x1000, 0x1010]);
+    }
+    let pairs: Vec<(u32, u32)> = (0..16).map(|i| (0x1000 + i, 0x2000 + i)).collect();
+    b.repeat(4999).lbr(&pairs);
+    let trace = built(&dir, "folded.spt", &b);
+    let (lines, status) = check(Path::new("."), &[&trace]);
+    assert_eq!(status, 0);
+    assert_eq!(verdicts(&lines), [v("note", "lbr-present", Value::Null)]);
+    let message = lines.iter().find(|l| l["code"] == "lbr-present").unwrap()["message"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        message,
+        "80000 branches in 5000 LBR samples (1 record as stored, with their REPEATs): use \
+         SPDConvert /mode:LBR"
+    );
+    assert_eq!(lines.last().unwrap()["mode"], "LBR");
 }
 
 #[test]
@@ -243,8 +272,15 @@ fn no_samples_and_kernel_images() {
             v("error", "no-samples", Value::Null),
             v("note", "kernel-image", Value::from(0)),
             v("note", "kernel-image", Value::from(1)),
-            v("note", "no-lbr", Value::Null),
         ]
+    );
+    // No mode: SPDConvert can make nothing of it.
+    assert_eq!(lines.last().unwrap()["mode"], Value::Null);
+    let o = run_in(Path::new("."), &["/check", &empty]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.ends_with(": no SPDConvert mode: the trace is not usable (1 error, 0 warnings)\n"),
+        "{text}"
     );
 }
 
