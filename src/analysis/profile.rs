@@ -145,6 +145,12 @@ pub(crate) fn folded_by_binary(
     fold(sampled.iter().filter(|b| b.source == source), true, parts).to_vec()
 }
 
+/// The folded lines of the `source` stacks of `sampled`, each under its binary, as
+/// `/folded` prints them.
+pub(crate) fn folded_of_binaries(sampled: &[BinaryStacks], source: SampleKind) -> Folded<'_> {
+    fold(sampled.iter().filter(|b| b.source == source), true, None)
+}
+
 /// Folds the stacks of `binaries` by name, each under its binary's name when `under_binary`;
 /// with `parts`, without the frames of less than one `parts`-th of all the hits
 /// ([`StackProfile::drawn`]).

@@ -224,7 +224,7 @@ impl Kind {
                 R::FUNCTIONS.and(R::SAMPLES).and(named),
                 Both,
             ),
-            Kind::Folded => view("folded", Writes::Lines, named, EachTrace),
+            Kind::Folded => view("folded", Writes::Lines, R::FLAME.and(named), EachTrace),
             Kind::FlameGraph => view(
                 "flamegraph",
                 Writes::File("flame graph"),

@@ -145,7 +145,7 @@ fn walk<P: Printer>(
         match (view, &counted) {
             (View::Summary | View::Html(_), _) => {}
             (View::Functions, _) => out.print(|p| p.functions(&functions))?,
-            (View::Folded, _) => folded(out, file, &profile)?,
+            (View::Folded, _) => folded(out, file, &profile, &sampled)?,
             (View::FlameGraph(path), _) => flame_graph(out, file, plan, path, &profile, &sampled)?,
             (View::Lines, Some(counted)) => source_lines(out, file, plan, counted)?,
             (View::CallGraph, Some(counted)) => call_graph(out, file, plan, counted)?,
@@ -374,12 +374,23 @@ fn folded<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
     profile: &StackProfile,
+    sampled: &[BinaryStacks],
 ) -> Result<(), Error> {
-    if profile.is_empty() {
-        let message = "no binary has call stacks (ETW_CALLSTACK records): nothing to fold";
-        return out.print(|p| p.note(file, message));
+    if !profile.is_empty() {
+        return out.print(|p| p.folded(&profile.folded_lines()));
     }
-    out.print(|p| p.folded(&profile.folded_lines()))
+    // What the flame graph draws of a trace without call stacks: its busiest source of
+    // samples, by function, each under its binary.
+    let Some(source) = sampled::busiest(sampled.iter().map(|b| (b.source, b.hits))) else {
+        let message = "no samples: nothing to fold";
+        return out.print(|p| p.note(file, message));
+    };
+    let message = format!(
+        "no call stacks: the folded lines are {}, by function, each under its binary",
+        drawn(source)
+    );
+    out.print(|p| p.note(file, &message))?;
+    out.print(|p| p.folded(&profile::folded_of_binaries(sampled, source)))
 }
 
 /// `/flamegraph`: always a file. The call stacks when there are any; else one IP event's

@@ -231,12 +231,37 @@ fn a_flame_graph_is_written_and_titled_with_the_trace() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write the flame graph"));
 }
 
+/// Without call stacks, `/folded` folds what the flame graph draws: the busiest source of
+/// samples, by function, each under its binary, and says so.
 #[test]
-fn a_trace_without_call_stacks_says_so() {
-    let o = run(&["/folded", "trace.spt"]);
+fn a_trace_without_call_stacks_folds_its_samples_and_says_so() {
+    let o = run(&["/folded", "/pdb:app.pdb,core.pdb", "trace.spt"]);
     assert_eq!(o.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("no call stacks: the folded lines are RETIRE_INSTR samples, by function"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let folded = folded_of(&o);
+    assert_eq!(
+        folded,
+        BTreeMap::from([
+            ("app.exe;app.exe!hash_bytes".to_owned(), 1),
+            ("app.exe;app.exe!parse_token".to_owned(), 1),
+            ("core.dll;core.dll!core_sum3".to_owned(), 1),
+            ("core.dll;core.dll+0x1075".to_owned(), 1),
+        ])
+    );
+    // A trace with no samples at all has nothing to fold, and says that.
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.spt");
+    let mut b = sptdump_testkit::builder::SptBuilder::new();
+    b.binary("a.exe", "42AC0098-ADB5-E796-8C0E-161D2814780E", 1);
+    std::fs::write(&empty, b.build()).unwrap();
+    let o = run(&["/folded", empty.to_str().unwrap()]);
     assert_eq!(stdout(&o), "");
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no binary has call stacks"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no samples: nothing to fold"));
 }
 
 #[test]
