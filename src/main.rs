@@ -137,26 +137,8 @@ fn run(
     progress: Progress,
 ) -> io::Result<Status> {
     let mut unreadable = false;
-    for path in files.images {
-        let path = Path::new(path);
-        match ImageFile::read(path).with_context(|| format!("/image:{}", path.display())) {
-            Ok(image) => plan.images.push(image),
-            Err(e) => {
-                eprintln!("sptdump: {e:#}");
-                unreadable = true;
-            }
-        }
-    }
-    for path in files.pdbs {
-        let path = Path::new(path);
-        match PdbFile::read(path).with_context(|| format!("/pdb:{}", path.display())) {
-            Ok(pdb) => plan.pdbs.push(pdb),
-            Err(e) => {
-                eprintln!("sptdump: {e:#}");
-                unreadable = true;
-            }
-        }
-    }
+    plan.images = read_each(files.images, "image", ImageFile::read, &mut unreadable);
+    plan.pdbs = read_each(files.pdbs, "pdb", PdbFile::read, &mut unreadable);
     plan.matches = files
         .matches
         .iter()
@@ -205,6 +187,28 @@ fn run(
         true => ran.status().max(Status::Errors),
         false => ran.status(),
     })
+}
+
+/// Reads each file of `/option` at `paths` with `read`; one that cannot be read is said on
+/// standard error, named by its option, and makes `unreadable` true.
+fn read_each<T, E: std::error::Error + Send + Sync + 'static>(
+    paths: &[OsString],
+    option: &str,
+    read: impl Fn(&Path) -> Result<T, E>,
+    unreadable: &mut bool,
+) -> Vec<T> {
+    let mut read_all = Vec::new();
+    for path in paths {
+        let path = Path::new(path);
+        match read(path).with_context(|| format!("/{option}:{}", path.display())) {
+            Ok(file) => read_all.push(file),
+            Err(e) => {
+                eprintln!("sptdump: {e:#}");
+                *unreadable = true;
+            }
+        }
+    }
+    read_all
 }
 
 /// The progress bar of a run, when one is wanted: over the bytes of every file to read,

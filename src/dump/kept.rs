@@ -1,11 +1,16 @@
 //! What a trace's counters counted, kept for the views of its profile (and past the trace
 //! when the traces are merged or compared), and what the `/match` files say of it.
 
+use std::sync::Arc;
+
 use super::Plan;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
+use crate::format::progid::registry_form;
 use crate::format::tables::Tables;
-use crate::image::matching::{self, MatchResult};
+use crate::image::code::ImageFile;
+use crate::image::ident::Identity;
+use crate::image::matching::{self, MatchResult, PdbFile};
 use crate::image::symbols::SymbolMap;
 
 /// What a trace's counters counted, with the names its addresses are shown by: a profile
@@ -34,4 +39,52 @@ pub(crate) fn match_results<'p>(plan: &'p Plan, tables: &Tables) -> Vec<MatchRes
                 .map(|id| matching::judge(id, tables)),
         })
         .collect()
+}
+
+/// A file a trace's binaries are given by GUID and age: a `/pdb` (its functions) or an
+/// `/image` (its code).
+#[derive(Clone, Copy)]
+pub(super) enum Given<'p> {
+    Pdb(&'p PdbFile),
+    Image(&'p ImageFile),
+}
+
+impl Given<'_> {
+    /// The `/pdb` and `/image` files of `plan`.
+    pub(super) fn all(plan: &Plan) -> impl Iterator<Item = Given<'_>> {
+        let pdbs = plan.pdbs.iter().map(Given::Pdb);
+        pdbs.chain(plan.images.iter().map(Given::Image))
+    }
+
+    /// Its identity.
+    pub(super) fn identity(&self) -> &Identity {
+        match self {
+            Given::Pdb(pdb) => &pdb.identity,
+            Given::Image(image) => &image.identity,
+        }
+    }
+
+    /// Attaches what it gives to `progid`.
+    pub(super) fn attach(&self, to: &mut SymbolMap, progid: u16) {
+        match self {
+            Given::Pdb(pdb) => to.attach(progid, Arc::clone(&pdb.symbols)),
+            Given::Image(image) => to.attach_code(progid, Arc::clone(&image.code)),
+        }
+    }
+
+    /// Why it is not used: `/pdb:PATH is {GUID} age N, which matches no program ID of
+    /// WHERE; its symbols would be wrong, so they are not used`.
+    pub(super) fn unused(&self, matching: &str) -> String {
+        let (option, path, what) = match self {
+            Given::Pdb(pdb) => ("pdb", &pdb.path, "its symbols would be wrong, so they are"),
+            Given::Image(image) => ("image", &image.path, "its code would be wrong, so it is"),
+        };
+        let id = self.identity();
+        format!(
+            "/{option}:{path} is {{{}}} age {}, which matches no program ID of {matching}; \
+             {what} not used",
+            registry_form(&id.guid),
+            id.age
+        )
+    }
 }

@@ -2,17 +2,16 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::sync::Arc;
 
 use uuid::Uuid;
 
-use super::kept::Kept;
+use super::kept::{Given, Kept};
 use super::many::each;
 use super::{Out, Plan, Ran, Status, Traces, views};
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
 use crate::format::error::Error;
-use crate::format::progid::{ProgramId, registry_form};
+use crate::format::progid::ProgramId;
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 use crate::output::{FileInfo, Printer};
@@ -36,44 +35,15 @@ impl Merged {
         plan: &Plan,
     ) -> Result<Kept, Error> {
         let mut symbols = SymbolMap::default();
-        for pdb in &plan.pdbs {
-            let id = &pdb.identity;
+        for given in Given::all(plan) {
+            let id = given.identity();
             let fits = self
                 .binaries
                 .iter()
                 .position(|(_, guid, age)| *guid == id.guid && *age == id.age);
             match fits {
-                Some(m) => symbols.attach(m as u16, Arc::clone(&pdb.symbols)),
-                None => {
-                    let message = format!(
-                        "/pdb:{} is {{{}}} age {}, which matches no program ID of any trace; \
-                         its symbols would be wrong, so they are not used",
-                        pdb.path,
-                        registry_form(&id.guid),
-                        id.age
-                    );
-                    out.fail(file, &message)?;
-                }
-            }
-        }
-        for image in &plan.images {
-            let id = &image.identity;
-            let fits = self
-                .binaries
-                .iter()
-                .position(|(_, guid, age)| *guid == id.guid && *age == id.age);
-            match fits {
-                Some(m) => symbols.attach_code(m as u16, Arc::clone(&image.code)),
-                None => {
-                    let message = format!(
-                        "/image:{} is {{{}}} age {}, which matches no program ID of any trace; \
-                         its code would be wrong, so it is not used",
-                        image.path,
-                        registry_form(&id.guid),
-                        id.age
-                    );
-                    out.fail(file, &message)?;
-                }
+                Some(m) => given.attach(&mut symbols, m as u16),
+                None => out.fail(file, &given.unused("any trace"))?,
             }
         }
         Ok(Kept {

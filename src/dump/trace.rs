@@ -12,9 +12,8 @@
 //! ```
 
 use std::io;
-use std::sync::Arc;
 
-use super::kept::{Kept, match_results};
+use super::kept::{Given, Kept, match_results};
 use super::view::Writes;
 use super::{Out, Outcome, Plan, Sections, Shape, views};
 use crate::analysis::check;
@@ -295,41 +294,14 @@ fn attach_pdbs<P: Printer>(
     plan: &Plan,
 ) -> Result<SymbolMap, Error> {
     let mut symbols = SymbolMap::default();
-    for pdb in &plan.pdbs {
-        let verdict = matching::judge(&pdb.identity, tables);
+    for given in Given::all(plan) {
+        let verdict = matching::judge(given.identity(), tables);
         match (verdict.status, verdict.progid) {
-            (MatchStatus::Match, Some(progid)) => symbols.attach(progid, Arc::clone(&pdb.symbols)),
+            (MatchStatus::Match, Some(progid)) => given.attach(&mut symbols, progid),
             _ if !plan.views_per_trace() => {}
             _ => {
-                let message = format!(
-                    "/pdb:{} is {{{}}} age {}, which matches no program ID of this trace ({}); \
-                     its symbols would be wrong, so they are not used",
-                    pdb.path,
-                    registry_form(&pdb.identity.guid),
-                    pdb.identity.age,
-                    verdict.status
-                );
-                out.fail(file, &message)?;
-            }
-        }
-    }
-    for image in &plan.images {
-        let verdict = matching::judge(&image.identity, tables);
-        match (verdict.status, verdict.progid) {
-            (MatchStatus::Match, Some(progid)) => {
-                symbols.attach_code(progid, Arc::clone(&image.code));
-            }
-            _ if !plan.views_per_trace() => {}
-            _ => {
-                let message = format!(
-                    "/image:{} is {{{}}} age {}, which matches no program ID of this trace \
-                     ({}); its code would be wrong, so it is not used",
-                    image.path,
-                    registry_form(&image.identity.guid),
-                    image.identity.age,
-                    verdict.status
-                );
-                out.fail(file, &message)?;
+                let matching = format!("this trace ({})", verdict.status);
+                out.fail(file, &given.unused(&matching))?;
             }
         }
     }
