@@ -227,7 +227,7 @@ pub(super) const OPTIONS: &[Opt] = &[
         Kind::Html.declaration().name,
         "FILE",
         "write a self-contained HTML report (binaries, check, samples, functions,\n\
-         lines, flame graph) to FILE",
+         lines, calls, flame graph) to FILE",
         |g, v| {
             g.views.add(View::Html(PathBuf::from(v)));
             Ok(())

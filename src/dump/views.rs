@@ -596,6 +596,7 @@ struct ReportInput<'p> {
     matches: Vec<MatchResult<'p>>,
     check: check::CheckReport,
     lines: Option<lines::LinesReport>,
+    calls: callgraph::CallGraph,
 }
 
 /// What `/html` reports of `kept` and its call `stacks`, when it is asked for; under
@@ -614,12 +615,14 @@ fn report_input<'p>(
     let matches = super::kept::match_results(plan, &kept.tables);
     let check = check::check(counted.summary, &kept.tables, &kept.symbols, &matches);
     let lines = (!kept.symbols.is_empty()).then(|| lines::lines(&counted, plan.top));
+    let calls = callgraph::call_graph(&counted, plan.top);
     Some(ReportInput {
         path,
         label: file.label().into_owned(),
         matches,
         check,
         lines,
+        calls,
     })
 }
 
@@ -644,6 +647,7 @@ fn report<P: Printer>(
             check: &input.check,
             functions,
             lines: input.lines.as_ref(),
+            calls: &input.calls,
             flame: &flame,
             icicle: &icicle,
             flame_title,

@@ -27,6 +27,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::percent;
 use super::text::match_row;
+use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::{CompareReport, FunctionsCompared};
 use crate::analysis::functions::FunctionsLine;
@@ -49,6 +50,8 @@ pub(crate) struct Report<'a> {
     pub check: &'a CheckReport,
     pub functions: &'a [FunctionsLine],
     pub lines: Option<&'a LinesReport>,
+    /// Who calls whom, where a binary has its PDB (and, for LBR, its image).
+    pub calls: &'a CallGraph,
     /// The flame graph's SVG, drawn bottom-up and top-down, and what it shows.
     pub flame: &'a [u8],
     pub icicle: &'a [u8],
@@ -112,6 +115,7 @@ pub(crate) fn write(out: impl Write, r: &Report<'_>) -> io::Result<()> {
         (totals(r.check, "totals-table"))
         (functions(r.functions))
         @if let Some(lines) = r.lines { (source_lines(lines)) }
+        (call_graph(r.calls))
         (flame("Flame graph", r.flame, r.icicle, r.flame_title))
     };
     page(out, r.label, body)
@@ -438,6 +442,33 @@ fn source_lines(report: &LinesReport) -> Markup {
                                 }
                             }
                             td.mono { (row.function) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The hottest call edges of each binary that has any (`/callgraph`'s table).
+fn call_graph(graph: &CallGraph) -> Markup {
+    let with_edges: Vec<_> = graph.binaries.iter().filter(|b| b.unique > 0).collect();
+    html! {
+        @if !with_edges.is_empty() {
+            h2 id="calls" { "Calls" }
+            @for b in with_edges {
+                h3 { (b.name) ": " (count(b.calls, "call")) ", " (count(b.unique as u128, "edge")) }
+                table.sortable.calls {
+                    thead { tr { th.n { "calls" } th.n { "share" } th { "kind" } th { "caller" } th { "callee" } } }
+                    tbody {
+                        @for e in &b.edges {
+                            tr {
+                                td.n data-v=(e.calls) { (e.calls) }
+                                td.n data-v=(e.calls) { (percent(e.calls, b.calls)) }
+                                td { (e.kind.name()) }
+                                td.mono { (e.caller) }
+                                td.mono { (e.callee) }
+                            }
                         }
                     }
                 }

@@ -555,3 +555,40 @@ fn a_report_of_many_diagnostics_lists_the_first_and_counts_them_all() {
     let notes: Vec<String> = select(&doc, "p").iter().map(text).collect();
     assert!(notes.contains(&said), "{notes:?}");
 }
+
+#[test]
+fn the_report_shows_the_hottest_call_edges_where_the_pdb_and_image_are_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = report(
+        dir.path(),
+        "calls.html",
+        &["/pdb:inline.pdb", "/image:inline.exe", "inline.spt"],
+    );
+    let doc = Html::parse_document(&page);
+    assert_eq!(select(&doc, "h2#calls").len(), 1);
+    let rows: Vec<Vec<String>> = select(&doc, "table.calls tbody tr")
+        .iter()
+        .map(|tr| {
+            tr.children()
+                .filter_map(scraper::ElementRef::wrap)
+                .map(|td| text(&td))
+                .collect()
+        })
+        .collect();
+    // /callgraph's edges, most calls first: the call stacks' and the LBR call's.
+    let edges: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| (r[0].as_str(), r[2].as_str(), r[3].as_str(), r[4].as_str()))
+        .collect();
+    assert_eq!(
+        edges,
+        [
+            ("690", "stack", "main_entry", "checksum"),
+            ("550", "stack", "checksum", "digest"),
+            ("1", "call", "checksum", "digest"),
+        ]
+    );
+    // Without a PDB there are no functions to join: no table.
+    let page = report(dir.path(), "plain.html", &["inline.spt"]);
+    assert!(select(&Html::parse_document(&page), "h2#calls").is_empty());
+}
