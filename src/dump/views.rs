@@ -1,6 +1,7 @@
-//! The views of a profile, as the plan asks for them: `/summary`, `/functions`, `/folded`,
-//! `/flamegraph`, `/pprof`, `/speedscope`. A profile is one trace's counts, or several
-//! traces' merged; the views read it the same way.
+//! The walk of a profile's views, as the plan asks for them and in the order of
+//! [`Kind`](super::Kind): what each reads is made once, before the walk, and let go of once
+//! no view after it reads it, as their declarations (`view.rs`) say. A profile is one trace's
+//! counts, or several traces' merged; the views read it the same way.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
