@@ -1,5 +1,5 @@
 //! The walk of a profile's views, as the plan asks for them and in the order of
-//! [`Kind`](super::Kind): what each reads is made once, before the walk, and let go of once
+//! [`Kind`]: what each reads is made once, before the walk, and let go of once
 //! no view after it reads it, as their declarations (`view.rs`) say. A profile is one trace's
 //! counts, or several traces' merged; the views read it the same way.
 
