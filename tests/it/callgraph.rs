@@ -173,3 +173,53 @@ fn without_a_pdb_or_with_another_build_s_image_it_says_why() {
         stderr(&o)
     );
 }
+
+/// A damaged image is refused with its path and why, never a panic: cut short anywhere, or
+/// with its sections' sizes made to lie.
+#[test]
+fn a_damaged_image_is_refused_with_why() {
+    let root = fixtures::dir();
+    let image = std::fs::read(root.join("app.exe")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let trace = app_trace(dir.path(), &[(0x1026, 0x1050, 1)]);
+    let cut = dir.path().join("cut.exe");
+    let pe = u32::from_le_bytes(image[0x3C..0x40].try_into().unwrap()) as usize;
+    let sections = pe + 24 + usize::from(u16::from_le_bytes([image[pe + 20], image[pe + 21]]));
+    // The first section is .text: its raw data starts at the pointer 20 bytes in.
+    let text = u32::from_le_bytes(image[sections + 20..sections + 24].try_into().unwrap()) as usize;
+    assert_eq!(&image[sections..sections + 5], b".text");
+    for len in [0, 2, 64, sections + 10, text + 16] {
+        std::fs::write(&cut, &image[..len]).unwrap();
+        let arg = format!("/image:{}", cut.display());
+        let o = run_in(&root, &["/callgraph", "/pdb:app.pdb", &arg, &trace]);
+        assert_eq!(status(&o), 1, "cut at {len}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("cut.exe"),
+            "cut at {len}: {}",
+            stderr(&o)
+        );
+        assert!(
+            !stderr(&o).contains("panicked"),
+            "cut at {len}: {}",
+            stderr(&o)
+        );
+    }
+    // Every byte of the section table set to 0xFF in turn: read or refused, never a panic.
+    let lying = dir.path().join("lying.exe");
+    for at in sections..sections + 80 {
+        let mut bytes = image.clone();
+        bytes[at] = 0xFF;
+        std::fs::write(&lying, &bytes).unwrap();
+        let arg = format!("/image:{}", lying.display());
+        let o = run_in(
+            &root,
+            &["/json", "/callgraph", "/pdb:app.pdb", &arg, &trace],
+        );
+        assert!(matches!(status(&o), 0 | 1), "byte {at:#X}: {}", stderr(&o));
+        assert!(
+            !stderr(&o).contains("panicked"),
+            "byte {at:#X}: {}",
+            stderr(&o)
+        );
+    }
+}
