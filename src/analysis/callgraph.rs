@@ -69,6 +69,8 @@ pub(crate) struct BinaryCalls {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct CallGraph {
     pub(crate) binaries: Vec<BinaryCalls>,
+    /// The function whose callers and callees these are, when the graph is of one.
+    pub(crate) around: Option<String>,
 }
 
 /// An edge by the start RVAs of its functions.
@@ -76,6 +78,26 @@ type Key = (u32, u32, EdgeKind);
 
 /// The call graph of `counted`, `top` edges per binary.
 pub(crate) fn call_graph(counted: &Counted<'_>, top: usize) -> CallGraph {
+    graph(counted, top, |_, _| true)
+}
+
+/// The edges of `counted` that call `function` or leave it, `top` per binary: its callers
+/// and callees (pprof's `-peek`). `function` is a name as `/functions` prints it
+/// (`binary!name`, the binary's name in any case) or the function's name alone.
+pub(crate) fn around(counted: &Counted<'_>, function: &str, top: usize) -> CallGraph {
+    let mut graph = graph(counted, top, |binary, name| {
+        name == function
+            || function
+                .rsplit_once('!')
+                .is_some_and(|(b, f)| f == name && b.eq_ignore_ascii_case(binary))
+    });
+    graph.around = Some(function.to_owned());
+    graph
+}
+
+/// The edges of `counted` with an end `keep` keeps (given the binary's name and the
+/// function's), `top` per binary.
+fn graph(counted: &Counted<'_>, top: usize, keep: impl Fn(&str, &str) -> bool) -> CallGraph {
     let summary = counted.summary;
     let mut binaries = Vec::new();
     for progid in summary.progids() {
@@ -115,9 +137,19 @@ pub(crate) fn call_graph(counted: &Counted<'_>, top: usize) -> CallGraph {
                 }
             }
         }
-        binaries.push(named(progid, name, symbols, edges, top, missing));
+        let keep = |function: &str| keep(&name, function);
+        let edges = named(symbols, edges, keep, top);
+        binaries.push(BinaryCalls {
+            progid,
+            name,
+            missing,
+            ..edges
+        });
     }
-    CallGraph { binaries }
+    CallGraph {
+        binaries,
+        around: None,
+    }
 }
 
 /// A binary whose edges cannot be found, and why.
@@ -157,29 +189,31 @@ fn frames(symbols: &Symbols, order: StackOrder, [a, b]: [u32; 2]) -> Option<Key>
     Some((caller.rva, callee.rva, EdgeKind::Stack))
 }
 
-/// The edges of one binary named by its functions, the `top` with most calls first.
+/// The edges of one binary named by its functions, those with an end `keep` keeps, the
+/// `top` with most calls first (its progid, name and notes left for the caller).
 fn named(
-    progid: u16,
-    name: String,
     symbols: &Symbols,
     edges: HashMap<Key, u128>,
+    keep: impl Fn(&str) -> bool,
     top: usize,
-    missing: Vec<String>,
 ) -> BinaryCalls {
-    let unique = edges.len();
-    let calls = edges.values().sum();
     let function = |rva: u32| {
         symbols
             .lookup(rva)
             .map_or_else(|| format!("0x{rva:08X}"), |(f, _)| f.name.to_owned())
     };
-    let mut all: Vec<(Key, u128)> = edges.into_iter().collect();
+    let mut all: Vec<(Key, u128)> = edges
+        .into_iter()
+        .filter(|((caller, callee, _), _)| keep(&function(*caller)) || keep(&function(*callee)))
+        .collect();
+    let unique = all.len();
+    let calls = all.iter().map(|(_, calls)| calls).sum();
     // Most calls first; ties by caller, callee and kind, so that output is the same each run.
     all.sort_unstable_by(|(a, x), (b, y)| y.cmp(x).then(a.cmp(b)));
     all.truncate(top);
     BinaryCalls {
-        progid,
-        name,
+        progid: 0,
+        name: String::new(),
         edges: all
             .into_iter()
             .map(|((caller, callee, kind), calls)| CallEdge {
@@ -191,6 +225,6 @@ fn named(
             .collect(),
         unique,
         calls,
-        missing,
+        missing: Vec::new(),
     }
 }

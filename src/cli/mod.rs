@@ -130,6 +130,14 @@ fn apply(
             return Ok(());
         }
         (Set::Flag(_), Some(_)) => return Err(usage(format!("option '/{name}' takes no value"))),
+        // A value of its own only after a colon (or `=` for the dash forms): the next
+        // argument is never taken, as it may be a trace.
+        (Set::Optional(set), value) => {
+            return set(given, value.as_deref()).map_err(|why| {
+                let value = value.as_deref().unwrap_or_default().to_string_lossy();
+                usage(format!("invalid value '{value}' for /{name}: {why}"))
+            });
+        }
         (Set::Value(_), Some(v)) => v,
         (Set::Value(_), None) if spelled.dashed => rest
             .next()
@@ -142,7 +150,7 @@ fn apply(
         }
     };
     let Set::Value(set) = opt.set else {
-        unreachable!("a flag took no value above")
+        unreachable!("a flag and an optional value were applied above")
     };
     let values = if opt.list {
         items(&value)?

@@ -86,6 +86,8 @@ pub(super) enum Set {
     Flag(fn(&mut Given)),
     /// A value (each item of a list): parsed and stored, or why it is not good.
     Value(fn(&mut Given, &OsStr) -> Result<(), String>),
+    /// A flag that may take a value after a colon (`/callgraph`, `/callgraph:NAME`).
+    Optional(fn(&mut Given, Option<&OsStr>) -> Result<(), String>),
 }
 
 /// One option.
@@ -186,13 +188,24 @@ pub(super) const OPTIONS: &[Opt] = &[
         "per binary and source: the hottest source lines (with /pdb)",
         |g| g.views.add(View::Lines),
     ),
-    flag(
-        Kind::CallGraph.declaration().name,
-        Group::Sections,
-        "per binary: who calls whom and how often, from LBR (with /image) and call\n\
-         stacks; functions from /pdb",
-        |g| g.views.add(View::CallGraph),
-    ),
+    Opt {
+        shown: Some("/callgraph[:NAME]"),
+        set: Set::Optional(|g, function| {
+            let function = match function.map(text) {
+                Some(f) if f.is_empty() => return Err("expected a function's name".to_owned()),
+                f => f,
+            };
+            g.views.add(View::CallGraph(function));
+            Ok(())
+        }),
+        ..flag(
+            Kind::CallGraph.declaration().name,
+            Group::Sections,
+            "per binary: who calls whom and how often, from LBR (with /image) and call\n\
+             stacks; functions from /pdb. With NAME, that function's callers and callees",
+            |_| {},
+        )
+    },
     flag(
         Kind::Folded.declaration().name,
         Group::Sections,

@@ -27,8 +27,9 @@ pub enum View {
     FlameGraph(PathBuf),
     /// The hottest source lines per binary and source (`/lines`).
     Lines,
-    /// Who calls whom, per binary, from LBR and call stacks (`/callgraph`).
-    CallGraph,
+    /// Who calls whom, per binary, from LBR and call stacks (`/callgraph`); only the
+    /// callers and callees of a function, when one is named (`/callgraph:FUNCTION`).
+    CallGraph(Option<String>),
     /// A gzipped pprof profile, written to this file (`/pprof:FILE`).
     Pprof(PathBuf),
     /// The counts as Parquet tables, written under this directory (`/parquet:DIR`), a file
@@ -307,7 +308,7 @@ impl View {
             View::Folded => Kind::Folded,
             View::FlameGraph(_) => Kind::FlameGraph,
             View::Lines => Kind::Lines,
-            View::CallGraph => Kind::CallGraph,
+            View::CallGraph(_) => Kind::CallGraph,
             View::Pprof(_) => Kind::Pprof,
             View::Parquet(_) => Kind::Parquet,
             View::Speedscope(_) => Kind::Speedscope,
@@ -328,7 +329,9 @@ impl View {
             | View::Parquet(path)
             | View::Speedscope(path)
             | View::Html(path) => Some(path),
-            View::Summary | View::Functions | View::Folded | View::Lines | View::CallGraph => None,
+            View::Summary | View::Functions | View::Folded | View::Lines | View::CallGraph(_) => {
+                None
+            }
         }
     }
 }

@@ -149,7 +149,9 @@ fn walk<P: Printer>(
             (View::Folded, _) => folded(out, file, &profile, &sampled)?,
             (View::FlameGraph(path), _) => flame_graph(out, file, plan, path, &profile, &sampled)?,
             (View::Lines, Some(counted)) => source_lines(out, file, plan, counted)?,
-            (View::CallGraph, Some(counted)) => call_graph(out, file, plan, counted)?,
+            (View::CallGraph(function), Some(counted)) => {
+                call_graph(out, file, plan, counted, function.as_deref())?;
+            }
             (View::Pprof(path), Some(counted)) => {
                 pprof(out, file, path, counted, handed.take(), &namers)?;
             }
@@ -352,15 +354,26 @@ fn source_lines<P: Printer>(
     Ok(())
 }
 
-/// `/callgraph`: who calls whom, per binary, and what kept a binary from having edges.
+/// `/callgraph`: who calls whom, per binary (or only the callers and callees of `function`),
+/// and what kept a binary from having edges.
 fn call_graph<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
     plan: &Plan,
     counted: &Counted<'_>,
+    function: Option<&str>,
 ) -> Result<(), Error> {
-    let graph = callgraph::call_graph(counted, plan.top);
+    let graph = match function {
+        None => callgraph::call_graph(counted, plan.top),
+        Some(function) => callgraph::around(counted, function, plan.top),
+    };
     out.print(|p| p.call_graph(&graph))?;
+    if let Some(function) = function
+        && graph.binaries.iter().all(|b| b.unique == 0)
+    {
+        let message = format!("/callgraph:{function}: no edge of the profile calls or leaves it");
+        out.print(|p| p.note(file, &message))?;
+    }
     for binary in &graph.binaries {
         for why in &binary.missing {
             let message = format!("{}: {why}", binary.name);

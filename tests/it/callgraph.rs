@@ -223,3 +223,58 @@ fn a_damaged_image_is_refused_with_why() {
         );
     }
 }
+
+/// `/callgraph:FUNCTION`: only the edges that call the function or leave it, named as
+/// `/functions` names it or by its name alone.
+#[test]
+fn one_function_s_callers_and_callees() {
+    let root = fixtures::dir();
+    let args = |f: &'static str| {
+        [
+            "/json",
+            f,
+            "/pdb:inline.pdb",
+            "/image:inline.exe",
+            "inline.spt",
+        ]
+    };
+    let all = edges(&json_lines(&run_in(&root, &args("/callgraph"))));
+    for spelled in [
+        "/callgraph:digest",
+        "/callgraph:INLINE.exe!digest",
+        "--callgraph=digest",
+    ] {
+        let o = run_in(&root, &args(spelled));
+        assert_eq!(status(&o), 0, "{spelled}: {}", stderr(&o));
+        let around = edges(&json_lines(&o));
+        let expected: BTreeMap<_, _> = all
+            .iter()
+            .filter(|((caller, callee, _), _)| caller == "digest" || callee == "digest")
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        assert_eq!(around, expected, "{spelled}");
+        assert_eq!(around.len(), 2, "the call stacks' and the LBR call's");
+    }
+    let o = run_in(
+        &root,
+        &["/callgraph:checksum", "/pdb:inline.pdb", "inline.spt"],
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("Callers and callees of checksum in progid 0 (inline.exe): 1240 calls"),
+        "{text}"
+    );
+    // A function no edge touches is said so; an empty name is a usage error.
+    let o = run_in(
+        &root,
+        &["/callgraph:nosuch", "/pdb:inline.pdb", "inline.spt"],
+    );
+    assert_eq!(status(&o), 0);
+    assert!(stderr(&o).contains("/callgraph:nosuch: no edge of the profile calls or leaves it"));
+    let o = run_in(&root, &["/callgraph:", "inline.spt"]);
+    assert_eq!(status(&o), 2);
+    assert_eq!(
+        stderr(&o),
+        "sptdump: invalid value '' for /callgraph: expected a function's name; see 'sptdump /help'\n"
+    );
+}

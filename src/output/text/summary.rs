@@ -333,9 +333,13 @@ pub(super) fn call_graph<W: Write, E: Write>(
     for b in graph.binaries.iter().filter(|b| b.unique > 0) {
         let o = p.block()?;
         let shown = showing(b.edges.len(), b.unique);
+        let what = match &graph.around {
+            Some(f) => format!("Callers and callees of {} in", clean(f)),
+            None => "Call graph of".to_owned(),
+        };
         writeln!(
             o,
-            "Call graph of progid {} ({}): {} call{} on {} edge{}{shown}",
+            "{what} progid {} ({}): {} call{} on {} edge{}{shown}",
             b.progid,
             clean(&b.name),
             b.calls,
