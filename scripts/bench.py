@@ -2,11 +2,13 @@
 """Whole-process benchmark of sptdump against the C yardstick, on synthetic traces.
 
 usage: scripts/bench.py [--size MIB] [--big MIB] [--runs N] [--yardstick PATH/TO/yardstick.c]
-                        [--inline-only]
+                        [--refcount PATH/TO/refcount.c] [--inline-only]
 
 The yardstick is a C program kept beside the repository (../shared/perf/yardstick.c, or the
 path given with --yardstick, or $SPTDUMP_YARDSTICK). Without it the sptdump commands are still
-timed, and the ratios to the yardstick are left out with a note.
+timed, and the ratios to the yardstick are left out with a note. Beside it, refcount.c (or the
+path given with --refcount) does /summary's work as plain C would: /summary is set against it,
+CPU and wall, in every run.
 
 Builds sptdump and the trace generator (release), compiles the yardstick, and generates
 SIZE MiB traces of three profiles (bench, realistic, realistic with IP samples only) and BIG
@@ -227,8 +229,9 @@ def against_probe(table, updates, per_key):
     ahead = statistics.median(u[0] for u in updates)
     bare = statistics.median(u[1] for u in updates)
     ratio = per_key / ahead
-    verdict = "met" if ratio <= 1.6 else "MISSED"
-    print(f"    {'/summary / cache-probe':28} {ratio:6.2f}  (target <= 1.6: {verdict}; "
+    # No longer a target: reading and decoding a key already cost about as much as the probe's
+    # update (docs/performance.md); refcount.c, which does /summary's work, is the yardstick.
+    print(f"    {'/summary / cache-probe':28} {ratio:6.2f}  (for reference; "
           f"{per_key:.1f} ns of CPU per key update against {ahead:.1f} ns per update of a "
           f"{table} MiB table asked for 32 ahead, {bare:.1f} ns without; probe's rounds "
           f"{min(u[0] for u in updates):.1f} to {max(u[0] for u in updates):.1f} ns)")
@@ -243,6 +246,8 @@ def main():
         ROOT, "..", "shared", "perf", "yardstick.c")
     ap.add_argument("--yardstick", default=default_yardstick,
                     help="the C yardstick's source (../shared/perf/yardstick.c)")
+    ap.add_argument("--refcount", default=None,
+                    help="the counting yardstick's source (refcount.c beside the yardstick)")
     ap.add_argument("--inline-only", action="store_true",
                     help="only the benchmark of inline frames")
     args = ap.parse_args()
@@ -267,6 +272,14 @@ def main():
     if have_yardstick:
         yardstick = os.path.join(WORK, "yardstick")
         sh([cc, "-O2", "-o", yardstick, args.yardstick])
+    refcount = None
+    refcount_source = args.refcount or os.path.join(os.path.dirname(args.yardstick), "refcount.c")
+    if cc and os.path.exists(refcount_source):
+        refcount = os.path.join(WORK, "refcount")
+        sh([cc, "-O2", "-o", refcount, refcount_source])
+    elif cc:
+        print(f"bench: no counting yardstick at {refcount_source}; /summary is not set against it",
+              file=sys.stderr)
     probe = None
     if cc:
         probe = os.path.join(WORK, "cache-probe")
@@ -280,6 +293,8 @@ def main():
         if yardstick:
             commands["yardstick scan"] = [yardstick, "scan", path]
             commands["yardstick dump"] = [yardstick, "dump", path]
+        if refcount:
+            commands["refcount"] = [refcount, path]
         return commands | {
             "/validate": [SPTDUMP, "/validate", path],
             "/event": [SPTDUMP, "/event", path],
@@ -346,6 +361,16 @@ def main():
             print(f"    {label:28} {ratio:6.2f}  (target <= {limit}: {verdict})")
         print(f"    {'/summary /pdb / /summary':28} {med['/summary /pdb'] / med['/summary']:6.2f}"
               "  (symbol lookups per unique RVA)")
+        if refcount:
+            # /summary's lead over plain C doing its work, on a production-shaped trace:
+            # 0.39 of its CPU time and 0.23 of its wall time; keep at least that lead.
+            cpu = {name: statistics.median(cpus[name]) for name in ("/summary", "refcount")}
+            for label, ratio, limit in [
+                ("/summary / refcount, CPU", cpu["/summary"] / cpu["refcount"], 0.39),
+                ("/summary / refcount, wall", med["/summary"] / med["refcount"], 0.23),
+            ]:
+                verdict = "met" if ratio <= limit else "MISSED"
+                print(f"    {label:28} {ratio:6.2f}  (target <= {limit}: {verdict})")
         if probe:
             against_probe(table, updates, statistics.median(cpus["/summary"]) * 1e9 / keys)
         for name in ("out.pb.gz", "out.speedscope.json", "out.html"):
