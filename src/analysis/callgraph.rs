@@ -119,7 +119,7 @@ fn graph(counted: &Counted<'_>, top: usize, keep: impl Fn(&str, &str) -> bool) -
                 Some(code) if matches!(code.machine, Machine::X64 | Machine::X86) => {
                     for ([from, to], hits) in lbr.iter() {
                         if let Some(key) = branch(symbols, code, from, to) {
-                            *edges.entry(key).or_default() += hits;
+                            add(&mut edges, key, hits);
                         }
                     }
                 }
@@ -133,7 +133,7 @@ fn graph(counted: &Counted<'_>, top: usize, keep: impl Fn(&str, &str) -> bool) -
         if let Some(stacks) = stacks {
             for ([a, b], hits) in stacks.iter() {
                 if let Some(key) = frames(symbols, counted.order, [a, b]) {
-                    *edges.entry(key).or_default() += hits;
+                    add(&mut edges, key, hits);
                 }
             }
         }
@@ -150,6 +150,13 @@ fn graph(counted: &Counted<'_>, top: usize, keep: impl Fn(&str, &str) -> bool) -
         binaries,
         around: None,
     }
+}
+
+/// Adds `hits` to `key`'s calls; a count past 2^128 (2^64 records of 2^64 hits) stays at
+/// the most a count holds.
+fn add(edges: &mut HashMap<Key, u128>, key: Key, hits: u128) {
+    let calls = edges.entry(key).or_default();
+    *calls = calls.saturating_add(hits);
 }
 
 /// A binary whose edges cannot be found, and why.
@@ -207,7 +214,9 @@ fn named(
         .filter(|((caller, callee, _), _)| keep(&function(*caller)) || keep(&function(*callee)))
         .collect();
     let unique = all.len();
-    let calls = all.iter().map(|(_, calls)| calls).sum();
+    let calls = all
+        .iter()
+        .fold(0u128, |sum, (_, calls)| sum.saturating_add(*calls));
     // Most calls first; ties by caller, callee and kind, so that output is the same each run.
     all.sort_unstable_by(|(a, x), (b, y)| y.cmp(x).then(a.cmp(b)));
     all.truncate(top);

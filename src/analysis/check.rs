@@ -213,7 +213,7 @@ pub const LBR_ENOUGH: u64 = 1000;
 fn mode(binaries: &[CheckBinary], verdicts: &mut Verdicts) -> Mode {
     let (mut records, mut samples, mut branches, mut ip) = (0u64, 0u128, 0u128, 0u128);
     for b in binaries {
-        samples += b.lbr_samples;
+        samples = samples.saturating_add(b.lbr_samples);
         for &(source, r, hits) in &b.events {
             match source {
                 SampleKind::Lbr => {

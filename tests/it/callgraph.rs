@@ -278,3 +278,18 @@ fn one_function_s_callers_and_callees() {
         "sptdump: invalid value '' for /callgraph: expected a function's name; see 'sptdump /help'\n"
     );
 }
+
+/// Counts past 64 bits stay exact: `huge.spt` repeats a call stack 2^64 times.
+#[test]
+fn calls_past_64_bits_are_exact() {
+    let o = run_in(
+        &fixtures::dir(),
+        &["/json", "/callgraph", "/pdb:app.pdb", "huge.spt"],
+    );
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(r#""caller":"hash_bytes","callee":"mix_round","calls":18446744073709551616,"kind":"stack""#),
+        "{text}"
+    );
+}
