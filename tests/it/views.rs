@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use serde_json::Value;
-use sptdump::dump::{Compared, Kind, Merged, Writes};
+use sptdump::dump::{Compared, Declaration, Kind, Merged, Writes};
 
 use crate::support::{json_lines, run, status, stderr};
 
@@ -59,8 +59,15 @@ fn every_view_shows_something_of_a_trace() {
     }
 }
 
-#[test]
-fn every_view_shows_something_of_traces_merged_or_is_refused() {
+/// Runs every view this build makes under `shape` (`/merge` or `/compare`) over two traces,
+/// and checks each: when the declaration `refused` gives a reason and what follows the
+/// option, the usage error naming it; else what `made` checks of the lines, and that the
+/// view showed something.
+fn under(
+    shape: &str,
+    refused: impl Fn(&Declaration) -> Option<(&'static str, &'static str)>,
+    made: impl Fn(&str, &[Value]),
+) {
     for kind in Kind::ALL {
         let d = kind.declaration();
         if d.missing.is_some() {
@@ -68,50 +75,46 @@ fn every_view_shows_something_of_traces_merged_or_is_refused() {
         }
         let dir = tempfile::tempdir().unwrap();
         let option = option(kind, dir.path());
-        let o = run(&["/json", "/merge", &option, PDB, TRACE, TRACE]);
-        match d.merged {
-            Merged::Merged => {
+        let o = run(&["/json", shape, &option, PDB, TRACE, TRACE]);
+        match refused(&d) {
+            Some((why, more)) => {
+                assert_eq!(status(&o), 2, "{option}");
+                let says = format!(
+                    "sptdump: /{} {why}: it does not go with {shape}{more}",
+                    d.name
+                );
+                assert!(stderr(&o).starts_with(&says), "{option}: {}", stderr(&o));
+            }
+            None => {
                 assert_eq!(status(&o), 0, "{option}: {}", stderr(&o));
                 let lines = json_lines(&o);
-                let merged = lines.iter().any(|l| l["path"] == "2 traces merged");
-                assert!(merged, "{option}: no line of the merged profile");
+                made(&option, &lines);
                 assert!(shown(kind, dir.path(), &lines), "{option} showed nothing");
-            }
-            Merged::Refused(why) => {
-                assert_eq!(status(&o), 2, "{option}");
-                let says = format!("sptdump: /{} {why}: it does not go with /merge", d.name);
-                assert!(stderr(&o).starts_with(&says), "{option}: {}", stderr(&o));
             }
         }
     }
 }
 
 #[test]
+fn every_view_shows_something_of_traces_merged_or_is_refused() {
+    let refused = |d: &Declaration| match d.merged {
+        Merged::Refused(why) => Some((why, "")),
+        _ => None,
+    };
+    under("/merge", refused, |option, lines| {
+        let merged = lines.iter().any(|l| l["path"] == "2 traces merged");
+        assert!(merged, "{option}: no line of the merged profile");
+    });
+}
+
+#[test]
 fn every_view_shows_something_of_traces_compared_or_is_refused() {
-    for kind in Kind::ALL {
-        let d = kind.declaration();
-        if d.missing.is_some() {
-            continue;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let option = option(kind, dir.path());
-        let o = run(&["/json", "/compare", &option, PDB, TRACE, TRACE]);
-        match d.compared {
-            Compared::EachTrace | Compared::Both => {
-                assert_eq!(status(&o), 0, "{option}: {}", stderr(&o));
-                let lines = json_lines(&o);
-                assert!(lines.iter().any(|l| l["type"] == "compare"), "{option}");
-                // /functions of the two together is `compare_function` lines.
-                assert!(shown(kind, dir.path(), &lines), "{option} showed nothing");
-            }
-            Compared::Refused(why, more) => {
-                assert_eq!(status(&o), 2, "{option}");
-                let says = format!(
-                    "sptdump: /{} {why}: it does not go with /compare{more}",
-                    d.name
-                );
-                assert!(stderr(&o).starts_with(&says), "{option}: {}", stderr(&o));
-            }
-        }
-    }
+    let refused = |d: &Declaration| match d.compared {
+        Compared::Refused(why, more) => Some((why, more)),
+        _ => None,
+    };
+    // /functions of the two together is `compare_function` lines.
+    under("/compare", refused, |option, lines| {
+        assert!(lines.iter().any(|l| l["type"] == "compare"), "{option}");
+    });
 }
