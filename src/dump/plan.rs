@@ -240,9 +240,8 @@ impl Plan {
     /// of one path. The command line reports it as a usage error.
     pub fn conflict(&self, traces: usize) -> Option<Conflict> {
         let views = || self.views.iter().map(|v| v.declaration());
-        if let Some(d) = views().find(|d| d.missing.is_some()) {
-            let why = d.missing.unwrap_or_default();
-            return Some(Conflict::new(format!("/{}: {why}", d.name)));
+        if let Some((name, why)) = views().find_map(|d| Some((d.name, d.missing?))) {
+            return Some(Conflict::new(format!("/{name}: {why}")));
         }
         let refused = views().find_map(|d| match (self.shape, d.merged, d.compared) {
             (Shape::Merged, Merged::Refused(why), _) => Some((d.name, why, "/merge", "")),
