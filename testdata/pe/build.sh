@@ -39,6 +39,10 @@
 #                         namespaces and members of a struct and a union (members.cpp),
 #                         and whose entry point is in a second module (members-entry.cpp):
 #                         the fixture of C++ names of inlined functions
+#   lbr.exe, lbr.pdb      a console program built with -O2 with loops, branches biased one
+#                         way, calls, tail calls and inlined code, and no indirect branch
+#                         (lbr.c): the image the test kit walks to make LBR traces whose
+#                         instruction counts are known
 #   shapes.exe, shapes.pdb
 #                         written in assembly, with its debug records by hand (shapes.s):
 #                         line 0 records inside a procedure, inline ranges at line 0 and
@@ -82,6 +86,7 @@ $CC "${CFLAGS[@]}" -c core.c -o "$work/core.obj"
 $CC "${CFLAGS[@]}" -DCORE_V2 -c core.c -o "$work/core-v2.obj"
 # The same flags but -O2 (the last -O wins).
 $CC "${CFLAGS[@]}" -O2 -c inline.c -o "$work/inline.obj"
+$CC "${CFLAGS[@]}" -O2 -c lbr.c -o "$work/lbr.obj"
 for name in members members-entry; do
     $CXX "${CFLAGS[@]}" -O2 -fno-exceptions -fno-rtti -c $name.cpp -o "$work/$name.obj"
 done
@@ -102,6 +107,8 @@ $LINK /nologo /nodefaultlib /machine:x64 /timestamp:0 /subsystem:console /entry:
     /out:nodebugdir.exe "$work/app.obj"
 $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
     /pdb:inline.pdb /pdbaltpath:%_PDB% /out:inline.exe "$work/inline.obj"
+$LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
+    /pdb:lbr.pdb /pdbaltpath:%_PDB% /out:lbr.exe "$work/lbr.obj"
 $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
     /pdb:members.pdb /pdbaltpath:%_PDB% /out:members.exe "$work/members.obj" \
     "$work/members-entry.obj"
@@ -149,10 +156,10 @@ PY
 # stream's) and GUID, then its procedure and public symbols and its section headers.
 run() { echo "# $*"; "$@"; }
 for image in app.exe core.dll v2/core.dll age2/core.dll nodebug.exe nodebugdir.exe inline.exe \
-    members.exe; do
+    members.exe lbr.exe; do
     run $READOBJ --coff-debug-directory "$image" > "${image%.*}.readobj.txt"
 done
-for pdb in app.pdb core.pdb v2/core.pdb infoage2/core.pdb inline.pdb members.pdb; do
+for pdb in app.pdb core.pdb v2/core.pdb infoage2/core.pdb inline.pdb members.pdb lbr.pdb; do
     {
         run $PDBUTIL pdb2yaml --pdb-stream --dbi-stream "$pdb"
         run $PDBUTIL dump --summary --symbols --publics --section-headers "$pdb"
@@ -161,7 +168,7 @@ done
 
 # What llvm-objdump disassembles of each image's code (Intel syntax, no bytes): the calls and
 # jumps the /callgraph tests build LBR pairs from, an oracle independent of our decoder.
-for image in inline.exe app.exe; do
+for image in inline.exe app.exe lbr.exe; do
     run $OBJDUMP -d -M intel --no-show-raw-insn "$image" > "${image%.*}.objdump.txt"
 done
 

@@ -12,6 +12,7 @@
 //! exports    what the exports of any run must hold, read back
 //! fixtures   the real PE/PDB fixtures as llvm's tools describe them, and a profile of them
 //! golden     golden files: comparing an output with the pinned one, or rewriting it
+//! walk       LBR traces made by walking a real image's control flow, with its true counts
 //! ```
 //!
 //! [`builder`], [`samples`], [`spd`], [`synth`] and [`reference`](mod@reference) share no code with
@@ -30,3 +31,4 @@ pub mod samples;
 pub mod shared;
 pub mod spd;
 pub mod synth;
+pub mod walk;
