@@ -7,7 +7,8 @@
 //! folds them by key into a `profile`, which `functions` turns into inclusive and exclusive
 //! hits, and `sampled` makes stacks of one address of the samples without any; [`check`]
 //! judges whether a trace is fit for SPDConvert, and `compare` how two traces differ;
-//! `lines` finds the hottest source lines. `keys` is the one rule for what an address is
+//! `lines` finds the hottest source lines; `lbr` keeps the LBR records whole, which `ranges`
+//! reads as SPGO does, as branch sequences, into instruction counts and coverage. `keys` is the one rule for what an address is
 //! attributed to and how that is named. `share` splits a profile's binaries between two
 //! threads, and `memory` hands back what a helper thread freed.
 //!
@@ -24,9 +25,11 @@ pub(crate) mod functions;
 pub(crate) mod index;
 pub(crate) mod joined;
 pub(crate) mod keys;
+pub(crate) mod lbr;
 pub(crate) mod lines;
 pub(crate) mod memory;
 pub(crate) mod profile;
+pub(crate) mod ranges;
 pub(crate) mod sampled;
 pub(crate) mod share;
 pub(crate) mod slices;

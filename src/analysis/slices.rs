@@ -12,6 +12,7 @@
 //! the one's room to the other; a vector grown by doubling would be a new allocation each
 //! time, beside the room the decoded ones gave back.
 
+use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hash};
 
 use rustc_hash::FxBuildHasher;
@@ -263,6 +264,42 @@ impl Places {
 
 /// The 32-bit hash of `items` that [`SliceCounts`] keeps beside a slice's place (and
 /// speedscope's frames beside a name's).
+/// Records of a binary, each stored as its progid (2 bytes, little-endian) then its payload,
+/// with the binaries renumbered: `progid` becomes `to(progid)`.
+pub(crate) fn renumbered(records: &SliceCounts<u8>, to: impl Fn(u16) -> u16) -> SliceCounts<u8> {
+    let mut out = SliceCounts::default();
+    let mut record = Vec::new();
+    for (stored, hits) in records.iter() {
+        record.clear();
+        record.extend_from_slice(&to(u16::from_le_bytes([stored[0], stored[1]])).to_le_bytes());
+        record.extend_from_slice(&stored[2..]);
+        out.add(&record, hits);
+    }
+    out
+}
+
+/// Records and hits per binary, the binaries renumbered: `progid` becomes `to(progid)`.
+pub(crate) fn renumbered_totals(
+    totals: BTreeMap<u16, (u64, u128)>,
+    to: impl Fn(u16) -> u16,
+) -> BTreeMap<u16, (u64, u128)> {
+    let mut out = BTreeMap::new();
+    absorb_totals(&mut out, totals.into_iter().map(|(p, t)| (to(p), t)));
+    out
+}
+
+/// Adds records and hits per binary to `totals`.
+pub(crate) fn absorb_totals(
+    totals: &mut BTreeMap<u16, (u64, u128)>,
+    other: impl IntoIterator<Item = (u16, (u64, u128))>,
+) {
+    for (progid, (records, hits)) in other {
+        let total = totals.entry(progid).or_default();
+        total.0 = total.0.saturating_add(records);
+        total.1 = total.1.saturating_add(hits);
+    }
+}
+
 pub(crate) fn hash32<T: Hash + ?Sized>(items: &T) -> u32 {
     let hash = FxBuildHasher.hash_one(items);
     (hash ^ (hash >> 32)) as u32

@@ -20,7 +20,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::FxHashSet;
 
 use crate::analysis::keys::Namers;
-use crate::analysis::slices::SliceCounts;
+use crate::analysis::slices::{self, SliceCounts};
 use crate::analysis::summary::Summary;
 use crate::format::record::{SampleKind, Samples};
 use crate::format::stackorder::StackOrder;
@@ -81,29 +81,15 @@ impl StackCounts {
 
     /// Renumbers the binaries: `progid` becomes `to(progid)`.
     pub(crate) fn renumber(self, to: impl Fn(u16) -> u16) -> StackCounts {
-        let mut out = StackCounts::default();
-        for (progid, (records, hits)) in self.totals {
-            let total = out.totals.entry(to(progid)).or_default();
-            total.0 += records;
-            total.1 += hits;
+        StackCounts {
+            stacks: slices::renumbered(&self.stacks, &to),
+            totals: slices::renumbered_totals(self.totals, &to),
         }
-        let mut stack = Vec::new();
-        for (stored, hits) in self.stacks.iter() {
-            stack.clear();
-            stack.extend_from_slice(&to(LE::read_u16(&stored[..2])).to_le_bytes());
-            stack.extend_from_slice(&stored[2..]);
-            out.stacks.add(&stack, hits);
-        }
-        out
     }
 
     /// Adds what `other` counted.
     pub(crate) fn absorb(&mut self, other: StackCounts) {
-        for (progid, (records, hits)) in other.totals {
-            let total = self.totals.entry(progid).or_default();
-            total.0 += records;
-            total.1 += hits;
-        }
+        slices::absorb_totals(&mut self.totals, other.totals);
         for (stack, hits) in other.stacks.iter() {
             self.stacks.add(stack, hits);
         }

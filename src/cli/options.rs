@@ -108,6 +108,9 @@ pub(super) struct Opt {
     pub set: Set,
 }
 
+/// How many functions `/dyninst` shows per binary without a number: SPDDump's default.
+const DEFAULT_DYNINST: usize = 50;
+
 const fn flag(name: &'static str, group: Group, help: &'static str, set: fn(&mut Given)) -> Opt {
     Opt {
         name,
@@ -203,6 +206,35 @@ pub(super) const OPTIONS: &[Opt] = &[
             Group::Sections,
             "per binary: who calls whom and how often, from LBR (with /image) and call\n\
              stacks; functions from /pdb. With NAME, that function's callers and callees",
+            |_| {},
+        )
+    },
+    flag(
+        Kind::Coverage.declaration().name,
+        Group::Sections,
+        "per binary: the basic blocks of each function that ran and those the LBR\n\
+         ranges cover: what SPGO will see as cold (with /pdb and /image)",
+        |g| g.views.add(View::Coverage),
+    ),
+    Opt {
+        shown: Some("/dyninst[:N]"),
+        set: Set::Optional(|g, n| {
+            let n = match n.map(text) {
+                None => DEFAULT_DYNINST,
+                Some(n) => match n.parse::<usize>() {
+                    Ok(0) => usize::MAX,
+                    Ok(n) => n,
+                    Err(_) => return Err("expected a whole number, 0 for every function".into()),
+                },
+            };
+            g.views.add(View::Dyninst(n));
+            Ok(())
+        }),
+        ..flag(
+            Kind::Dyninst.declaration().name,
+            Group::Sections,
+            "per binary: the N functions (default 50; 0: all) that ran the most\n\
+             instructions by the LBR ranges (with /pdb and /image)",
             |_| {},
         )
     },

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::Plan;
+use crate::analysis::lbr::LbrRecords;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
 use crate::format::progid::registry_form;
@@ -20,6 +21,8 @@ pub(crate) struct Kept {
     pub summary: Option<Summary>,
     /// The distinct call stacks, when the plan keeps them.
     pub stacks: Option<StackCounts>,
+    /// The distinct LBR records, whole, when the plan keeps them.
+    pub lbr: Option<LbrRecords>,
     /// The binaries' names and identities.
     pub tables: Tables,
     /// The `/pdb` symbols attached to its binaries.

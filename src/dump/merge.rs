@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::kept::{Given, Kept};
 use super::many::each;
 use super::{Out, Plan, Ran, Status, Traces, views};
+use crate::analysis::lbr::LbrRecords;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
 use crate::format::error::Error;
@@ -23,6 +24,7 @@ struct Merged {
     index: HashMap<(Uuid, u32), u16>,
     summary: Option<Summary>,
     stacks: Option<StackCounts>,
+    lbr: Option<LbrRecords>,
 }
 
 impl Merged {
@@ -49,6 +51,7 @@ impl Merged {
         Ok(Kept {
             summary: self.summary,
             stacks: self.stacks,
+            lbr: self.lbr,
             tables: Tables::listing(&self.binaries),
             symbols,
         })
@@ -90,10 +93,9 @@ impl Merged {
         for p in c.summary.iter().flat_map(Summary::progids) {
             seen.insert(p, map(p));
         }
-        if let Some(stacks) = &c.stacks {
-            for (p, ..) in stacks.totals() {
-                seen.entry(p).or_insert_with(|| map(p));
-            }
+        let stacks = c.stacks.iter().flat_map(StackCounts::totals);
+        for (p, ..) in stacks.chain(c.lbr.iter().flat_map(LbrRecords::totals)) {
+            seen.entry(p).or_insert_with(|| map(p));
         }
         let renumber = |p: u16| seen.get(&p).copied().unwrap_or(p);
         if let Some(summary) = c.summary {
@@ -107,6 +109,13 @@ impl Merged {
             match &mut self.stacks {
                 Some(s) => s.absorb(stacks),
                 None => self.stacks = Some(stacks),
+            }
+        }
+        if let Some(lbr) = c.lbr {
+            let lbr = lbr.renumber(renumber);
+            match &mut self.lbr {
+                Some(l) => l.absorb(lbr),
+                None => self.lbr = Some(lbr),
             }
         }
     }
@@ -148,6 +157,7 @@ pub(super) fn merge<P: Printer>(
     let after = views::After {
         summary: false,
         stacks: false,
+        lbr: false,
     };
     views::show(&mut out, &info, plan, &mut kept, after).map_err(Error::into_io)?;
     if out.failed > 0 {

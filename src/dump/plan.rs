@@ -158,6 +158,8 @@ pub(crate) struct Needs {
     pub stack_arcs: bool,
     /// Keep the distinct call stacks.
     pub stacks: bool,
+    /// Keep the distinct LBR records whole.
+    pub lbr_records: bool,
     /// Decode the stream at all: for the above, or for its diagnostics.
     pub stream: bool,
 }
@@ -182,13 +184,15 @@ impl Plan {
         let stack_arcs = reads.stack_arcs() || self.check || compared;
         let counts = reads.counts() || stack_arcs;
         let stacks = reads.stacks();
+        let lbr_records = reads.lbr_records();
         let events = self.sections.event;
         Needs {
             events,
             counts,
             stack_arcs,
             stacks,
-            stream: events || counts || stacks || self.validate,
+            lbr_records,
+            stream: events || counts || stacks || lbr_records || self.validate,
         }
     }
 
@@ -368,7 +372,8 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "/merge merges the analyses of the traces: give it /summary, /functions, \
-             /folded, /flamegraph, /lines, /callgraph, /pprof, /speedscope or /html"
+             /folded, /flamegraph, /lines, /callgraph, /coverage, /dyninst, /pprof, \
+             /speedscope or /html"
         );
     }
 }

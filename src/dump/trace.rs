@@ -18,6 +18,7 @@ use super::view::Writes;
 use super::{Out, Outcome, Plan, Sections, Shape, views};
 use crate::analysis::check;
 use crate::analysis::collect::Collector;
+use crate::analysis::lbr::LbrRecords;
 use crate::analysis::stacks::StackCounts;
 use crate::format::decode::{Decoder, Selection, Sink};
 use crate::format::diag::{Code, Diagnostic, Severity, Tally};
@@ -160,7 +161,8 @@ fn steps<P: Printer>(
     out.print(|p| p.begin_file(file))?;
     let symbols = attach_pdbs(out, file, &opened.tables, plan)?;
     sections(out, &header, &opened.tables, found, plan.sections)?;
-    let (summary, stacks) = decode(out, &header, &mut opened, selection, &symbols, plan, alone)?;
+    let (summary, stacks, lbr) =
+        decode(out, &header, &mut opened, selection, &symbols, plan, alone)?;
     let summary = match summary.map(Collector::finish) {
         Some(Ok(summary)) => Some(summary),
         Some(Err(failed)) => {
@@ -172,6 +174,7 @@ fn steps<P: Printer>(
     let mut kept = Kept {
         summary,
         stacks,
+        lbr,
         tables: opened.tables,
         symbols,
     };
@@ -180,6 +183,7 @@ fn steps<P: Printer>(
         let after = views::After {
             summary: plan.check || plan.keeps_counts(),
             stacks: plan.keeps_counts(),
+            lbr: plan.keeps_counts(),
         };
         views::show(out, file, plan, &mut kept, after)?;
     }
@@ -332,6 +336,10 @@ fn sections<P: Printer>(
     Ok(())
 }
 
+/// What the decoder counted: the summary's tables, the distinct call stacks, the distinct
+/// LBR records; each when the plan needs it.
+type Counters = (Option<Collector>, Option<StackCounts>, Option<LbrRecords>);
+
 /// Decodes the stream once, when the plan needs it: each record to the printer (`/event`)
 /// and to the counters the plan needs, which are returned.
 fn decode<P: Printer>(
@@ -342,7 +350,7 @@ fn decode<P: Printer>(
     symbols: &SymbolMap,
     plan: &Plan,
     alone: bool,
-) -> Result<(Option<Collector>, Option<StackCounts>), Error> {
+) -> Result<Counters, Error> {
     let needs = plan.needs();
     let collector = if alone {
         Collector::alone
@@ -351,8 +359,9 @@ fn decode<P: Printer>(
     };
     let mut summary = needs.counts.then(|| collector(plan.top));
     let mut stacks = needs.stacks.then(StackCounts::default);
+    let mut lbr = needs.lbr_records.then(LbrRecords::default);
     if !needs.stream {
-        return Ok((summary, stacks));
+        return Ok((summary, stacks, lbr));
     }
     if needs.events {
         out.print(|p| p.begin_events())?;
@@ -379,9 +388,13 @@ fn decode<P: Printer>(
             summary: summary.as_mut(),
             stack_arcs: needs.stack_arcs,
             stacks: stacks.as_mut(),
+            lbr: lbr.as_mut(),
         })?;
         if let Some(stacks) = &mut stacks {
             stacks.settle();
+        }
+        if let Some(lbr) = &mut lbr {
+            lbr.settle();
         }
         // On a pipe, where the stream ends was not known when the tables were checked.
         if let Some(layout) = overlap_after_stream
@@ -393,7 +406,7 @@ fn decode<P: Printer>(
     if needs.events {
         out.print(|p| p.end_events())?;
     }
-    Ok((summary, stacks))
+    Ok((summary, stacks, lbr))
 }
 
 /// The verdicts of one trace: `/match`, then `/check` (`/validate`'s comes last, in
@@ -430,6 +443,7 @@ struct EventSink<'a, 'b, P> {
     /// Whether the summary counts call-stack arcs.
     stack_arcs: bool,
     stacks: Option<&'a mut StackCounts>,
+    lbr: Option<&'a mut LbrRecords>,
 }
 
 impl<P: Printer> Sink for EventSink<'_, '_, P> {
@@ -443,6 +457,9 @@ impl<P: Printer> Sink for EventSink<'_, '_, P> {
             }
             if let Some(stacks) = self.stacks.as_deref_mut() {
                 stacks.add_soon(s);
+            }
+            if let Some(lbr) = self.lbr.as_deref_mut() {
+                lbr.add_soon(s);
             }
         }
         if self.events {

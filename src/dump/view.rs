@@ -30,6 +30,12 @@ pub enum View {
     /// Who calls whom, per binary, from LBR and call stacks (`/callgraph`); only the
     /// callers and callees of a function, when one is named (`/callgraph:FUNCTION`).
     CallGraph(Option<String>),
+    /// Per function with any count, its basic blocks and those the LBR ranges cover
+    /// (`/coverage`).
+    Coverage,
+    /// The functions that ran the most instructions by the LBR ranges, at most this many per
+    /// binary (`/dyninst[:N]`).
+    Dyninst(usize),
     /// A gzipped pprof profile, written to this file (`/pprof:FILE`).
     Pprof(PathBuf),
     /// The counts as Parquet tables, written under this directory (`/parquet:DIR`), a file
@@ -57,6 +63,10 @@ pub enum Kind {
     Lines,
     /// `/callgraph`.
     CallGraph,
+    /// `/coverage`.
+    Coverage,
+    /// `/dyninst`.
+    Dyninst,
     /// `/pprof:FILE`.
     Pprof,
     /// `/parquet:DIR`.
@@ -150,6 +160,8 @@ impl Reads {
     pub const FUNCTIONS: Reads = Reads(1 << 8);
     /// A flame graph's input: the call stacks, or the samples of a trace without any.
     pub const FLAME: Reads = Reads(1 << 9);
+    /// The distinct LBR records, whole: read as branch sequences.
+    pub const LBR_RECORDS: Reads = Reads(1 << 10);
 
     /// Both sets.
     pub const fn and(self, other: Reads) -> Reads {
@@ -178,6 +190,11 @@ impl Reads {
         self.any(Reads::STACK_ARCS.and(Reads::STACK_ARCS_AFTER))
     }
 
+    /// Whether the decoder must keep the distinct LBR records for these.
+    pub const fn lbr_records(self) -> bool {
+        self.any(Reads::LBR_RECORDS)
+    }
+
     /// Whether the decoder must keep the distinct call stacks for these.
     pub const fn stacks(self) -> bool {
         self.any(
@@ -192,13 +209,15 @@ impl Reads {
 
 impl Kind {
     /// Every view, in the order they are shown.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Summary,
         Kind::Functions,
         Kind::Folded,
         Kind::FlameGraph,
         Kind::Lines,
         Kind::CallGraph,
+        Kind::Coverage,
+        Kind::Dyninst,
         Kind::Pprof,
         Kind::Parquet,
         Kind::Speedscope,
@@ -242,6 +261,8 @@ impl Kind {
                 let reads = R::SAMPLES.and(R::STACK_ARCS_AFTER);
                 view("callgraph", Writes::Tables, reads, EachTrace)
             }
+            Kind::Coverage => view("coverage", Writes::Tables, R::LBR_RECORDS, EachTrace),
+            Kind::Dyninst => view("dyninst", Writes::Tables, R::LBR_RECORDS, EachTrace),
             Kind::Pprof => {
                 let reads = R::SAMPLES.and(R::STACKS_AFTER).and(R::INLINE_NAMES);
                 view("pprof", Writes::File("pprof profile"), reads, one_profile)
@@ -309,6 +330,8 @@ impl View {
             View::FlameGraph(_) => Kind::FlameGraph,
             View::Lines => Kind::Lines,
             View::CallGraph(_) => Kind::CallGraph,
+            View::Coverage => Kind::Coverage,
+            View::Dyninst(_) => Kind::Dyninst,
             View::Pprof(_) => Kind::Pprof,
             View::Parquet(_) => Kind::Parquet,
             View::Speedscope(_) => Kind::Speedscope,
@@ -329,9 +352,13 @@ impl View {
             | View::Parquet(path)
             | View::Speedscope(path)
             | View::Html(path) => Some(path),
-            View::Summary | View::Functions | View::Folded | View::Lines | View::CallGraph(_) => {
-                None
-            }
+            View::Summary
+            | View::Functions
+            | View::Folded
+            | View::Lines
+            | View::CallGraph(_)
+            | View::Coverage
+            | View::Dyninst(_) => None,
         }
     }
 }
@@ -456,7 +483,7 @@ mod tests {
             let d = kind.declaration();
             assert_ne!(d.reads, Reads::NOTHING, "/{} reads nothing", d.name);
             assert!(
-                d.reads.counts() || d.reads.stacks(),
+                d.reads.counts() || d.reads.stacks() || d.reads.lbr_records(),
                 "/{} needs nothing decoded",
                 d.name
             );

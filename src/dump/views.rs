@@ -13,6 +13,7 @@ use super::{Out, Plan};
 use crate::analysis::Counted;
 use crate::analysis::keys::Namers;
 use crate::analysis::profile::{BinaryStacks, StackProfile};
+use crate::analysis::ranges::{self, RangeReport};
 use crate::analysis::stacks::{self, StackCounts};
 use crate::analysis::summary::Summary;
 use crate::analysis::{callgraph, check, functions, lines, memory, profile, sampled, share};
@@ -32,6 +33,8 @@ pub(super) struct After {
     pub summary: bool,
     /// The distinct call stacks as decoded (`/merge`, `/compare`).
     pub stacks: bool,
+    /// The distinct LBR records as decoded (`/merge`, `/compare`).
+    pub lbr: bool,
 }
 
 /// Prints and writes the views of the profile `kept`, named `file`, in the order they are
@@ -74,6 +77,12 @@ pub(super) fn show<P: Printer>(
     let profiled = views.read(Reads::PROFILE);
     let profile = profile(&mut kept.stacks, tables, order, &namers, profiled, keep);
     let handed = handed_to_pprof(views, &mut kept.stacks, after);
+    // The LBR records are read as ranges once; only the caller reads them after.
+    let lbr = kept.lbr.take();
+    let ranges = lbr
+        .as_ref()
+        .map(|lbr| ranges::ranges(lbr, tables, &kept.symbols));
+    kept.lbr = lbr.filter(|_| after.lbr);
     let counted = counted(
         kept,
         kept.stacks.as_ref().unwrap_or(&none),
@@ -88,6 +97,7 @@ pub(super) fn show<P: Printer>(
         handed,
         flat,
         drawn,
+        ranges,
     };
     let (functions, drawn) = walk(out, file, plan, made, report.as_ref())?;
     // The report last, once what nothing else reads is let go of, in that room.
@@ -112,6 +122,8 @@ struct Made<'k> {
     flat: Flat,
     /// What the report's flame graphs draw, when made beside the flat profiles.
     drawn: Option<FlameInput>,
+    /// The LBR records read as branch sequences, for the views that read them.
+    ranges: Option<RangeReport>,
 }
 
 /// Shows each view of the plan but the summary (shown first) and the report (written last,
@@ -131,7 +143,9 @@ fn walk<P: Printer>(
         mut handed,
         flat: Flat { sampled, functions },
         mut drawn,
+        ranges,
     } = made;
+    let mut ranges_shown = false;
     for view in plan.views.iter() {
         let kind = view.kind();
         // The report's flame graphs are drawn of what is made here, once pprof (whose peak
@@ -151,6 +165,19 @@ fn walk<P: Printer>(
             (View::Lines, Some(counted)) => source_lines(out, file, plan, counted)?,
             (View::CallGraph(function), Some(counted)) => {
                 call_graph(out, file, plan, counted, function.as_deref())?;
+            }
+            (View::Coverage | View::Dyninst(_), _) => {
+                // Kept whenever these views are asked for (their declarations read them).
+                let Some(ranges) = ranges.as_ref() else {
+                    continue;
+                };
+                if !std::mem::replace(&mut ranges_shown, true) {
+                    lbr_ranges(out, file, ranges)?;
+                }
+                match view {
+                    View::Dyninst(n) => out.print(|p| p.dyninst(ranges, *n))?,
+                    _ => out.print(|p| p.coverage(ranges, plan.top))?,
+                }
             }
             (View::Pprof(path), Some(counted)) => {
                 pprof(out, file, path, counted, handed.take(), &namers)?;
@@ -377,6 +404,35 @@ fn call_graph<P: Printer>(
     for binary in &graph.binaries {
         for why in &binary.missing {
             let message = format!("{}: {why}", binary.name);
+            out.print(|p| p.note(file, &message))?;
+        }
+    }
+    Ok(())
+}
+
+/// How the LBR records of each binary were read as ranges, before the first view of them:
+/// the order used and the share of consistent ranges, or why none could be read.
+fn lbr_ranges<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    ranges: &RangeReport,
+) -> Result<(), Error> {
+    out.print(|p| p.lbr_ranges(ranges))?;
+    for b in &ranges.binaries {
+        for why in &b.missing {
+            let message = format!("{}: {why}", b.name);
+            out.print(|p| p.note(file, &message))?;
+        }
+        if b.missing.is_empty() && b.order.is_none() {
+            let message = format!(
+                "{}: lbr-order-unknown: of {} ranges, {} are consistent newest first and {} oldest \
+                 first; neither reaches {}%, so no range is used",
+                b.name,
+                b.ranges,
+                b.consistent[0],
+                b.consistent[1],
+                (ranges::ORDER_THRESHOLD * 100.0) as u32,
+            );
             out.print(|p| p.note(file, &message))?;
         }
     }

@@ -232,6 +232,12 @@ pub struct Branch {
 pub struct Branches<'a>(&'a [u8]);
 
 impl<'a> Branches<'a> {
+    /// The pairs of an LBR record's payload (8 bytes each, `to` first; a partial pair at the
+    /// end is not one).
+    pub fn new(payload: &'a [u8]) -> Self {
+        Branches(payload)
+    }
+
     /// How many pairs there are.
     pub fn len(&self) -> usize {
         self.0.len() / 8

@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use iced_x86::{Decoder, DecoderOptions, FlowControl};
+use iced_x86::{Decoder, DecoderOptions, FlowControl, Mnemonic};
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile, PeFile32, PeFile64};
 use object::{FileKind, LittleEndian as LE, ReadCache, ReadRef};
 
@@ -67,6 +67,8 @@ pub struct Instruction {
     pub flow: Flow,
     /// The RVA a direct near branch or call goes to.
     pub target: Option<u32>,
+    /// Whether it is padding: `int3` or a `nop` of any length.
+    pub padding: bool,
 }
 
 /// The executable sections of an image.
@@ -151,6 +153,7 @@ impl Code {
             len: i.len() as u32,
             flow,
             target,
+            padding: matches!(i.mnemonic(), Mnemonic::Int3 | Mnemonic::Nop),
         })
     }
 }

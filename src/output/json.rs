@@ -30,6 +30,7 @@ use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::{LineRow, LinesReport};
 use crate::analysis::profile::Folded;
+use crate::analysis::ranges::RangeReport;
 use crate::analysis::share;
 use crate::analysis::summary::counted;
 use crate::analysis::summary::{Summary, SummaryLine};
@@ -44,6 +45,11 @@ use crate::image::ident::Kind;
 use crate::image::matching::{MatchFile, MatchResult, MatchStatus};
 use crate::image::symbols::{SymbolMap, Symbols};
 use crate::output::{FileInfo, Printer, Recorded, push_dec};
+
+mod lbr;
+mod line;
+
+use line::write_line;
 
 /// Writes JSON Lines to `out`; failures to read a file go to `err` as text.
 pub(crate) struct JsonPrinter<W: Write, E: Write> {
@@ -88,12 +94,6 @@ impl<W: Write, E: Write> JsonPrinter<W, E> {
         writeln!(self.err, "sptdump: {}: {note}{message}", file.label())?;
         self.err.flush()
     }
-}
-
-/// Writes one JSON line.
-fn write_line(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)?;
-    out.write_all(b"\n")
 }
 
 /// How a `match` or `identity` line names the kind of file.
@@ -614,6 +614,18 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
             }
         }
         Ok(())
+    }
+
+    fn lbr_ranges(&mut self, report: &RangeReport) -> io::Result<()> {
+        lbr::ranges(&mut self.out, &self.path, report)
+    }
+
+    fn coverage(&mut self, report: &RangeReport, top: usize) -> io::Result<()> {
+        lbr::coverage(&mut self.out, &self.path, report, top)
+    }
+
+    fn dyninst(&mut self, report: &RangeReport, n: usize) -> io::Result<()> {
+        lbr::dyninst(&mut self.out, &self.path, report, n)
     }
 
     fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()> {

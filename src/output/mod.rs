@@ -16,6 +16,7 @@ use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
 use crate::analysis::profile::Folded;
+use crate::analysis::ranges::RangeReport;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::Header;
@@ -112,6 +113,9 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         functions(lines: &[FunctionsLine]);
         source_lines(report: &LinesReport);
         call_graph(graph: &CallGraph);
+        lbr_ranges(report: &RangeReport);
+        coverage(report: &RangeReport, top: usize);
+        dyninst(report: &RangeReport, n: usize);
         check(file: &FileInfo<'_>, report: &CheckReport, diagnostics: Tally);
         compare(file: &FileInfo<'_>, report: &CompareReport);
         folded(folded: &Folded<'_>);

@@ -12,6 +12,7 @@ use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
 use crate::analysis::profile::Folded;
+use crate::analysis::ranges::RangeReport;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::Header;
@@ -109,6 +110,13 @@ pub(crate) trait Printer {
     fn source_lines(&mut self, report: &LinesReport) -> io::Result<()>;
     /// Who calls whom (`/callgraph`).
     fn call_graph(&mut self, graph: &CallGraph) -> io::Result<()>;
+    /// How each binary's LBR records were read as ranges (before `/coverage` or `/dyninst`).
+    fn lbr_ranges(&mut self, report: &RangeReport) -> io::Result<()>;
+    /// The blocks each function has and those the LBR ranges cover (`/coverage`), `top` per
+    /// binary.
+    fn coverage(&mut self, report: &RangeReport, top: usize) -> io::Result<()>;
+    /// The `n` functions per binary that ran the most instructions (`/dyninst`).
+    fn dyninst(&mut self, report: &RangeReport, n: usize) -> io::Result<()>;
     /// The folded call stacks (`/folded`): `outer;...;leaf` and the hits, sorted.
     fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()>;
     /// The check of `/check`: each binary's counts, the verdicts and the SPDConvert mode;

@@ -31,6 +31,7 @@ use crate::analysis::compare::{CompareReport, Comparison};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
 use crate::analysis::profile::Folded;
+use crate::analysis::ranges::RangeReport;
 use crate::analysis::summary::Summary;
 use crate::analysis::summary::counted;
 use crate::format::diag::{Diagnostic, Severity, Tally};
@@ -44,6 +45,7 @@ use crate::image::lines::LineCache;
 use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
 use crate::output::{FileInfo, Printer, Recorded, push_dec};
+mod lbr;
 mod records;
 mod sink;
 mod summary;
@@ -253,6 +255,18 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
 
     fn call_graph(&mut self, graph: &CallGraph) -> io::Result<()> {
         summary::call_graph(self, graph)
+    }
+
+    fn lbr_ranges(&mut self, report: &RangeReport) -> io::Result<()> {
+        lbr::ranges(self, report)
+    }
+
+    fn coverage(&mut self, report: &RangeReport, top: usize) -> io::Result<()> {
+        lbr::coverage(self, report, top)
+    }
+
+    fn dyninst(&mut self, report: &RangeReport, n: usize) -> io::Result<()> {
+        lbr::dyninst(self, report, n)
     }
 
     fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()> {

@@ -23,6 +23,7 @@ mod merge;
 mod parquet;
 mod plan;
 mod properties;
+mod ranges;
 mod readme;
 mod sample;
 mod schema;

@@ -22,7 +22,7 @@ use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 26] = [
+const LINE_TYPES: [&str; 29] = [
     "file",
     "header",
     "string",
@@ -49,6 +49,9 @@ const LINE_TYPES: [&str; 26] = [
     "compare_binary",
     "compare_function",
     "call_edge",
+    "lbr_ranges",
+    "coverage",
+    "dyninst",
 ];
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -399,6 +402,15 @@ fn runs() -> &'static [Run] {
             ],
             &[
                 "/json",
+                "/coverage",
+                "/dyninst",
+                "/pdb:testdata/pe/lbr.pdb",
+                "/image:testdata/pe/lbr.exe",
+                "testdata/pe/lbr.spt",
+            ],
+            &["/json", "/coverage", "testdata/pe/lbr.spt"],
+            &[
+                "/json",
                 "/compare",
                 "/functions",
                 "/pdb:testdata/pe/app.pdb",
@@ -592,9 +604,10 @@ fn every_line_of_every_json_mode_validates() {
             if let Some(why) = validator.check_type(kind, &value) {
                 fail(format!("fails {kind}.json: {why}"));
             }
-            // Shares (compare and source_line lines) are fractions; every other number is a
-            // count or an offset, a plain integer.
-            let numbers = if ["compare", "source_line", "compare_function"].contains(&kind) {
+            // Shares (compare, source_line and dyninst lines) are fractions; every other
+            // number is a count or an offset, a plain integer.
+            let shares = ["compare", "source_line", "compare_function", "dyninst"];
+            let numbers = if shares.contains(&kind) {
                 Vec::new()
             } else {
                 non_integers(line)

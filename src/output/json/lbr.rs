@@ -1,0 +1,135 @@
+//! The JSON lines of the LBR views read as ranges: `lbr_ranges` per binary, then
+//! `coverage` (`/coverage`) and `dyninst` (`/dyninst`) per function.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::line::write_line;
+use crate::analysis::ranges::{BinaryRanges, FunctionRun, RangeReport};
+use crate::analysis::share;
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "lbr_ranges")]
+struct RangesLine<'a> {
+    path: &'a str,
+    progid: u16,
+    name: &'a str,
+    order: Option<&'static str>,
+    ranges: u128,
+    consistent: u128,
+    newest_first: u128,
+    oldest_first: u128,
+    records: u64,
+    functions: usize,
+    blocks: u64,
+    covered: u64,
+    instructions: u128,
+    missing: &'a [String],
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "coverage")]
+struct CoverageLine<'a> {
+    path: &'a str,
+    progid: u16,
+    name: &'a str,
+    function: &'a str,
+    rva: u32,
+    blocks: u32,
+    covered: u32,
+    instructions: u128,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "dyninst")]
+struct DyninstLine<'a> {
+    path: &'a str,
+    progid: u16,
+    name: &'a str,
+    function: &'a str,
+    rva: u32,
+    instructions: u128,
+    share: f64,
+}
+
+/// An `lbr_ranges` line per binary with LBR records.
+pub(super) fn ranges(out: &mut impl Write, path: &str, report: &RangeReport) -> io::Result<()> {
+    for b in &report.binaries {
+        let (blocks, covered) = b.blocks();
+        let line = RangesLine {
+            path,
+            progid: b.progid,
+            name: &b.name,
+            order: b.order.map(|o| o.name()),
+            ranges: b.ranges,
+            consistent: b.consistent_used(),
+            newest_first: b.consistent[0],
+            oldest_first: b.consistent[1],
+            records: b.records,
+            functions: b.functions.len(),
+            blocks,
+            covered,
+            instructions: b.instructions,
+            missing: &b.missing,
+        };
+        write_line(out, &line)?;
+    }
+    Ok(())
+}
+
+/// A `coverage` line per function with a count, `top` per binary.
+pub(super) fn coverage(
+    out: &mut impl Write,
+    path: &str,
+    report: &RangeReport,
+    top: usize,
+) -> io::Result<()> {
+    for (b, f) in functions(report, top) {
+        let line = CoverageLine {
+            path,
+            progid: b.progid,
+            name: &b.name,
+            function: &f.name,
+            rva: f.rva,
+            blocks: f.blocks,
+            covered: f.covered,
+            instructions: f.instructions,
+        };
+        write_line(out, &line)?;
+    }
+    Ok(())
+}
+
+/// A `dyninst` line per function, `n` per binary, the most instructions first.
+pub(super) fn dyninst(
+    out: &mut impl Write,
+    path: &str,
+    report: &RangeReport,
+    n: usize,
+) -> io::Result<()> {
+    for (b, f) in functions(report, n) {
+        let line = DyninstLine {
+            path,
+            progid: b.progid,
+            name: &b.name,
+            function: &f.name,
+            rva: f.rva,
+            instructions: f.instructions,
+            share: share(f.instructions, b.instructions),
+        };
+        write_line(out, &line)?;
+    }
+    Ok(())
+}
+
+/// The first `n` functions of each binary, with their binary.
+fn functions(
+    report: &RangeReport,
+    n: usize,
+) -> impl Iterator<Item = (&BinaryRanges, &FunctionRun)> {
+    report
+        .binaries
+        .iter()
+        .flat_map(move |b| b.functions.iter().take(n).map(move |f| (b, f)))
+}

@@ -1,0 +1,176 @@
+//! The text form of the LBR views read as ranges: how each binary's records were read
+//! (`lbr_ranges`), `/coverage` and `/dyninst`, a block per binary.
+
+use std::io::{self, Write};
+
+use super::sink::{TextPrinter, clean};
+use crate::analysis::ranges::{BinaryRanges, RangeReport};
+use crate::output::percent;
+
+/// How each binary's LBR records were read as ranges: the order used and the share of
+/// consistent ranges, or that neither order was (binaries missing a file are told in a note).
+pub(super) fn ranges<W: Write, E: Write>(
+    p: &mut TextPrinter<W, E>,
+    report: &RangeReport,
+) -> io::Result<()> {
+    for b in report.binaries.iter().filter(|b| b.missing.is_empty()) {
+        let o = p.block()?;
+        write!(
+            o,
+            "LBR ranges of progid {} ({}): ",
+            b.progid,
+            clean(&b.name)
+        )?;
+        let records = format!("{} record{}", b.records, plural(b.records.into()));
+        match b.order {
+            Some(order) => writeln!(
+                o,
+                "{}, {} of {} ranges consistent ({}), {records}",
+                order.name(),
+                b.consistent_used(),
+                b.ranges,
+                percent(b.consistent_used(), b.ranges),
+            )?,
+            None => writeln!(
+                o,
+                "order unknown: {} consistent newest-first, {} oldest-first of {} ranges \
+                 ({records}); no range is used",
+                percent(b.consistent[0], b.ranges),
+                percent(b.consistent[1], b.ranges),
+                b.ranges,
+            )?,
+        }
+    }
+    Ok(())
+}
+
+/// `/coverage`: per binary, its functions with a count, the most instructions first, with
+/// their blocks and those covered; `top` of them.
+pub(super) fn coverage<W: Write, E: Write>(
+    p: &mut TextPrinter<W, E>,
+    report: &RangeReport,
+    top: usize,
+) -> io::Result<()> {
+    for b in read(report) {
+        let o = p.block()?;
+        let (blocks, covered) = b.blocks();
+        writeln!(
+            o,
+            "Coverage of progid {} ({}) by LBR ranges: {} of {} functions ran, {covered} of \
+             {blocks} of their blocks covered ({}){}",
+            b.progid,
+            clean(&b.name),
+            b.functions.len(),
+            b.known_functions,
+            percent(covered.into(), blocks.into()),
+            showing(top, b.functions.len()),
+        )?;
+        let rows: Vec<[String; 5]> = b
+            .functions
+            .iter()
+            .take(top)
+            .map(|f| {
+                [
+                    f.blocks.to_string(),
+                    f.covered.to_string(),
+                    percent(f.covered.into(), f.blocks.into()),
+                    f.instructions.to_string(),
+                    clean(&f.name).into_owned(),
+                ]
+            })
+            .collect();
+        table(
+            o,
+            ["blocks", "covered", "share", "instructions", "function"],
+            &rows,
+        )?;
+    }
+    Ok(())
+}
+
+/// `/dyninst`: per binary, the `n` functions that ran the most instructions, with their
+/// share of the binary's.
+pub(super) fn dyninst<W: Write, E: Write>(
+    p: &mut TextPrinter<W, E>,
+    report: &RangeReport,
+    n: usize,
+) -> io::Result<()> {
+    for b in read(report) {
+        let o = p.block()?;
+        writeln!(
+            o,
+            "Dynamic instructions of progid {} ({}) by LBR ranges: {} in {} function{}{}",
+            b.progid,
+            clean(&b.name),
+            b.instructions,
+            b.functions.len(),
+            plural(b.functions.len() as u128),
+            showing(n, b.functions.len()),
+        )?;
+        let rows: Vec<[String; 3]> = b
+            .functions
+            .iter()
+            .take(n)
+            .map(|f| {
+                [
+                    f.instructions.to_string(),
+                    percent(f.instructions, b.instructions),
+                    clean(&f.name).into_owned(),
+                ]
+            })
+            .collect();
+        table(o, ["instructions", "share", "function"], &rows)?;
+    }
+    Ok(())
+}
+
+/// The binaries whose ranges were read under an order.
+fn read(report: &RangeReport) -> impl Iterator<Item = &BinaryRanges> {
+    report.binaries.iter().filter(|b| b.order.is_some())
+}
+
+/// A table of right-aligned figures and a last column of names, under its headings.
+fn table<const N: usize>(
+    o: &mut impl Write,
+    headings: [&str; N],
+    rows: &[[String; N]],
+) -> io::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut widths = headings.map(str::len);
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let line = |o: &mut dyn Write, cells: [&str; N]| -> io::Result<()> {
+        write!(o, "   ")?;
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 == N {
+                writeln!(o, " {cell}")?;
+            } else {
+                write!(o, " {cell:>width$} ", width = widths[i])?;
+            }
+        }
+        Ok(())
+    };
+    line(o, headings)?;
+    for row in rows {
+        line(o, row.each_ref().map(String::as_str))?;
+    }
+    Ok(())
+}
+
+fn plural(n: u128) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// `, showing N` when fewer than all are shown.
+fn showing(shown: usize, all: usize) -> String {
+    if shown < all {
+        format!(", showing {shown}")
+    } else {
+        String::new()
+    }
+}

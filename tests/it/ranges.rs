@@ -1,0 +1,221 @@
+//! LBR records read as branch sequences (`/dyninst`, `/coverage`) on traces the test kit
+//! makes by walking `lbr.exe`'s real control flow (`testdata/pe/lbr.c`, built -O2): the
+//! walk's own instruction counts are the truth the estimate is held to, and the order the
+//! pairs were written in is the one that must be found.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+use sptdump_testkit::fixtures;
+use sptdump_testkit::walk::{self, Sampling, Walk};
+
+use crate::support::{json_lines, run_in, status, stderr, stdout};
+
+const SAMPLING: Sampling = Sampling {
+    records: 3000,
+    depth: 16,
+    period: 37,
+    seed: 7,
+};
+
+fn lbr_walk() -> Walk {
+    walk::walk("lbr", "lbr", "main_entry", SAMPLING)
+}
+
+/// Writes `records` as a trace in `dir` and runs sptdump on it with `args`, `lbr.exe` and
+/// its PDB.
+fn run(dir: &Path, records: &[Vec<(u32, u32)>], oldest_first: bool, args: &[&str]) -> Vec<Value> {
+    let trace = dir.join("lbr.spt");
+    std::fs::write(&trace, walk::trace("lbr", "lbr.exe", records, oldest_first)).unwrap();
+    let trace = trace.to_str().unwrap();
+    let mut all = vec!["/json", "/pdb:lbr.pdb", "/image:lbr.exe", trace];
+    all.extend_from_slice(args);
+    let o = run_in(&fixtures::dir(), &all);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    json_lines(&o)
+}
+
+fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["type"] == kind).collect()
+}
+
+#[test]
+fn the_order_written_is_the_order_found_and_every_range_of_a_real_walk_is_consistent() {
+    let walk = lbr_walk();
+    let dir = tempfile::tempdir().unwrap();
+    for (oldest_first, name) in [(false, "newest-first"), (true, "oldest-first")] {
+        let lines = run(dir.path(), &walk.records, oldest_first, &["/dyninst"]);
+        let ranges = of_type(&lines, "lbr_ranges");
+        assert_eq!(ranges.len(), 1, "{lines:?}");
+        let r = ranges[0];
+        assert_eq!(r["order"], name);
+        let expected = (SAMPLING.records * (SAMPLING.depth - 1)) as u64;
+        assert_eq!(r["ranges"].as_u64(), Some(expected));
+        assert_eq!(
+            r["consistent"], r["ranges"],
+            "a walk's ranges all run straight"
+        );
+        let other = if oldest_first {
+            "newest_first"
+        } else {
+            "oldest_first"
+        };
+        let wrong = r[other].as_u64().unwrap();
+        assert!(
+            wrong * 2 < expected,
+            "the other order is mostly inconsistent: {r}"
+        );
+    }
+}
+
+#[test]
+fn dynamic_instructions_by_function_are_within_three_points_of_what_the_walk_ran() {
+    let walk = lbr_walk();
+    let dir = tempfile::tempdir().unwrap();
+    let lines = run(dir.path(), &walk.records, false, &["/dyninst:0"]);
+    let estimated: BTreeMap<String, f64> = of_type(&lines, "dyninst")
+        .iter()
+        .map(|l| {
+            let f = l["function"].as_str().unwrap().to_owned();
+            (f, l["share"].as_f64().unwrap())
+        })
+        .collect();
+    assert!(
+        estimated.len() >= 5,
+        "the walk reaches most functions: {estimated:?}"
+    );
+    for (function, ran) in &walk.instructions {
+        let share = walk.share(function);
+        let got = estimated.get(function).copied().unwrap_or(0.0);
+        assert!(
+            (got - share).abs() < 0.03,
+            "{function}: estimated {got:.4}, the walk ran {share:.4} ({ran} instructions)"
+        );
+    }
+    let sum: f64 = estimated.values().sum();
+    assert!((sum - 1.0).abs() < 1e-9, "shares add up to 1: {sum}");
+}
+
+#[test]
+fn coverage_counts_the_blocks_of_each_function_that_ran() {
+    let walk = lbr_walk();
+    let dir = tempfile::tempdir().unwrap();
+    let lines = run(dir.path(), &walk.records, false, &["/coverage", "/top:all"]);
+    let coverage = of_type(&lines, "coverage");
+    let by_name = |name: &str| {
+        coverage
+            .iter()
+            .find(|l| l["function"] == name)
+            .unwrap_or_else(|| panic!("{name} in {coverage:?}"))
+    };
+    // classify, as llvm-objdump lists it: test+je | test+jne | shr+mov+ret | jmp rare_path |
+    // lea+inc+mov+ret; the nop after it is padding.
+    assert_eq!(by_name("classify")["blocks"], 5);
+    // Every function's blocks as the listing gives them.
+    let listing = blocks_in_listing();
+    for l in &coverage {
+        let name = l["function"].as_str().unwrap();
+        assert_eq!(l["blocks"].as_u64(), listing.get(name).copied(), "{l}");
+        let (blocks, covered) = (
+            l["blocks"].as_u64().unwrap(),
+            l["covered"].as_u64().unwrap(),
+        );
+        assert!(covered >= 1 && covered <= blocks, "{l}");
+    }
+    let ranges = &of_type(&lines, "lbr_ranges")[0];
+    let blocks: u64 = coverage.iter().map(|l| l["blocks"].as_u64().unwrap()).sum();
+    assert_eq!(ranges["blocks"].as_u64(), Some(blocks));
+}
+
+/// The basic blocks of each function of `lbr.exe` by `llvm-objdump`'s listing: leaders are
+/// a function's first instruction, the targets of jumps inside it and the instructions after
+/// a jump or a return; a block of `nop`s and `int3`s alone is padding.
+fn blocks_in_listing() -> BTreeMap<String, u64> {
+    let code = fixtures::disassembly("lbr", "lbr");
+    let functions = fixtures::functions("lbr");
+    let mut blocks = BTreeMap::new();
+    for f in functions.iter().filter(|f| f.size.is_some()) {
+        let end = f.rva + f.size.unwrap();
+        let body: Vec<_> = code.iter().filter(|c| f.rva <= c.0 && c.0 < end).collect();
+        let mut leaders = vec![f.rva];
+        for (n, (_, mnemonic, target)) in body.iter().enumerate() {
+            if mnemonic.starts_with('j') || mnemonic == "ret" {
+                leaders.extend(body.get(n + 1).map(|c| c.0));
+                leaders.extend(target.filter(|t| (f.rva..end).contains(t)));
+            }
+        }
+        let mut count = 0;
+        let mut padding = true;
+        for (n, (_, mnemonic, _)) in body.iter().enumerate() {
+            padding &= mnemonic == "nop" || mnemonic == "int3";
+            if body.get(n + 1).is_none_or(|c| leaders.contains(&c.0)) {
+                count += u64::from(!padding);
+                padding = true;
+            }
+        }
+        blocks.insert(f.name.clone(), count);
+    }
+    blocks
+}
+
+#[test]
+fn pairs_in_no_order_use_no_range_and_say_so() {
+    // The walk's pairs shuffled within each record: neither order holds.
+    let walk = lbr_walk();
+    let shuffled: Vec<Vec<(u32, u32)>> = walk
+        .records
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.rotate_left(5);
+            r.swap(1, 9);
+            r.swap(3, 12);
+            r
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("lbr.spt");
+    std::fs::write(&trace, walk::trace("lbr", "lbr.exe", &shuffled, false)).unwrap();
+    let o = run_in(
+        &fixtures::dir(),
+        &[
+            "/dyninst",
+            "/pdb:lbr.pdb",
+            "/image:lbr.exe",
+            trace.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("order unknown"), "{}", stdout(&o));
+    assert!(stderr(&o).contains("lbr-order-unknown"), "{}", stderr(&o));
+    assert!(
+        !stdout(&o).contains("Dynamic instructions"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn a_binary_without_its_image_or_pdb_is_told_which_is_missing() {
+    let walk = lbr_walk();
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("lbr.spt");
+    std::fs::write(
+        &trace,
+        walk::trace("lbr", "lbr.exe", &walk.records[..10], false),
+    )
+    .unwrap();
+    let trace = trace.to_str().unwrap();
+    for (args, missing) in [
+        (
+            vec!["/coverage", "/pdb:lbr.pdb", trace],
+            "give /image for it",
+        ),
+        (vec!["/coverage", trace], "give /pdb for it"),
+    ] {
+        let o = run_in(&fixtures::dir(), &args);
+        assert_eq!(status(&o), 0, "{}", stderr(&o));
+        assert!(stderr(&o).contains(missing), "{args:?}: {}", stderr(&o));
+    }
+}
