@@ -197,6 +197,31 @@ fn pairs_in_no_order_use_no_range_and_say_so() {
 }
 
 #[test]
+fn random_pairs_between_instructions_are_mostly_inconsistent_either_way() {
+    let code = fixtures::disassembly("lbr", "lbr");
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut any = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        code[(state % code.len() as u64) as usize].0
+    };
+    let records: Vec<Vec<(u32, u32)>> = (0..500)
+        .map(|_| (0..16).map(|_| (any(), any())).collect())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let lines = run(dir.path(), &records, false, &["/coverage"]);
+    let r = of_type(&lines, "lbr_ranges")[0];
+    assert_eq!(r["order"], Value::Null, "{r}");
+    let ranges = r["ranges"].as_u64().unwrap();
+    for order in ["newest_first", "oldest_first"] {
+        let consistent = r[order].as_u64().unwrap();
+        assert!(consistent * 100 < ranges * 15, "{order}: {r}");
+    }
+    assert!(of_type(&lines, "coverage").is_empty(), "no range is used");
+}
+
+#[test]
 fn a_binary_without_its_image_or_pdb_is_told_which_is_missing() {
     let walk = lbr_walk();
     let dir = tempfile::tempdir().unwrap();
