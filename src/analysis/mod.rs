@@ -14,6 +14,7 @@
 //!
 //! An analysis produces a report of plain values; printing it is the output layer's work.
 
+pub mod annotate;
 pub(crate) mod callgraph;
 pub mod check;
 pub(crate) mod collect;

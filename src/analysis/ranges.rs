@@ -96,6 +96,9 @@ pub(crate) struct BinaryRanges {
     pub(crate) known_functions: usize,
     /// Each instruction's count, by RVA.
     pub(crate) counts: FxHashMap<u32, u128>,
+    /// The branches taken from each instruction that ends a consistent range, by RVA: what
+    /// its count less is its fall-through.
+    pub(crate) taken: FxHashMap<u32, u128>,
     /// What kept ranges from being read: a PDB or an image missing, a machine not decoded.
     pub(crate) missing: Vec<String>,
 }
@@ -161,6 +164,7 @@ pub(crate) fn ranges(records: &LbrRecords, tables: &Tables, symbols: &SymbolMap)
 fn read(b: &mut BinaryRanges, records: &LbrRecords, functions: &Symbols, code: &Code) {
     let mut decoded = Decoded::new(code);
     let mut counts: [FxHashMap<u32, u128>; 2] = Default::default();
+    let mut taken: [FxHashMap<u32, u128>; 2] = Default::default();
     let (mut pairs, mut passed) = (Vec::new(), Vec::new());
     for (branches, hits) in records.of(b.progid) {
         pairs.clear();
@@ -182,6 +186,8 @@ fn read(b: &mut BinaryRanges, records: &LbrRecords, functions: &Symbols, code: &
                     let count = counts[o].entry(rva).or_default();
                     *count = count.saturating_add(hits);
                 }
+                let branch = taken[o].entry(end).or_default();
+                *branch = branch.saturating_add(hits);
             }
         }
     }
@@ -191,6 +197,7 @@ fn read(b: &mut BinaryRanges, records: &LbrRecords, functions: &Symbols, code: &
         return;
     };
     b.counts = std::mem::take(&mut counts[order as usize]);
+    b.taken = std::mem::take(&mut taken[order as usize]);
     b.functions = per_function(&b.counts, functions, &mut decoded);
     b.instructions = b
         .functions

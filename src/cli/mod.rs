@@ -306,6 +306,7 @@ fn plan(given: Given, format: Format) -> Plan {
         pdbs: Vec::new(),
         images: Vec::new(),
         inline: !given.noinline,
+        source_paths: given.source_paths,
     }
 }
 

@@ -6,6 +6,7 @@ use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use crate::analysis::annotate::SourcePath;
 use crate::dump::{DEFAULT_TOP, Kind, Sections, View, Views};
 use crate::format::stackorder::StackOrder;
 use crate::format::tables::StringIndex;
@@ -59,6 +60,7 @@ pub(super) struct Given {
     pub matches: Vec<OsString>,
     pub pdbs: Vec<OsString>,
     pub images: Vec<OsString>,
+    pub source_paths: Vec<SourcePath>,
     pub noinline: bool,
     pub validate: bool,
     pub check: bool,
@@ -238,6 +240,20 @@ pub(super) const OPTIONS: &[Opt] = &[
             |_| {},
         )
     },
+    valued(
+        Kind::Annotate.declaration().name,
+        "FUNCTION",
+        "one function's instructions with their LBR counts, the branches taken\n\
+         from each, IP samples and source lines (with /pdb and /image)",
+        |g, v| {
+            let function = text(v);
+            if function.is_empty() {
+                return Err("expected a function's name".into());
+            }
+            g.views.add(View::Annotate(function));
+            Ok(())
+        },
+    ),
     flag(
         Kind::Folded.declaration().name,
         Group::Sections,
@@ -414,6 +430,31 @@ pub(super) const OPTIONS: &[Opt] = &[
              match a program ID's GUID and age",
             |g, v| {
                 g.images.push(v.to_owned());
+                Ok(())
+            },
+        )
+    },
+    Opt {
+        group: Group::Output,
+        ..valued(
+            "srcpath",
+            "OLD=NEW",
+            "for /annotate: the source files the PDB names under OLD (C:\\src) are under\n\
+         NEW here; may be repeated",
+            |g, v| {
+                let v = text(v);
+                let Some((old, new)) = v
+                    .split_once('=')
+                    .filter(|(o, n)| !o.is_empty() && !n.is_empty())
+                else {
+                    return Err(
+                        "expected OLD=NEW, a folder as the PDB names it and one here".into(),
+                    );
+                };
+                g.source_paths.push(SourcePath {
+                    old: old.to_owned(),
+                    new: new.into(),
+                });
                 Ok(())
             },
         )

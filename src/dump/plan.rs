@@ -19,6 +19,7 @@ use std::path::Path;
 
 use super::view::{Compared, Kind, Merged, Reads, Views, Writes};
 
+use crate::analysis::annotate::SourcePath;
 use crate::format::stackorder::StackOrder;
 use crate::format::tables::StringIndex;
 use crate::image::code::ImageFile;
@@ -67,6 +68,8 @@ pub struct Plan {
     /// Whether, with `/pdb`, code the compiler inlined is shown as frames of the functions
     /// inlined (unless `/noinline`).
     pub inline: bool,
+    /// Where the PDB's source files are on this machine (`/srcpath`), for `/annotate`.
+    pub source_paths: Vec<SourcePath>,
 }
 
 impl Default for Plan {
@@ -88,6 +91,7 @@ impl Default for Plan {
             pdbs: Vec::new(),
             images: Vec::new(),
             inline: true,
+            source_paths: Vec::new(),
         }
     }
 }
@@ -372,8 +376,8 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "/merge merges the analyses of the traces: give it /summary, /functions, \
-             /folded, /flamegraph, /lines, /callgraph, /coverage, /dyninst, /pprof, \
-             /speedscope or /html"
+             /folded, /flamegraph, /lines, /callgraph, /coverage, /dyninst, /annotate, \
+             /pprof, /speedscope or /html"
         );
     }
 }

@@ -36,6 +36,9 @@ pub enum View {
     /// The functions that ran the most instructions by the LBR ranges, at most this many per
     /// binary (`/dyninst[:N]`).
     Dyninst(usize),
+    /// One function's instructions with their counts, taken branches, IP samples and source
+    /// lines (`/annotate:FUNCTION`).
+    Annotate(String),
     /// A gzipped pprof profile, written to this file (`/pprof:FILE`).
     Pprof(PathBuf),
     /// The counts as Parquet tables, written under this directory (`/parquet:DIR`), a file
@@ -67,6 +70,8 @@ pub enum Kind {
     Coverage,
     /// `/dyninst`.
     Dyninst,
+    /// `/annotate:FUNCTION`.
+    Annotate,
     /// `/pprof:FILE`.
     Pprof,
     /// `/parquet:DIR`.
@@ -209,7 +214,7 @@ impl Reads {
 
 impl Kind {
     /// Every view, in the order they are shown.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Summary,
         Kind::Functions,
         Kind::Folded,
@@ -218,6 +223,7 @@ impl Kind {
         Kind::CallGraph,
         Kind::Coverage,
         Kind::Dyninst,
+        Kind::Annotate,
         Kind::Pprof,
         Kind::Parquet,
         Kind::Speedscope,
@@ -263,6 +269,10 @@ impl Kind {
             }
             Kind::Coverage => view("coverage", Writes::Tables, R::LBR_RECORDS, EachTrace),
             Kind::Dyninst => view("dyninst", Writes::Tables, R::LBR_RECORDS, EachTrace),
+            Kind::Annotate => {
+                let reads = R::SAMPLES.and(R::LBR_RECORDS);
+                view("annotate", Writes::Tables, reads, EachTrace)
+            }
             Kind::Pprof => {
                 let reads = R::SAMPLES.and(R::STACKS_AFTER).and(R::INLINE_NAMES);
                 view("pprof", Writes::File("pprof profile"), reads, one_profile)
@@ -332,6 +342,7 @@ impl View {
             View::CallGraph(_) => Kind::CallGraph,
             View::Coverage => Kind::Coverage,
             View::Dyninst(_) => Kind::Dyninst,
+            View::Annotate(_) => Kind::Annotate,
             View::Pprof(_) => Kind::Pprof,
             View::Parquet(_) => Kind::Parquet,
             View::Speedscope(_) => Kind::Speedscope,
@@ -358,7 +369,8 @@ impl View {
             | View::Lines
             | View::CallGraph(_)
             | View::Coverage
-            | View::Dyninst(_) => None,
+            | View::Dyninst(_)
+            | View::Annotate(_) => None,
         }
     }
 }

@@ -11,6 +11,7 @@ use super::kept::Kept;
 use super::view::{Kind, Reads, View, Views};
 use super::{Out, Plan};
 use crate::analysis::Counted;
+use crate::analysis::annotate::{self, AnnotateReport};
 use crate::analysis::keys::Namers;
 use crate::analysis::profile::{BinaryStacks, StackProfile};
 use crate::analysis::ranges::{self, RangeReport};
@@ -165,6 +166,16 @@ fn walk<P: Printer>(
             (View::Lines, Some(counted)) => source_lines(out, file, plan, counted)?,
             (View::CallGraph(function), Some(counted)) => {
                 call_graph(out, file, plan, counted, function.as_deref())?;
+            }
+            (View::Annotate(function), Some(counted)) => {
+                if !std::mem::replace(&mut ranges_shown, true)
+                    && let Some(ranges) = &ranges
+                {
+                    lbr_ranges(out, file, ranges)?;
+                }
+                let report =
+                    annotate::annotate(counted, ranges.as_ref(), function, &plan.source_paths);
+                annotated(out, file, &report)?;
             }
             (View::Coverage | View::Dyninst(_), _) => {
                 // Kept whenever these views are asked for (their declarations read them).
@@ -435,6 +446,27 @@ fn lbr_ranges<P: Printer>(
             );
             out.print(|p| p.note(file, &message))?;
         }
+    }
+    Ok(())
+}
+
+/// `/annotate`: the function's instructions, or a note that no binary has it, and what was
+/// missing.
+fn annotated<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    report: &AnnotateReport,
+) -> Result<(), Error> {
+    out.print(|p| p.annotate(report))?;
+    for why in &report.missing {
+        out.print(|p| p.note(file, why))?;
+    }
+    if report.functions.is_empty() && report.missing.is_empty() {
+        let message = format!(
+            "/annotate:{}: no function of the binaries with /pdb has that name",
+            report.function
+        );
+        out.print(|p| p.note(file, &message))?;
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use iced_x86::{Decoder, DecoderOptions, FlowControl, Mnemonic};
+use iced_x86::{Decoder, DecoderOptions, FlowControl, Formatter, IntelFormatter, Mnemonic};
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile, PeFile32, PeFile64};
 use object::{FileKind, LittleEndian as LE, ReadCache, ReadRef};
 
@@ -114,24 +114,7 @@ impl Code {
     /// The instruction at `rva`, when it lies in an executable section and decodes; `None`
     /// for an image whose machine is not decoded.
     pub fn instruction(&self, rva: u32) -> Option<Instruction> {
-        let bitness = match self.machine {
-            Machine::X64 => 64,
-            Machine::X86 => 32,
-            Machine::Arm64 | Machine::Other(_) => return None,
-        };
-        let (start, bytes) = self
-            .sections
-            .iter()
-            .rev()
-            .find(|(start, _)| *start <= rva)?;
-        let at = usize::try_from(rva - start).ok()?;
-        let bytes = bytes.get(at..)?;
-        let ip = self.base.checked_add(u64::from(rva))?;
-        let mut decoder = Decoder::with_ip(bitness, bytes, ip, DecoderOptions::NONE);
-        let i = decoder.decode();
-        if i.is_invalid() {
-            return None;
-        }
+        let i = self.decode(rva, self.base)?;
         let flow = match i.flow_control() {
             FlowControl::Next | FlowControl::XbeginXabortXend => Flow::Next,
             FlowControl::Call | FlowControl::IndirectCall => Flow::Call,
@@ -155,6 +138,46 @@ impl Code {
             target,
             padding: matches!(i.mnemonic(), Mnemonic::Int3 | Mnemonic::Nop),
         })
+    }
+}
+
+impl Code {
+    /// The instruction at `rva` as Intel syntax writes it (`mov eax, ecx`), the addresses
+    /// it names (branch targets, RIP-relative operands) as RVAs, as every other address is
+    /// shown; `None` where [`Code::instruction`] is.
+    pub fn text(&self, rva: u32) -> Option<String> {
+        let i = self.decode(rva, 0)?;
+        let mut text = String::new();
+        let mut formatter = IntelFormatter::new();
+        let options = formatter.options_mut();
+        options.set_space_after_operand_separator(true);
+        options.set_hex_prefix("0x");
+        options.set_hex_suffix("");
+        options.set_uppercase_hex(true);
+        options.set_branch_leading_zeros(false);
+        options.set_show_branch_size(false);
+        formatter.format(&i, &mut text);
+        Some(text)
+    }
+
+    /// The instruction at `rva`, decoded as if the image were based at `base`.
+    fn decode(&self, rva: u32, base: u64) -> Option<iced_x86::Instruction> {
+        let bitness = match self.machine {
+            Machine::X64 => 64,
+            Machine::X86 => 32,
+            Machine::Arm64 | Machine::Other(_) => return None,
+        };
+        let (start, bytes) = self
+            .sections
+            .iter()
+            .rev()
+            .find(|(start, _)| *start <= rva)?;
+        let at = usize::try_from(rva - start).ok()?;
+        let bytes = bytes.get(at..)?;
+        let ip = base.checked_add(u64::from(rva))?;
+        let mut decoder = Decoder::with_ip(bitness, bytes, ip, DecoderOptions::NONE);
+        let i = decoder.decode();
+        (!i.is_invalid()).then_some(i)
     }
 }
 

@@ -24,6 +24,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::analysis::annotate::AnnotateReport;
 use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
@@ -626,6 +627,10 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
 
     fn dyninst(&mut self, report: &RangeReport, n: usize) -> io::Result<()> {
         lbr::dyninst(&mut self.out, &self.path, report, n)
+    }
+
+    fn annotate(&mut self, report: &AnnotateReport) -> io::Result<()> {
+        lbr::annotate(&mut self.out, &self.path, report)
     }
 
     fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()> {

@@ -10,6 +10,7 @@
 //! `speedscope` write the profile for those viewers.
 use std::io::{self, Write};
 
+use crate::analysis::annotate::AnnotateReport;
 use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
@@ -116,6 +117,7 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         lbr_ranges(report: &RangeReport);
         coverage(report: &RangeReport, top: usize);
         dyninst(report: &RangeReport, n: usize);
+        annotate(report: &AnnotateReport);
         check(file: &FileInfo<'_>, report: &CheckReport, diagnostics: Tally);
         compare(file: &FileInfo<'_>, report: &CompareReport);
         folded(folded: &Folded<'_>);

@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::io::{self, Write};
 use std::rc::Rc;
 
+use crate::analysis::annotate::AnnotateReport;
 use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
@@ -117,6 +118,8 @@ pub(crate) trait Printer {
     fn coverage(&mut self, report: &RangeReport, top: usize) -> io::Result<()>;
     /// The `n` functions per binary that ran the most instructions (`/dyninst`).
     fn dyninst(&mut self, report: &RangeReport, n: usize) -> io::Result<()>;
+    /// One function's instructions and what the profile says of each (`/annotate`).
+    fn annotate(&mut self, report: &AnnotateReport) -> io::Result<()>;
     /// The folded call stacks (`/folded`): `outer;...;leaf` and the hits, sorted.
     fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()>;
     /// The check of `/check`: each binary's counts, the verdicts and the SPDConvert mode;

@@ -25,6 +25,7 @@
 
 use std::io::{self, Write};
 
+use crate::analysis::annotate::AnnotateReport;
 use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::{CompareReport, Comparison};
@@ -267,6 +268,10 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
 
     fn dyninst(&mut self, report: &RangeReport, n: usize) -> io::Result<()> {
         lbr::dyninst(self, report, n)
+    }
+
+    fn annotate(&mut self, report: &AnnotateReport) -> io::Result<()> {
+        lbr::annotate(self, report)
     }
 
     fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()> {

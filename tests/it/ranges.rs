@@ -244,3 +244,135 @@ fn a_binary_without_its_image_or_pdb_is_told_which_is_missing() {
         assert!(stderr(&o).contains(missing), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// The `annotate` lines of `/annotate:FUNCTION` on `testdata/pe/lbr.spt`, with `more`.
+fn annotated(function: &str, more: &[&str]) -> Vec<Value> {
+    let option = format!("/annotate:{function}");
+    let mut args = vec![
+        "/json",
+        &option,
+        "/pdb:lbr.pdb",
+        "/image:lbr.exe",
+        "lbr.spt",
+    ];
+    args.extend_from_slice(more);
+    let o = run_in(&fixtures::dir(), &args);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    json_lines(&o)
+}
+
+#[test]
+fn annotate_lists_the_instructions_llvm_objdump_lists_with_counts_that_add_up() {
+    let lines = annotated("scramble", &[]);
+    let rows = of_type(&lines, "annotate");
+    let scramble = fixtures::function("lbr", "scramble");
+    let end = scramble.rva + scramble.size.unwrap();
+    let listing: Vec<_> = fixtures::disassembly("lbr", "lbr")
+        .into_iter()
+        .filter(|c| scramble.rva <= c.0 && c.0 < end)
+        .collect();
+    let got: Vec<(u64, String)> = rows
+        .iter()
+        .map(|r| {
+            let text = r["text"].as_str().unwrap();
+            (
+                r["rva"].as_u64().unwrap(),
+                text.split(' ').next().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expected: Vec<(u64, String)> = listing
+        .iter()
+        .map(|c| (u64::from(c.0), c.1.clone()))
+        .collect();
+    assert_eq!(
+        got, expected,
+        "the RVAs and mnemonics of llvm-objdump's listing"
+    );
+    // The counts are the function's dynamic instructions; a conditional jump either jumps or
+    // falls through to the next instruction, which counts at least that.
+    let count = |r: &Value| r["count"].as_u64().unwrap();
+    let dyninst = of_type(&run_dyninst(), "dyninst")
+        .into_iter()
+        .find(|l| l["function"] == "scramble")
+        .map(|l| l["instructions"].as_u64().unwrap());
+    assert_eq!(Some(rows.iter().map(|r| count(r)).sum()), dyninst);
+    let mut conditional = 0;
+    for (n, r) in rows.iter().enumerate() {
+        let Some(fall) = r["fall_through"].as_u64() else {
+            continue;
+        };
+        conditional += 1;
+        assert_eq!(r["taken"].as_u64().unwrap() + fall, count(r), "{r}");
+        assert!(count(rows[n + 1]) >= fall, "{r}");
+    }
+    assert!(
+        conditional >= 3,
+        "scramble's loops end in conditional jumps"
+    );
+    // IP samples: the trace's RETIRE_BR_INSTR sample lands where the newest branch went.
+    let ip: u64 = rows
+        .iter()
+        .map(|r| r["ip"]["RETIRE_BR_INSTR"].as_u64().unwrap())
+        .sum();
+    assert!(ip > 0);
+}
+
+fn run_dyninst() -> Vec<Value> {
+    let args = [
+        "/json",
+        "/dyninst:0",
+        "/pdb:lbr.pdb",
+        "/image:lbr.exe",
+        "lbr.spt",
+    ];
+    json_lines(&run_in(&fixtures::dir(), &args))
+}
+
+#[test]
+fn annotate_shows_source_lines_and_inlined_code_and_the_text_once_the_path_is_remapped() {
+    let source = std::fs::read_to_string(fixtures::dir().join("lbr.c")).unwrap();
+    let source: Vec<&str> = source.lines().collect();
+    for (more, found) in [(&[][..], false), (&["/srcpath:C:\\src=."][..], true)] {
+        let lines = annotated("scramble", more);
+        let rows = of_type(&lines, "annotate");
+        let mut inlined = 0;
+        for r in &rows {
+            assert_eq!(r["file"], "C:\\src\\lbr.c", "{r}");
+            let line = r["line"].as_u64().unwrap() as usize;
+            match r["source"].as_str() {
+                Some(text) => assert_eq!(text, source[line - 1], "{r}"),
+                None => assert!(!found, "{r}"),
+            }
+            if r["inlined"] == "rotate" {
+                inlined += 1;
+                assert!(source[line - 1].contains("return (x << (by & 31))"), "{r}");
+            }
+        }
+        assert!(inlined >= 2, "rotate is inlined into scramble's loops");
+        assert_eq!(
+            rows.iter().any(|r| r["source"].is_string()),
+            found,
+            "{more:?}"
+        );
+    }
+}
+
+#[test]
+fn annotate_of_a_name_no_binary_has_says_so() {
+    let o = run_in(
+        &fixtures::dir(),
+        &[
+            "/annotate:nothing_here",
+            "/pdb:lbr.pdb",
+            "/image:lbr.exe",
+            "lbr.spt",
+        ],
+    );
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/annotate:nothing_here: no function"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -22,7 +22,7 @@ use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 29] = [
+const LINE_TYPES: [&str; 30] = [
     "file",
     "header",
     "string",
@@ -52,6 +52,7 @@ const LINE_TYPES: [&str; 29] = [
     "lbr_ranges",
     "coverage",
     "dyninst",
+    "annotate",
 ];
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -409,6 +410,14 @@ fn runs() -> &'static [Run] {
                 "testdata/pe/lbr.spt",
             ],
             &["/json", "/coverage", "testdata/pe/lbr.spt"],
+            &[
+                "/json",
+                "/annotate:scramble",
+                "/srcpath:C:\\src=testdata/pe",
+                "/pdb:testdata/pe/lbr.pdb",
+                "/image:testdata/pe/lbr.exe",
+                "testdata/pe/lbr.spt",
+            ],
             &[
                 "/json",
                 "/compare",

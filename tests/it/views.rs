@@ -13,11 +13,14 @@ use crate::support::{json_lines, run, status, stderr};
 
 const TRACE: &str = "testdata/pe/inline.spt";
 const PDB: &str = "/pdb:testdata/pe/inline.pdb";
+const IMAGE: &str = "/image:testdata/pe/inline.exe";
 
 /// The option that asks for `kind`, writing under `dir` when it writes a file.
 fn option(kind: Kind, dir: &Path) -> String {
     let d = kind.declaration();
     match d.writes {
+        // The one view whose option needs a value that is no path: a function of the trace.
+        Writes::Tables if kind == Kind::Annotate => "/annotate:digest".to_owned(),
         Writes::Tables | Writes::Lines => format!("/{}", d.name),
         Writes::File(_) | Writes::Directory(_) => {
             format!("/{}:{}", d.name, dir.join(d.name).display())
@@ -49,7 +52,7 @@ fn every_view_shows_something_of_a_trace() {
         }
         let dir = tempfile::tempdir().unwrap();
         let option = option(kind, dir.path());
-        let o = run(&["/json", &option, PDB, TRACE]);
+        let o = run(&["/json", &option, PDB, IMAGE, TRACE]);
         assert_eq!(status(&o), 0, "{option}: {}", stderr(&o));
         assert!(
             shown(kind, dir.path(), &json_lines(&o)),
@@ -75,7 +78,7 @@ fn under(
         }
         let dir = tempfile::tempdir().unwrap();
         let option = option(kind, dir.path());
-        let o = run(&["/json", shape, &option, PDB, TRACE, TRACE]);
+        let o = run(&["/json", shape, &option, PDB, IMAGE, TRACE, TRACE]);
         match refused(&d) {
             Some((why, more)) => {
                 assert_eq!(status(&o), 2, "{option}");

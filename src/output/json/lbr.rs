@@ -1,11 +1,14 @@
 //! The JSON lines of the LBR views read as ranges: `lbr_ranges` per binary, then
-//! `coverage` (`/coverage`) and `dyninst` (`/dyninst`) per function.
+//! `coverage` (`/coverage`) and `dyninst` (`/dyninst`) per function, `annotate`
+//! (`/annotate`) per instruction.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use serde::Serialize;
 
 use super::line::write_line;
+use crate::analysis::annotate::AnnotateReport;
 use crate::analysis::ranges::{BinaryRanges, FunctionRun, RangeReport};
 use crate::analysis::share;
 
@@ -132,4 +135,58 @@ fn functions(
         .binaries
         .iter()
         .flat_map(move |b| b.functions.iter().take(n).map(move |f| (b, f)))
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "annotate")]
+struct AnnotateLine<'a> {
+    path: &'a str,
+    progid: u16,
+    name: &'a str,
+    function: &'a str,
+    rva: u32,
+    text: &'a str,
+    count: u128,
+    taken: u128,
+    fall_through: Option<u128>,
+    ip: BTreeMap<&'static str, u128>,
+    file: Option<&'a str>,
+    line: Option<u32>,
+    inlined: Option<&'a str>,
+    source: Option<&'a str>,
+}
+
+/// An `annotate` line per instruction of each function annotated.
+pub(super) fn annotate(
+    out: &mut impl Write,
+    path: &str,
+    report: &AnnotateReport,
+) -> io::Result<()> {
+    for f in &report.functions {
+        for r in &f.rows {
+            let line = AnnotateLine {
+                path,
+                progid: f.progid,
+                name: &f.name,
+                function: &f.function,
+                rva: r.rva,
+                text: &r.text,
+                count: r.count,
+                taken: r.taken,
+                fall_through: r.conditional.then(|| r.fall_through()),
+                ip: f
+                    .events
+                    .iter()
+                    .map(|e| e.name())
+                    .zip(r.ip.iter().copied())
+                    .collect(),
+                file: r.file.as_deref(),
+                line: r.line,
+                inlined: r.inlined.as_deref(),
+                source: r.source.as_deref(),
+            };
+            write_line(out, &line)?;
+        }
+    }
+    Ok(())
 }

@@ -1,9 +1,10 @@
 //! The text form of the LBR views read as ranges: how each binary's records were read
-//! (`lbr_ranges`), `/coverage` and `/dyninst`, a block per binary.
+//! (`lbr_ranges`), `/coverage`, `/dyninst` and `/annotate`, a block per binary.
 
 use std::io::{self, Write};
 
 use super::sink::{TextPrinter, clean};
+use crate::analysis::annotate::{AnnotateReport, Row};
 use crate::analysis::ranges::{BinaryRanges, RangeReport};
 use crate::output::percent;
 
@@ -173,4 +174,91 @@ fn showing(shown: usize, all: usize) -> String {
     } else {
         String::new()
     }
+}
+
+/// `/annotate`: per binary that has the function, its instructions, one per line, each
+/// source line (and the function inlined there) above the instructions made of it.
+pub(super) fn annotate<W: Write, E: Write>(
+    p: &mut TextPrinter<W, E>,
+    report: &AnnotateReport,
+) -> io::Result<()> {
+    for f in &report.functions {
+        let o = p.block()?;
+        let ran = f.rows.iter().fold(0u128, |s, r| s.saturating_add(r.count));
+        write!(
+            o,
+            "Annotated {} in progid {} ({}) at 0x{:08X}: {} instructions",
+            clean(&f.function),
+            f.progid,
+            clean(&f.name),
+            f.rva,
+            f.rows.len(),
+        )?;
+        if f.ranges {
+            writeln!(o, ", {ran} run by the LBR ranges")?;
+        } else {
+            writeln!(o, "; no LBR range was read (count 0)")?;
+        }
+        let mut headings = vec!["count", "taken", "fall"];
+        headings.extend(f.events.iter().map(|e| e.name()));
+        let rows: Vec<Vec<String>> = f
+            .rows
+            .iter()
+            .map(|r| {
+                let fall = if r.conditional {
+                    r.fall_through().to_string()
+                } else {
+                    String::new()
+                };
+                let mut cells = vec![r.count.to_string(), r.taken.to_string(), fall];
+                cells.extend(r.ip.iter().map(u128::to_string));
+                cells
+            })
+            .collect();
+        let widths: Vec<usize> = (0..headings.len())
+            .map(|c| {
+                rows.iter()
+                    .map(|r| r[c].len())
+                    .fold(headings[c].len(), usize::max)
+            })
+            .collect();
+        let figures = |o: &mut dyn Write, cells: &[&str]| -> io::Result<()> {
+            write!(o, "  ")?;
+            for (cell, width) in cells.iter().zip(&widths) {
+                write!(o, "  {cell:>width$}")?;
+            }
+            Ok(())
+        };
+        figures(o, &headings)?;
+        writeln!(o, "  {:<10}  instruction", "RVA")?;
+        let mut place = None;
+        for (r, cells) in f.rows.iter().zip(&rows) {
+            let here = (&r.file, r.line, &r.inlined);
+            if place != Some(here) && r.file.is_some() {
+                source_line(o, &widths, r)?;
+            }
+            place = Some(here);
+            figures(o, &cells.iter().map(String::as_str).collect::<Vec<_>>())?;
+            writeln!(o, "  0x{:08X}  {}", r.rva, clean(&r.text))?;
+        }
+    }
+    Ok(())
+}
+
+/// A source line above its instructions: `file:line`, the function inlined there, and the
+/// line's text when the file was found; in the instruction column.
+fn source_line(o: &mut dyn Write, widths: &[usize], r: &Row) -> io::Result<()> {
+    let indent = 2 + widths.iter().map(|w| w + 2).sum::<usize>() + 14;
+    let file = r.file.as_deref().unwrap_or_default();
+    write!(o, "{:indent$}{}", "", clean(file))?;
+    if let Some(line) = r.line {
+        write!(o, ":{line}")?;
+    }
+    if let Some(inlined) = &r.inlined {
+        write!(o, " ({}, inlined)", clean(inlined))?;
+    }
+    if let Some(text) = &r.source {
+        write!(o, "  {}", clean(text.trim()))?;
+    }
+    writeln!(o)
 }

@@ -1,0 +1,298 @@
+//! `/annotate:FUNCTION`: one function's code, instruction by instruction, with what the
+//! profile says of each, as `perf annotate` shows it.
+//!
+//! ```text
+//! count    the instructions' count by the LBR ranges (each consistent range through it
+//!          counts its record's hits)
+//! taken    the hits of the LBR branches taken from it where they end a consistent range
+//!          (every LBR pair from it when no range was read); for a conditional jump, the
+//!          fall-through is count - taken
+//! ip       the IP samples at it, per event
+//! line     the PDB's source line at it, the function inlined there (innermost), and the
+//!          line's text when the source file is found (remapped by /srcpath)
+//! ```
+//!
+//! Only the named function is decoded and looked up, from its first byte to its end.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::analysis::Counted;
+use crate::analysis::ranges::RangeReport;
+use crate::format::record::SampleKind;
+use crate::image::code::{Code, Flow};
+use crate::image::lines::SourceLines;
+use crate::image::symbols::Symbols;
+
+/// The most bytes of a source file read to show its lines.
+const MAX_SOURCE: u64 = 16 << 20;
+
+/// A prefix of the PDB's source paths and what it stands for here (`/srcpath:OLD=NEW`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourcePath {
+    /// The prefix as the PDB records it (`C:\src`), compared without regard to case or the
+    /// kind of slash.
+    pub old: String,
+    /// The folder it stands for on this machine.
+    pub new: PathBuf,
+}
+
+/// One instruction of an annotated function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Row {
+    pub(crate) rva: u32,
+    /// Intel syntax, addresses as RVAs.
+    pub(crate) text: String,
+    pub(crate) count: u128,
+    pub(crate) taken: u128,
+    /// Whether it is a conditional jump: one that can fall through.
+    pub(crate) conditional: bool,
+    /// The IP samples at it, per event of [`Annotated::events`].
+    pub(crate) ip: Vec<u128>,
+    pub(crate) file: Option<String>,
+    pub(crate) line: Option<u32>,
+    /// The innermost function inlined here, when the address is in inlined code.
+    pub(crate) inlined: Option<String>,
+    /// The text of `line` in `file`, when the file was found.
+    pub(crate) source: Option<String>,
+}
+
+impl Row {
+    /// For a conditional jump: how often it fell through (its count less the branches
+    /// taken from it).
+    pub(crate) fn fall_through(&self) -> u128 {
+        self.count.saturating_sub(self.taken)
+    }
+}
+
+/// One function, annotated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Annotated {
+    pub(crate) progid: u16,
+    pub(crate) name: String,
+    pub(crate) function: String,
+    pub(crate) rva: u32,
+    /// The IP events the binary has, in the order of [`Row::ip`].
+    pub(crate) events: Vec<SampleKind>,
+    pub(crate) rows: Vec<Row>,
+    /// Whether the ranges were read (an order found): else `count` is 0 throughout.
+    pub(crate) ranges: bool,
+}
+
+/// The functions named FUNCTION, annotated, one per binary that has one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct AnnotateReport {
+    pub(crate) function: String,
+    pub(crate) functions: Vec<Annotated>,
+    /// What kept a binary's function from being shown, per binary: no image, a machine not
+    /// decoded.
+    pub(crate) missing: Vec<String>,
+}
+
+/// Annotates `function` (a name as `/functions` prints it, or `binary!name`) in every binary
+/// of `counted` with a PDB that has it.
+pub(crate) fn annotate(
+    counted: &Counted<'_>,
+    ranges: Option<&RangeReport>,
+    function: &str,
+    paths: &[SourcePath],
+) -> AnnotateReport {
+    let mut report = AnnotateReport {
+        function: function.to_owned(),
+        ..AnnotateReport::default()
+    };
+    for progid in counted.symbols.progids() {
+        let name = counted.tables.binary_name(progid);
+        let Some(symbols) = counted.symbols.get(Some(progid)) else {
+            continue;
+        };
+        let wanted = |f: &str| {
+            f == function
+                || function
+                    .rsplit_once('!')
+                    .is_some_and(|(b, n)| n == f && b.eq_ignore_ascii_case(&name))
+        };
+        let Some(found) = symbols.iter().find(|s| wanted(s.name)) else {
+            continue;
+        };
+        let Some(code) = counted
+            .symbols
+            .code(Some(progid))
+            .filter(|c| c.text(found.rva).is_some())
+        else {
+            report.missing.push(format!(
+                "{name}: /annotate needs its code: give /image for it"
+            ));
+            continue;
+        };
+        let binary = ranges.and_then(|r| r.binaries.iter().find(|b| b.progid == progid));
+        let rows = rows(symbols, code, found.rva, paths);
+        let mut annotated = Annotated {
+            progid,
+            name,
+            function: found.name.to_owned(),
+            rva: found.rva,
+            events: Vec::new(),
+            rows,
+            ranges: binary.is_some_and(|b| b.order.is_some()),
+        };
+        samples(counted, &mut annotated);
+        // With ranges read, a branch is counted where it ends a range, as its count is: so
+        // that count - taken is how often it fell through.
+        if let Some(b) = binary.filter(|b| b.order.is_some()) {
+            for row in &mut annotated.rows {
+                row.count = b.counts.get(&row.rva).copied().unwrap_or(0);
+                row.taken = b.taken.get(&row.rva).copied().unwrap_or(0);
+            }
+        }
+        report.functions.push(annotated);
+    }
+    report
+}
+
+/// The function's instructions from `start` to its end, with their source lines.
+fn rows(symbols: &Symbols, code: &Code, start: u32, paths: &[SourcePath]) -> Vec<Row> {
+    let inside = |at: u32| symbols.lookup(at).is_some_and(|(f, _)| f.rva == start);
+    let mut rows = Vec::new();
+    let mut at = start;
+    while inside(at) {
+        let (Some(i), Some(text)) = (code.instruction(at), code.text(at)) else {
+            break;
+        };
+        rows.push(Row {
+            rva: at,
+            text,
+            count: 0,
+            taken: 0,
+            conditional: i.flow == Flow::Conditional,
+            ip: Vec::new(),
+            file: None,
+            line: None,
+            inlined: None,
+            source: None,
+        });
+        let Some(next) = at.checked_add(i.len) else {
+            break;
+        };
+        at = next;
+    }
+    let lines = SourceLines::read(symbols, rows.iter().map(|r| r.rva));
+    let mut files = SourceFiles::new(paths);
+    for row in &mut rows {
+        let Some(mut chain) = lines.chain(row.rva) else {
+            continue;
+        };
+        let Some(innermost) = chain.next() else {
+            continue;
+        };
+        row.file = innermost.file.map(str::to_owned);
+        row.line = innermost.line;
+        row.inlined = innermost.inlined.then(|| innermost.function.to_owned());
+        if let (Some(file), Some(line)) = (&row.file, row.line) {
+            row.source = files.line(file, line);
+        }
+    }
+    rows
+}
+
+/// The IP samples per event and the LBR branches taken from each instruction.
+fn samples(counted: &Counted<'_>, f: &mut Annotated) {
+    let at: BTreeMap<u32, usize> = f.rows.iter().enumerate().map(|(n, r)| (r.rva, n)).collect();
+    let summary = counted.summary;
+    for table in summary.ip_tables(f.progid) {
+        let event = f.events.len();
+        f.events.push(table.source());
+        for row in &mut f.rows {
+            row.ip.push(0);
+        }
+        for (rva, hits) in table.iter() {
+            if let Some(&n) = at.get(&rva) {
+                f.rows[n].ip[event] = f.rows[n].ip[event].saturating_add(hits);
+            }
+        }
+    }
+    if let Some(lbr) = summary.lbr(f.progid) {
+        for ([from, _], hits) in lbr.iter() {
+            if let Some(&n) = at.get(&from) {
+                f.rows[n].taken = f.rows[n].taken.saturating_add(hits);
+            }
+        }
+    }
+}
+
+/// Source files read once each, their paths remapped.
+struct SourceFiles<'p> {
+    paths: &'p [SourcePath],
+    read: BTreeMap<String, Option<Vec<String>>>,
+}
+
+impl<'p> SourceFiles<'p> {
+    fn new(paths: &'p [SourcePath]) -> Self {
+        SourceFiles {
+            paths,
+            read: BTreeMap::new(),
+        }
+    }
+
+    /// Line `line` (from 1) of the file the PDB calls `file`, when it is found here.
+    fn line(&mut self, file: &str, line: u32) -> Option<String> {
+        let paths = self.paths;
+        let text = self
+            .read
+            .entry(file.to_owned())
+            .or_insert_with(|| read_source(&remap(file, paths)));
+        let line = usize::try_from(line).ok()?.checked_sub(1)?;
+        text.as_ref()?.get(line).cloned()
+    }
+}
+
+/// Where the PDB's `file` is here: under the first `/srcpath` whose OLD prefixes it (case
+/// and slashes aside), else as recorded.
+fn remap(file: &str, paths: &[SourcePath]) -> PathBuf {
+    let normal = |s: &str| s.replace('\\', "/").to_ascii_lowercase();
+    let lower = normal(file);
+    for p in paths {
+        let old = normal(&p.old);
+        let old = old.trim_end_matches('/');
+        if let Some(rest) = lower.strip_prefix(old)
+            && (rest.is_empty() || rest.starts_with('/'))
+        {
+            let rest = &file[file.len() - rest.len()..];
+            let mut path = p.new.clone();
+            path.extend(rest.split(['/', '\\']).filter(|c| !c.is_empty()));
+            return path;
+        }
+    }
+    PathBuf::from(file)
+}
+
+/// The lines of the source file at `path`, when it is a readable text file of at most
+/// [`MAX_SOURCE`] bytes.
+fn read_source(path: &std::path::Path) -> Option<Vec<String>> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_SOURCE {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    Some(text.lines().map(|l| l.trim_end().to_owned()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_path_is_remapped_by_its_prefix_whatever_the_case_and_slashes() {
+        let paths = [SourcePath {
+            old: r"C:\Src\".to_owned(),
+            new: PathBuf::from("here"),
+        }];
+        let expected: PathBuf = ["here", "lib", "a.c"].iter().collect();
+        assert_eq!(remap(r"c:\src\lib\a.c", &paths), expected);
+        assert_eq!(remap("C:/SRC/lib/a.c", &paths), expected);
+        // A prefix of a component is no prefix of the path.
+        assert_eq!(remap(r"C:\srcs\a.c", &paths), PathBuf::from(r"C:\srcs\a.c"));
+        assert_eq!(remap("/other/a.c", &paths), PathBuf::from("/other/a.c"));
+    }
+}
