@@ -7,11 +7,11 @@
 //! the module block), never those of every record.
 
 use super::bytes::u32_at;
+use super::check::TableCheck;
 use super::function::{
     Block, CALLEE_HEADER, Fault, SUCCESSOR, blocks_area, callee_area, parse_block, parse_callee,
     rec,
 };
-use super::table::TableCheck;
 
 /// Checks the contents of `record`, whose frame was checked (its areas lie in it).
 pub(super) fn check(record: &[u8]) -> Result<(), Fault> {

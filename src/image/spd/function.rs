@@ -26,7 +26,7 @@
 use std::borrow::Cow;
 
 use super::bytes::{sized, slice_at, u32_at, u64_at};
-use super::table::TableCheck;
+use super::check::TableCheck;
 
 /// The size of a record's fixed part; the callee area follows it.
 pub(super) const RECORD_HEADER: usize = 0x54;

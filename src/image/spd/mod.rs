@@ -36,6 +36,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use uuid::Uuid;
 
 mod bytes;
+mod check;
 mod contents;
 pub mod function;
 pub mod table;
