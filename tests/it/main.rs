@@ -27,6 +27,7 @@ mod readme;
 mod sample;
 mod schema;
 mod spd;
+mod spd_schema;
 mod spd_table;
 mod stacks;
 mod strindex;
