@@ -723,6 +723,9 @@ pub fn readme_spds() -> Vec<(&'static str, Vec<u8>)> {
         )
         .calls("core_add", 0, &[1]),
     ];
+    for (i, f) in core_spd.functions.iter_mut().enumerate() {
+        f.id = 0x11 + 2 * u32_of(i);
+    }
     core_spd.buckets = 3;
     let core_spd = core_spd.not_profiled();
     vec![

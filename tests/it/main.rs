@@ -29,6 +29,7 @@ mod schema;
 mod spd;
 mod spd_schema;
 mod spd_table;
+mod spddump;
 mod stacks;
 mod strindex;
 mod support;
