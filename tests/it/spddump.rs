@@ -1,5 +1,5 @@
 //! `spddump`, the second binary: its views of the synthetic SPDs pinned as golden files
-//! (`tests/golden/spddump/`), its exit codes, its error messages, its spellings, a reader
+//! (`tests/golden-spddump/`), its exit codes, its error messages, its spellings, a reader
 //! that goes away. The golden files are regenerated with
 //!
 //! ```text
@@ -94,7 +94,7 @@ fn render(args: &[&str], o: &Output) -> String {
 }
 
 fn golden_path(name: &str) -> PathBuf {
-    crate_root().join(format!("tests/golden/spddump/{name}.txt"))
+    crate_root().join(format!("tests/golden-spddump/{name}.txt"))
 }
 
 #[test]
@@ -109,6 +109,20 @@ fn each_view_prints_its_golden_file() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every golden file is some case's: none is left behind by a case renamed or removed.
+#[test]
+fn every_spddump_golden_file_has_a_case() {
+    let names: Vec<String> = cases().iter().map(|c| format!("{}.txt", c.0)).collect();
+    let dir = crate_root().join("tests/golden-spddump");
+    let mut found = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(names.contains(&name), "{name} has no case (delete it)");
+        found += 1;
+    }
+    assert_eq!(found, names.len());
 }
 
 /// The exit codes: 0 when every file is shown, 1 when one is not an SPD or fails a check,
