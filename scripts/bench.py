@@ -2,7 +2,7 @@
 """Whole-process benchmark of sptdump against the C yardstick, on synthetic traces.
 
 usage: scripts/bench.py [--size MIB] [--big MIB] [--runs N] [--yardstick PATH/TO/yardstick.c]
-                        [--refcount PATH/TO/refcount.c] [--inline-only]
+                        [--refcount PATH/TO/refcount.c] [--inline-only] [--spd-only]
 
 The yardstick is a C program kept beside the repository (../shared/perf/yardstick.c, or the
 path given with --yardstick, or $SPTDUMP_YARDSTICK). Without it the sptdump commands are still
@@ -32,6 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, "target", "bench")
 SPTDUMP = os.path.join(ROOT, "target", "release", "sptdump")
 SYNTH = os.path.join(ROOT, "target", "release", "examples", "synth")
+SPDDUMP = os.path.join(ROOT, "target", "release", "spddump")
 
 
 def sh(cmd, **kw):
@@ -206,6 +207,45 @@ def inline_bench(runs):
         print(f"    {'inline / noinline':28} {ratio:6.2f}  (target <= 1.5: {verdict})")
 
 
+def spd_bench(runs):
+    """spddump /func on the largest SPD of the shared suite (../shared/spd beside the
+    repository, or $SPTDUMP_SHARED/spd): the whole function table checked, then every
+    function's profile; target: milliseconds. Skipped, with a note, without the suite."""
+    shared = os.environ.get("SPTDUMP_SHARED") or os.path.join(ROOT, "..", "shared")
+    folder = os.path.join(shared, "spd")
+    spds = [os.path.join(folder, f) for f in os.listdir(folder)
+            if f.endswith(".spd")] if os.path.isdir(folder) else []
+    if not spds:
+        print(f"spddump /func: skipped (no SPD files in {folder})")
+        return
+    os.makedirs(WORK, exist_ok=True)
+    sh(["cargo", "build", "--release", "--quiet", "--bin", "spddump"], cwd=ROOT)
+    largest = max(spds, key=os.path.getsize)
+    commands = {
+        "/header": [SPDDUMP, "/header", largest],
+        "/func": [SPDDUMP, "/func", largest],
+        "/fg": [SPDDUMP, "/fg", largest],
+        "/json": [SPDDUMP, "/json", largest],
+    }
+    walls = {name: [] for name in commands}
+    for cmd in commands.values():
+        run(cmd)
+    for _ in range(max(runs, 5)):
+        for name, cmd in commands.items():
+            walls[name].append(run(cmd))
+    print(f"spddump on {os.path.basename(largest)} ({os.path.getsize(largest):,} bytes), "
+          f"{max(runs, 5)} runs each, medians")
+    for name in commands:
+        med = statistics.median(walls[name]) * 1000
+        print(f"  {name:12} wall {med:8.1f} ms   (min {min(walls[name]) * 1000:.1f})")
+    func = statistics.median(walls["/func"]) * 1000
+    verdict = "met" if func < 100 else "MISSED"
+    print(f"    {'/func, in milliseconds':28} {func:6.1f}  (target < 100 ms: {verdict})")
+    if os.path.exists("/usr/bin/time"):
+        rss = peak_rss([SPDDUMP, "/func", largest])
+        print(f"    {'/func peak RSS':28} {rss / 1024:6.1f} MiB")
+
+
 def probe_table(commands):
     """The size in MiB of a table the size of the summary's tables: `/summary`'s peak RSS less
     `/validate`'s."""
@@ -250,7 +290,12 @@ def main():
                     help="the counting yardstick's source (refcount.c beside the yardstick)")
     ap.add_argument("--inline-only", action="store_true",
                     help="only the benchmark of inline frames")
+    ap.add_argument("--spd-only", action="store_true",
+                    help="only the benchmark of spddump on the shared suite's largest SPD")
     args = ap.parse_args()
+    if args.spd_only:
+        spd_bench(args.runs)
+        return
     if args.inline_only:
         os.makedirs(WORK, exist_ok=True)
         sh(["cargo", "build", "--release", "--quiet", "--bin", "sptdump"], cwd=ROOT)
@@ -426,6 +471,7 @@ def main():
     print(f"  distinct stacks on the big trace (/folded lines): {lines:,}")
 
     inline_bench(args.runs)
+    spd_bench(args.runs)
 
 
 if __name__ == "__main__":

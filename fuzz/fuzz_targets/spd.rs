@@ -1,22 +1,46 @@
-//! Reads arbitrary bytes as an SPD (a Sample Profile Database), as `/match` reads one: the
-//! reader must read it or refuse it by a named check, never panic, hang or allocate from a
-//! field it has not checked; and what it reads keeps what the checks promise.
+//! Reads arbitrary bytes as an SPD (a Sample Profile Database), as `/match` and `spddump`
+//! read one: its identity, then its function table. The readers must read it or refuse it
+//! by a named check, never panic, hang or allocate from a field they have not checked; and
+//! what they read keeps what the checks promise, walked whole as the views walk it.
 
 #![no_main]
 
 use std::io::Cursor;
 
 use libfuzzer_sys::fuzz_target;
+use sptdump::image::spd::table::{FunctionTable, TableError};
 use sptdump::image::spd::{self, SpdError};
 
 fuzz_target!(|data: &[u8]| {
-    match spd::read(&mut Cursor::new(data), data.len() as u64) {
-        Ok(spd) => {
-            assert!(data.starts_with(spd::SIGNATURE));
-            assert!(!spd.binary.is_empty() && spd.binary.len() <= 260);
-            assert!(spd.binary.is_ascii());
-        }
-        Err(SpdError::NotRecognised { .. }) => {}
+    let mut cursor = Cursor::new(data);
+    let header = match spd::read_header(&mut cursor, data.len() as u64) {
+        Ok(header) => header,
+        Err(SpdError::NotRecognised { .. }) => return,
         Err(e) => panic!("reading memory cannot fail: {e}"),
+    };
+    let spd = &header.spd;
+    assert!(data.starts_with(spd::SIGNATURE));
+    assert!(!spd.binary.is_empty() && spd.binary.len() <= 260);
+    assert!(spd.binary.is_ascii());
+    let table = match FunctionTable::read(&mut cursor, &header) {
+        Ok(table) => table,
+        Err(TableError::Unreadable { .. }) => return,
+        Err(e) => panic!("reading memory cannot fail: {e}"),
+    };
+    for f in table.functions() {
+        let p = f.profile();
+        assert_eq!(p.blocks, f.block_count());
+        let index = f.block_index();
+        for block in f.blocks() {
+            for s in block.successors() {
+                assert!(index.id_at(s.target).is_some(), "a checked successor lands on a block");
+            }
+            let _ = block.ranges().count();
+        }
+        for c in f.callees() {
+            assert!(c.sites().all(|s| (1..=p.blocks).contains(&s)));
+        }
+        let _ = f.tail().count();
+        assert_eq!(table.by_hash(f.hash()).map(|g| g.hash()), Some(f.hash()));
     }
 });

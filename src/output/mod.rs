@@ -7,7 +7,7 @@
 //! `text` is for people and `diff`, `json` for pipelines; [`Output`] is either, as the
 //! options choose. An exporter that writes a file of its own goes here too, beside them, and
 //! reads an analysis's report: `flamegraph` draws the folded stacks as an SVG, [`pprof`] and
-//! `speedscope` write the profile for those viewers.
+//! `speedscope` write the profile for those viewers. [`spd`] is `spddump`'s: the views of an SPD.
 use std::io::{self, Write};
 
 use crate::analysis::annotate::AnnotateReport;
@@ -36,6 +36,7 @@ pub(crate) mod json;
 pub(crate) mod parquet;
 pub mod pprof;
 mod printer;
+pub mod spd;
 pub(crate) mod speedscope;
 pub(crate) mod text;
 

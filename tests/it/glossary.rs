@@ -35,14 +35,19 @@ fn every_json_key_the_glossary_names_is_in_a_schema() {
     let text = std::fs::read_to_string(path).unwrap();
     let keys = schema_keys();
     // The line types (`summary`, `check_binary`, ...) name lines, not keys.
-    let line = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/line.json");
-    let line: Value = serde_json::from_str(&std::fs::read_to_string(line).unwrap()).unwrap();
-    let types: Vec<&str> = line["properties"]["type"]["enum"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
+    // sptdump's (line.json) and spddump's (spd_line.json).
+    let mut types: Vec<String> = Vec::new();
+    for file in ["schema/line.json", "schema/spd_line.json"] {
+        let line = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        let line: Value = serde_json::from_str(&std::fs::read_to_string(line).unwrap()).unwrap();
+        types.extend(
+            line["properties"]["type"]["enum"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap().to_owned()),
+        );
+    }
     let mut named = 0;
     for row in text
         .lines()
@@ -55,7 +60,7 @@ fn every_json_key_the_glossary_names_is_in_a_schema() {
             let word = quoted.split(':').next().unwrap().trim_matches('"');
             let is_key = !word.is_empty()
                 && word.chars().all(|c| c.is_ascii_lowercase() || c == '_')
-                && (!types.contains(&word) || ["ip", "lbr", "callstack"].contains(&word));
+                && (!types.iter().any(|t| t == word) || ["ip", "lbr", "callstack"].contains(&word));
             if !is_key {
                 continue;
             }

@@ -3,10 +3,11 @@
 //!
 //! Two kinds of blocks are checked:
 //!
-//! - a block whose lines start with `$ ` holds commands (`$ cd DIR`, `$ sptdump ARGS`, a
-//!   trailing `\` continues a command on the next line), each followed by what it prints;
-//! - a block right after an HTML comment `<!-- $ sptdump ARGS -->` is what those arguments
-//!   print (the comment is invisible where the README is rendered).
+//! - a block whose lines start with `$ ` holds commands (`$ cd DIR`, `$ sptdump ARGS`,
+//!   `$ spddump ARGS`, a trailing `\` continues a command on the next line), each followed
+//!   by what it prints;
+//! - a block right after an HTML comment `<!-- $ sptdump ARGS -->` (or `spddump`) is what
+//!   those arguments print (the comment is invisible where the README is rendered).
 //!
 //! Every line shown must be a line of the command's standard output or standard error, in
 //! the order it is printed there; a line `...` (alone, indented or not) stands for lines left
@@ -27,6 +28,8 @@ struct Example {
     line: usize,
     /// Where it runs, relative to the crate root.
     dir: PathBuf,
+    /// `sptdump` or `spddump`.
+    program: String,
     args: Vec<String>,
     shown: Vec<String>,
 }
@@ -91,12 +94,19 @@ fn examples(readme: &str) -> Vec<Example> {
             .rev()
             .map(|j| lines[j].trim())
             .find(|l| !l.is_empty())
-            .and_then(|l| l.strip_prefix("<!-- $ sptdump "))
-            .and_then(|l| l.strip_suffix("-->"));
-        if let Some(args) = comment {
+            .and_then(|l| l.strip_prefix("<!-- $ "))
+            .and_then(|l| l.strip_suffix("-->"))
+            .and_then(|l| {
+                let (program, args) = l.split_once(' ')?;
+                ["sptdump", "spddump"]
+                    .contains(&program)
+                    .then_some((program, args))
+            });
+        if let Some((program, args)) = comment {
             out.push(Example {
                 line: start,
                 dir: PathBuf::new(),
+                program: program.to_owned(),
                 args: words(args.trim()),
                 shown: block.iter().map(|l| l.to_string()).collect(),
             });
@@ -130,9 +140,10 @@ fn examples(readme: &str) -> Vec<Example> {
                         assert!(shown.is_empty(), "README line {line}: cd prints nothing");
                         dir.push(&words[1]);
                     }
-                    Some("sptdump") => out.push(Example {
+                    Some(program @ ("sptdump" | "spddump")) => out.push(Example {
                         line,
                         dir: dir.clone(),
+                        program: program.to_owned(),
                         args: words[1..].to_vec(),
                         shown,
                     }),
@@ -205,7 +216,11 @@ fn every_example_in_the_readme_and_the_docs_is_what_the_tool_prints() {
 fn run_examples(document: &str, examples: &[Example]) -> Vec<String> {
     let mut failures = Vec::new();
     for ex in examples {
-        let output = Command::new(env!("CARGO_BIN_EXE_sptdump"))
+        let binary = match ex.program.as_str() {
+            "spddump" => env!("CARGO_BIN_EXE_spddump"),
+            _ => env!("CARGO_BIN_EXE_sptdump"),
+        };
+        let output = Command::new(binary)
             .args(&ex.args)
             .current_dir(crate_root().join(&ex.dir))
             .output()
@@ -214,9 +229,10 @@ fn run_examples(document: &str, examples: &[Example]) -> Vec<String> {
         let stderr = String::from_utf8_lossy(&output.stderr);
         if let Some(line) = missing(&ex.shown, &stdout, &stderr) {
             failures.push(format!(
-                "{document} line {}: `sptdump {}` does not print (in this order)\n    {line}\n  \
+                "{document} line {}: `{} {}` does not print (in this order)\n    {line}\n  \
                  it prints:\n{}{}",
                 ex.line,
+                ex.program,
                 ex.args.join(" "),
                 stdout
                     .lines()

@@ -497,6 +497,8 @@ fn every_schema_is_a_valid_schema_that_says_keys_are_only_added() {
 
     let mut expected: BTreeSet<String> = LINE_TYPES.iter().map(|t| format!("{t}.json")).collect();
     expected.insert("line.json".into());
+    // spddump's lines, checked by spd_schema.rs.
+    expected.extend(crate::spd_schema::FILES.iter().map(|f| format!("{f}.json")));
     let present: BTreeSet<String> = std::fs::read_dir(schema_dir())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

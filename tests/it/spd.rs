@@ -62,7 +62,7 @@ fn a_written_spd_reads_back() {
     let spd = read_bytes(&bytes).unwrap();
     assert_eq!(spd.binary, "EbpfCore.sys");
     assert_eq!(spd.guid.to_string().to_uppercase(), APP);
-    assert_eq!((spd.age, spd.functions, spd.profiled), (4, 3, true));
+    assert_eq!((spd.age, spd.functions, spd.profiled), (4, 8, true));
     assert!(!spd.new_version());
     let not_yet = SpdBuilder::new("map.sys", CORE, 17).not_profiled().build();
     assert!(!read_bytes(&not_yet).unwrap().profiled);

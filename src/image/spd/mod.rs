@@ -25,12 +25,21 @@
 //! header, the binary's name and the module block's header are read (at most 0x80 + 522 +
 //! 0x38 bytes, whatever the size of the file), and nothing is allocated from a field before
 //! it is checked against the file's size.
+//!
+//! What the module block holds past its header (the symbol table, the function records with
+//! their blocks and callees, the names) is read by [`table`], with checks of its own.
 
 use std::fmt;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 use uuid::Uuid;
+
+mod bytes;
+mod check;
+mod contents;
+pub mod function;
+pub mod table;
 
 /// The first four bytes of an SPD.
 pub const SIGNATURE: &[u8; 4] = b"H_Q_";
@@ -136,6 +145,20 @@ impl Spd {
     }
 }
 
+/// The header of an SPD: its identity, and the fields beside it that no identity needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// The identity (section 10's fields).
+    pub spd: Spd,
+    /// The two profile totals at 0x5C and 0x64, as stored. What they count is not known:
+    /// they equal no sum of the function records' counters, and are shown raw.
+    pub totals: [u64; 2],
+    /// The djb2 hash of the binary's name, at 0x18.
+    pub name_hash: u32,
+    /// Where the module block starts in the file.
+    pub module_offset: u64,
+}
+
 /// Whether `first` (a file's first bytes) starts like an SPD.
 pub fn looks_like(first: &[u8]) -> bool {
     first.starts_with(SIGNATURE)
@@ -156,6 +179,11 @@ fn read_at<R: Read + Seek + ?Sized>(file: &mut R, at: u64, buf: &mut [u8]) -> io
 
 /// Reads the SPD in `file`, whose size is `len` bytes: its checks, then its identity.
 pub fn read<R: Read + Seek + ?Sized>(file: &mut R, len: u64) -> Result<Spd, SpdError> {
+    read_header(file, len).map(|h| h.spd)
+}
+
+/// Reads the SPD in `file`, whose size is `len` bytes: its checks, then its header.
+pub fn read_header<R: Read + Seek + ?Sized>(file: &mut R, len: u64) -> Result<Header, SpdError> {
     if len < HEADER as u64 {
         return Err(SpdError::failed(
             Check::Signature,
@@ -181,13 +209,19 @@ pub fn read<R: Read + Seek + ?Sized>(file: &mut R, len: u64) -> Result<Spd, SpdE
     let functions = LE::read_u32(&module[0x1C..]);
     let totals = [LE::read_u64(&header[0x5C..]), LE::read_u64(&header[0x64..])];
     let guid: [u8; 16] = header[0x4C..0x5C].try_into().expect("16 bytes");
-    Ok(Spd {
+    let spd = Spd {
         binary,
         guid: Uuid::from_bytes_le(guid),
         age: u32_at(0x48),
         functions,
         profiled: totals.iter().any(|&t| t != 0),
         version: u32_at(0x04),
+    };
+    Ok(Header {
+        spd,
+        totals,
+        name_hash: u32_at(0x18),
+        module_offset: u64::from(u32_at(0x38)),
     })
 }
 

@@ -1,0 +1,251 @@
+//! `spddump`, the second binary: its views of the synthetic SPDs pinned as golden files
+//! (`tests/golden-spddump/`), its exit codes, its error messages, its spellings, a reader
+//! that goes away. The golden files are regenerated with
+//!
+//! ```text
+//! SPTDUMP_BLESS=1 cargo test --test it spddump::
+//! ```
+//!
+//! and reviewed against the SPD the test kit writes (`sptdump_testkit::spd`), line by line.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::sync::Once;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use sptdump_testkit::golden;
+use sptdump_testkit::spd::{SpdBuilder, field};
+
+/// Where the broken SPDs go, relative to the crate root.
+const INPUTS: &str = "target/golden-inputs";
+
+const BLESS: &str = "SPTDUMP_BLESS=1 cargo test --test it spddump::";
+
+const APP: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
+
+fn crate_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `spddump ARGS` at the crate root.
+fn spddump(args: &[&str]) -> Output {
+    Command::cargo_bin("spddump")
+        .unwrap()
+        .current_dir(crate_root())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The broken SPDs of the golden files: one whose function table fails a check, one that
+/// is not an SPD at all.
+fn write_inputs() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let dir = crate_root().join(INPUTS);
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = SpdBuilder::new("app.exe", APP, 1);
+        let l = good.layout();
+        let bad_table = good.clone().patch_u32(l.blocks[2][0].successors, 4).build();
+        let not_spd = good.patch_u32(field::NAME_HASH, 7).build();
+        for (name, bytes) in [("bad-table.spd", bad_table), ("bad-hash.spd", not_spd)] {
+            sptdump_testkit::fixtures::write_shared(&dir.join(name), &bytes);
+        }
+    });
+}
+
+/// The golden files' runs: each view of `testdata/pe/app.spd`, JSON, and the failures.
+fn cases() -> Vec<(&'static str, Vec<&'static str>)> {
+    let app = "testdata/pe/app.spd";
+    vec![
+        ("header", vec!["/header", app]),
+        ("module", vec!["/module", app]),
+        ("symbol", vec!["/symbol", app]),
+        ("func", vec!["/func", app]),
+        ("funcid", vec!["/funcid:parse_token", app]),
+        ("cg", vec!["/cg", app]),
+        ("fg", vec!["/fg", app]),
+        ("coverage", vec!["/coverage", app]),
+        ("dyninst", vec!["/dyninst:3", app]),
+        ("all-not-profiled", vec!["testdata/pe/core.spd"]),
+        ("json", vec!["/json", app]),
+        (
+            "bad-table",
+            vec!["/func", "target/golden-inputs/bad-table.spd"],
+        ),
+        (
+            "bad-hash",
+            vec!["/func", "target/golden-inputs/bad-hash.spd"],
+        ),
+        ("no-such-function", vec!["/funcid:nosuch", app]),
+        ("usage", vec!["/fgg", app]),
+    ]
+}
+
+fn render(args: &[&str], o: &Output) -> String {
+    let mut text = format!("$ spddump {}\n--- stdout\n", args.join(" "));
+    text.push_str(&String::from_utf8_lossy(&o.stdout));
+    text.push_str("--- stderr\n");
+    text.push_str(&String::from_utf8_lossy(&o.stderr));
+    writeln!(text, "--- exit {}", o.status.code().unwrap_or(-1)).unwrap();
+    text
+}
+
+fn golden_path(name: &str) -> PathBuf {
+    crate_root().join(format!("tests/golden-spddump/{name}.txt"))
+}
+
+#[test]
+fn each_view_prints_its_golden_file() {
+    write_inputs();
+    let mut failures = Vec::new();
+    for (name, args) in cases() {
+        let o = spddump(&args);
+        let what = format!("the output of `spddump {}`", args.join(" "));
+        if let Err(e) = golden::check(&golden_path(name), &render(&args, &o), &what, BLESS) {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every golden file is some case's: none is left behind by a case renamed or removed.
+#[test]
+fn every_spddump_golden_file_has_a_case() {
+    let names: Vec<String> = cases().iter().map(|c| format!("{}.txt", c.0)).collect();
+    let dir = crate_root().join("tests/golden-spddump");
+    let mut found = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(names.contains(&name), "{name} has no case (delete it)");
+        found += 1;
+    }
+    assert_eq!(found, names.len());
+}
+
+/// The exit codes: 0 when every file is shown, 1 when one is not an SPD or fails a check,
+/// 2 for a wrong command line; a failing file does not stop the others.
+#[test]
+fn exit_codes_and_files_after_a_failure() {
+    write_inputs();
+    let o = spddump(&[
+        "/header",
+        "target/golden-inputs/bad-hash.spd",
+        "testdata/pe/app.spd",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("binary        app.exe"), "{out}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with(
+            "spddump: target/golden-inputs/bad-hash.spd: not a recognised SPD: check 3"
+        ),
+        "{err}"
+    );
+    assert_eq!(spddump(&["/func", "missing.spd"]).status.code(), Some(1));
+    assert_eq!(spddump(&["/func"]).status.code(), Some(2));
+    assert_eq!(spddump(&[]).status.code(), Some(2));
+    assert_eq!(
+        spddump(&["/dyninst:none", "testdata/pe/app.spd"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let help = spddump(&["-?"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("/funcid:FID"));
+}
+
+/// A table that fails a check still shows the identity, in JSON too; then the error.
+#[test]
+fn a_failing_table_shows_the_identity_then_the_error() {
+    write_inputs();
+    let o = spddump(&["/json", "/cg", "target/golden-inputs/bad-table.spd"]);
+    assert_eq!(o.status.code(), Some(1));
+    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["type"], "spd_header");
+    assert_eq!(lines[0]["binary"], "app.exe");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not a readable SPD function table: successors failed at 0x"),
+        "{err}"
+    );
+}
+
+/// `/funcid` finds functions by id, by hash and by name; JSON marks inferred keys.
+#[test]
+fn funcid_by_id_hash_or_name() {
+    let app = "testdata/pe/app.spd";
+    let json = |q: &str| -> Vec<Value> {
+        let o = spddump(&["/json", &format!("/funcid:{q}"), app]);
+        assert_eq!(o.status.code(), Some(0), "{q}");
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|v: &Value| v["type"] == "spd_function")
+            .collect()
+    };
+    let by_name = json("mix_round");
+    assert_eq!(by_name.len(), 1);
+    let f = &by_name[0];
+    assert_eq!(f["hash"], "3C8D5A1F0E7B9246");
+    assert_eq!(f["static"], true);
+    assert_eq!(
+        (f["entry"].as_u64(), f["dyninst"].as_u64()),
+        (Some(80), Some(560))
+    );
+    assert!(
+        f["inferred"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("id"))
+    );
+    let id = f["id"].as_u64().unwrap().to_string();
+    assert_eq!(json(&id)[0]["name"], "mix_round");
+    assert_eq!(json("3C8D5A1F0E7B9246")[0]["name"], "mix_round");
+    assert_eq!(json("3c8d5a1f0e7b9246")[0]["name"], "mix_round");
+}
+
+/// Every spelling of an option does the same.
+#[test]
+fn options_in_every_spelling() {
+    let app = "testdata/pe/app.spd";
+    let slash = spddump(&["/Func", app]).stdout;
+    for spelled in ["-func", "--func", "/FUNC"] {
+        assert_eq!(spddump(&[spelled, app]).stdout, slash, "{spelled}");
+    }
+    let dyninst = spddump(&["/dyninst:2", app]).stdout;
+    assert_eq!(spddump(&["--dyninst=2", app]).stdout, dyninst);
+}
+
+/// A reader that stops early ends spddump quietly, with status 0.
+#[test]
+fn a_reader_that_goes_away_ends_it_quietly() {
+    let path = crate_root().join("testdata/pe/app.spd");
+    let many: Vec<String> = (0..3000).map(|_| path.display().to_string()).collect();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("spddump"))
+        .arg("/fg")
+        .args(&many)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    std::io::Read::read_exact(&mut out, &mut first).unwrap();
+    drop(out);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
