@@ -15,6 +15,8 @@
 //! | kernel-image           | note     | a kernel-mode image (`ntoskrnl.exe`, `hal.dll`, `*.sys`) |
 //! | sparse                 | warning  | with `/pdb`: under 1 hit per 100 bytes of sampled code  |
 //! | spd-not-profiled       | note     | a `/match` SPD holds no profile yet                     |
+//! | lbr-thin               | warning  | with `/pdb` and `/image`: the LBR ranges cover under    |
+//! |                        |          | half the blocks of the functions with IP samples        |
 //!
 //! The mode to give SPDConvert is LBR when the trace has at least [`LBR_ENOUGH`] LBR samples
 //! (each LBR record and each of its REPEATs; or LBR records and no IP samples), else IP; a
@@ -22,6 +24,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::analysis::ranges::{self, RangeReport};
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Severity, codes};
 use crate::format::progid::registry_form;
@@ -54,6 +57,9 @@ pub enum VerdictCode {
     KernelImage = "kernel-image", Note;
     /// A `/match` SPD holds no profile yet: the first import fills it.
     SpdNotProfiled = "spd-not-profiled", Note;
+    /// With `/pdb` and `/image`: the LBR ranges cover under [`THIN`] of the blocks of the
+    /// functions with IP samples.
+    LbrThin = "lbr-thin", Warning;
 }
 }
 
@@ -198,6 +204,61 @@ pub(crate) fn check(
         verdicts,
         mode,
     }
+}
+
+/// The share of the sampled functions' basic blocks under which the LBR ranges are thin: a
+/// profile that leaves most of the blocks of the code that runs without a count has SPGO
+/// treat them as cold, which is the opposite of what it was recorded for. No figure is
+/// published by SPGO; this is ours (README, "Before SPDConvert").
+pub const THIN: f64 = 0.5;
+
+/// The `lbr-thin` verdict of each binary whose LBR ranges were read: of the functions with
+/// IP samples, the blocks the ranges cover.
+pub(crate) fn thin(
+    report: &mut CheckReport,
+    summary: &Summary,
+    symbols: &SymbolMap,
+    ranges: &RangeReport,
+) {
+    for b in ranges.binaries.iter().filter(|b| b.order.is_some()) {
+        let (Some(functions), Some(code)) =
+            (symbols.get(Some(b.progid)), symbols.code(Some(b.progid)))
+        else {
+            continue;
+        };
+        let mut sampled: BTreeMap<u32, ()> = BTreeMap::new();
+        for table in summary.ip_tables(b.progid) {
+            sampled.extend(
+                table
+                    .iter()
+                    .filter_map(|(rva, _)| functions.lookup(rva).map(|(f, _)| (f.rva, ()))),
+            );
+        }
+        let (mut blocks, mut covered) = (0u64, 0u64);
+        for &rva in sampled.keys() {
+            let (all, hit) = match b.functions.iter().find(|f| f.rva == rva) {
+                Some(f) => (f.blocks, f.covered),
+                None => (ranges::blocks_of(functions, code, rva, &b.counts).0, 0),
+            };
+            blocks += u64::from(all);
+            covered += u64::from(hit);
+        }
+        if blocks > 0 && (covered as f64) < THIN * blocks as f64 {
+            report.verdicts.push(Verdict {
+                progid: Some(b.progid),
+                code: VerdictCode::LbrThin,
+                message: format!(
+                    "the LBR ranges cover {covered} of the {blocks} blocks of the {} functions \
+                     with IP samples ({}): SPGO will see the rest as cold; record longer",
+                    sampled.len(),
+                    crate::output::percent(covered.into(), blocks.into()),
+                ),
+            });
+        }
+    }
+    report
+        .verdicts
+        .sort_by_key(|v| std::cmp::Reverse(v.severity()));
 }
 
 /// The fewest LBR samples `/check` recommends `SPDConvert /mode:LBR` for, when the trace

@@ -305,6 +305,17 @@ fn per_function(
     runs
 }
 
+/// The basic blocks of the function at `rva` in `code` and how many of them have a count,
+/// as [`BinaryRanges::functions`] counts them.
+pub(crate) fn blocks_of(
+    functions: &Symbols,
+    code: &Code,
+    rva: u32,
+    counts: &FxHashMap<u32, u128>,
+) -> (u32, u32) {
+    blocks(functions, rva, &mut Decoded::new(code), counts)
+}
+
 /// The basic blocks of the function at `rva` and how many of them have a count. Leaders are
 /// its first instruction, every direct jump's target inside it, and every instruction after
 /// a jump, conditional or not, or a return (a call does not end a block); a block of padding

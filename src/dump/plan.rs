@@ -188,7 +188,8 @@ impl Plan {
         let stack_arcs = reads.stack_arcs() || self.check || compared;
         let counts = reads.counts() || stack_arcs;
         let stacks = reads.stacks();
-        let lbr_records = reads.lbr_records();
+        // /check reads the LBR ranges where it has the code to read them with.
+        let lbr_records = reads.lbr_records() || (self.check && !self.images.is_empty());
         let events = self.sections.event;
         Needs {
             events,

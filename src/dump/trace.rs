@@ -16,10 +16,10 @@ use std::io;
 use super::kept::{Given, Kept, match_results};
 use super::view::Writes;
 use super::{Out, Outcome, Plan, Sections, Shape, views};
-use crate::analysis::check;
 use crate::analysis::collect::Collector;
 use crate::analysis::lbr::LbrRecords;
 use crate::analysis::stacks::StackCounts;
+use crate::analysis::{check, ranges};
 use crate::format::decode::{Decoder, Selection, Sink};
 use crate::format::diag::{Code, Diagnostic, Severity, Tally};
 use crate::format::error::Error;
@@ -183,7 +183,7 @@ fn steps<P: Printer>(
         let after = views::After {
             summary: plan.check || plan.keeps_counts(),
             stacks: plan.keeps_counts(),
-            lbr: plan.keeps_counts(),
+            lbr: plan.keeps_counts() || plan.check,
         };
         views::show(out, file, plan, &mut kept, after)?;
     }
@@ -425,7 +425,11 @@ fn verdicts<P: Printer>(
     if plan.check
         && let Some(summary) = &kept.summary
     {
-        let report = check::check(summary, &kept.tables, &kept.symbols, &results);
+        let mut report = check::check(summary, &kept.tables, &kept.symbols, &results);
+        if let Some(lbr) = &kept.lbr {
+            let ranges = ranges::ranges(lbr, &kept.tables, &kept.symbols);
+            check::thin(&mut report, summary, &kept.symbols, &ranges);
+        }
         let diagnostics = out.tally;
         out.print(|p| p.check(file, &report, diagnostics))?;
         out.failed += report.count(Severity::Error) as usize;

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
+use sptdump_testkit::builder::{Guid, RETIRE_BR_INSTR, SptBuilder};
 use sptdump_testkit::fixtures;
 use sptdump_testkit::walk::{self, Sampling, Walk};
 
@@ -375,4 +376,41 @@ fn annotate_of_a_name_no_binary_has_says_so() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn check_says_lbr_thin_when_the_ranges_cover_under_half_the_sampled_blocks() {
+    let walk = lbr_walk();
+    let dir = tempfile::tempdir().unwrap();
+    let verdicts = |lbr_records: usize| -> Vec<String> {
+        // Every sample's IP, and the LBR records of the first few only.
+        let mut b = SptBuilder::new();
+        let (guid, age) = fixtures::codeview("lbr");
+        let name = b.string("lbr.exe");
+        b.program_id(Guid(guid), age, name);
+        b.binary_id(0);
+        for (n, record) in walk.records.iter().enumerate() {
+            b.ip(RETIRE_BR_INSTR, &[record[0].1]);
+            if n < lbr_records {
+                b.lbr(record);
+            }
+        }
+        let trace = dir.path().join("thin.spt");
+        std::fs::write(&trace, b.build()).unwrap();
+        let args = [
+            "/json",
+            "/check",
+            "/pdb:lbr.pdb",
+            "/image:lbr.exe",
+            trace.to_str().unwrap(),
+        ];
+        let o = run_in(&fixtures::dir(), &args);
+        of_type(&json_lines(&o), "check")
+            .iter()
+            .map(|l| l["code"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // One record's ranges reach a few blocks of the sampled functions; all of them, every one.
+    assert!(verdicts(1).contains(&"lbr-thin".to_owned()));
+    assert!(!verdicts(walk.records.len()).contains(&"lbr-thin".to_owned()));
 }
