@@ -2,7 +2,13 @@
 //!
 //! ```text
 //! cargo run --release --example synth -- OUT.spt SIZE_MIB [SEED] [--realistic [--ip-only]]
+//! cargo run --release --example synth -- OUT.spt SIZE_MIB [SEED] --lbr-walk
 //! ```
+//!
+//! `--lbr-walk` writes the SPGO tutorial's shape instead, an IP sample and an LBR record per
+//! sample and no call stacks, of `testdata/pe/lbr.exe` walked as its real control flow goes
+//! (`sptdump_testkit::walk`): the trace the LBR views (`/coverage`, `/dyninst`) are measured
+//! on, with `/pdb:testdata/pe/lbr.pdb /image:testdata/pe/lbr.exe`.
 //!
 //! `--realistic` spreads the addresses as a long production run does (see
 //! `synth::Profile::Realistic`); `--ip-only` leaves out its LBR records and call stacks. The last line printed counts the key updates a summary
@@ -16,7 +22,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
-use sptdump_testkit::synth;
+use sptdump_testkit::{synth, walk};
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = env::args().skip(1).collect();
@@ -27,6 +33,7 @@ fn main() -> ExitCode {
         }
         None => false,
     };
+    let lbr_walk = flag("--lbr-walk");
     let profile = match (flag("--realistic"), flag("--ip-only")) {
         (false, _) => synth::Profile::Bench,
         (true, false) => synth::Profile::Realistic,
@@ -36,13 +43,33 @@ fn main() -> ExitCode {
         args.first(),
         args.get(1).and_then(|s| s.parse::<u64>().ok()),
     ) else {
-        eprintln!("usage: synth OUT.spt SIZE_MIB [SEED] [--realistic [--ip-only]]");
+        eprintln!("usage: synth OUT.spt SIZE_MIB [SEED] [--realistic [--ip-only] | --lbr-walk]");
         return ExitCode::from(2);
     };
     let seed = args
         .get(2)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5EED_5EED_u64);
+    if lbr_walk {
+        // An IP record (6 bytes) and a 16-pair LBR record (130 bytes) per sample.
+        let sampling = walk::Sampling {
+            records: usize::try_from((mib << 20) / 136).unwrap_or(usize::MAX),
+            seed,
+            ..walk::LBR_TRACE
+        };
+        let records = walk::walk("lbr", "lbr", "main_entry", sampling).records;
+        let trace = walk::trace("lbr", "lbr.exe", &records, false);
+        return match std::fs::write(out, &trace) {
+            Ok(()) => {
+                eprintln!("wrote {out}: {} bytes", trace.len());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("synth: {out}: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let written = File::create(out).and_then(|file| {
         let mut w = BufWriter::with_capacity(1 << 20, file);
         let written = synth::write_profile(&mut w, mib << 20, seed, profile)?;

@@ -249,9 +249,9 @@ pub(crate) fn thin(
                 code: VerdictCode::LbrThin,
                 message: format!(
                     "the LBR ranges cover {covered} of the {blocks} blocks of the {} functions \
-                     with IP samples ({}): SPGO will see the rest as cold; record longer",
+                     with IP samples ({:.2}%): SPGO will see the rest as cold; record longer",
                     sampled.len(),
-                    crate::output::percent(covered.into(), blocks.into()),
+                    100.0 * crate::analysis::share(covered.into(), blocks.into()),
                 ),
             });
         }

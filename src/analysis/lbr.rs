@@ -1,139 +1,320 @@
-//! The LBR records of a trace kept whole: each record is one snapshot of the processor's
-//! last-branch stack, and the LBR views read its pairs as a sequence in time (the ranges
-//! that ran straight through between two branches), which the summary's pair counts lose.
+//! LBR records read as branch sequences while they are decoded: each record's ranges, the
+//! code that ran straight through between two of its branches, checked against the image's
+//! instructions and counted per instruction under both orders the pairs may be stored in.
 //!
-//! As with the call stacks, decoding keeps one entry per distinct (binary, record as
-//! stored) with its summed hits, nothing per record: SPTAggregate already folds identical
-//! records with REPEAT, and the same snapshot seen again only adds to its hits.
+//! ```text
+//! a record, newest first:   p0 = (from0 -> to0)   p1 = (from1 -> to1)   p2 ...
+//! ranges:                   [to1, from0]  ran after p1 and before p0
+//!                           [to2, from1]  ...
+//! oldest first:             [to0, from1], [to1, from2], ...
+//! ```
+//!
+//! A range is *consistent* when both ends are in one function of the PDB, it starts no later
+//! than it ends, the instructions decoded from its start reach its end exactly, and nothing
+//! before its end leaves the straight line (a jump, call or return; a conditional jump is
+//! not taken there). Each instruction of a consistent range counts the record's hits.
+//!
+//! What a binary's records add up to is held per instruction (under each order), and each
+//! instruction is decoded once, when a range first reaches it. Identical records are read
+//! once with their hits summed: they are gathered in a table of distinct records (a trace
+//! of a loop repeats the same snapshots), which is read and emptied whenever it holds
+//! [`PENDING`] records, and at the end. So the memory is bounded by the code the ranges
+//! touch and that table, however long the trace.
+//! `ranges::ranges` then decides the order and adds the counts up per function.
 
 use std::collections::BTreeMap;
 
-use crate::analysis::slices::{self, SliceCounts};
-use crate::format::record::{Branches, SampleKind, Samples};
+use rustc_hash::FxHashMap;
 
-/// The distinct LBR records of a trace and their hits, as decoded.
-#[derive(Debug, Default)]
-pub(crate) struct LbrRecords {
-    /// The progid (2 bytes, little-endian) and the record's pairs as stored, with the summed
-    /// hits.
-    records: SliceCounts<u8>,
-    /// Per binary: the LBR records with at least two pairs, and their hits.
-    totals: BTreeMap<u16, (u64, u128)>,
+use crate::analysis::slices::SliceCounts;
+use crate::format::record::{Branch, Branches, SampleKind, Samples};
+use crate::image::code::{Code, Flow, Instruction, Machine};
+use crate::image::symbols::{SymbolMap, Symbols};
+
+/// The order of a record's pairs on disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// The most recent branch first (Windows' ETW LBR payload, perf's).
+    NewestFirst,
+    /// The oldest branch first.
+    OldestFirst,
 }
 
-impl LbrRecords {
-    /// Counts a sample record, if it is an LBR record of a known binary with at least two
-    /// pairs (a record of one pair holds no range), with the next ones, their cache misses
-    /// overlapping. [`settle`](LbrRecords::settle) must be called before the records are read.
-    #[inline]
-    pub(crate) fn add_soon(&mut self, s: &Samples<'_>) {
+impl Order {
+    /// Both, in the order of [`Reading::consistent`].
+    pub(crate) const BOTH: [Order; 2] = [Order::NewestFirst, Order::OldestFirst];
+
+    /// `newest-first` or `oldest-first`, as text and JSON name it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Order::NewestFirst => "newest-first",
+            Order::OldestFirst => "oldest-first",
+        }
+    }
+
+    /// The range between two pairs stored one after the other, under this order.
+    pub(crate) fn range(self, stored: (&Branch, &Branch)) -> (u32, u32) {
+        let (first, second) = stored;
+        match self {
+            Order::NewestFirst => (second.to, first.from),
+            Order::OldestFirst => (first.to, second.from),
+        }
+    }
+}
+
+/// What one binary's LBR records add up to, under each order.
+#[derive(Debug, Default)]
+pub(crate) struct Reading {
+    /// Its LBR records of two pairs or more, as stored.
+    pub(crate) records: u64,
+    /// Their ranges, each counted with its record's hits.
+    pub(crate) ranges: u128,
+    /// The consistent ranges, under newest-first and under oldest-first.
+    pub(crate) consistent: [u128; 2],
+    /// Each instruction's count, by RVA, under each order.
+    pub(crate) counts: [FxHashMap<u32, u128>; 2],
+    /// The branches taken from each instruction that ends a consistent range, by RVA,
+    /// under each order.
+    pub(crate) taken: [FxHashMap<u32, u128>; 2],
+    /// The instructions decoded so far.
+    memo: FxHashMap<u32, Option<Instruction>>,
+}
+
+impl Reading {
+    /// Adds what `other` counted.
+    fn absorb(&mut self, other: Reading) {
+        self.records = self.records.saturating_add(other.records);
+        self.ranges = self.ranges.saturating_add(other.ranges);
+        for o in 0..2 {
+            self.consistent[o] = self.consistent[o].saturating_add(other.consistent[o]);
+            for (mine, theirs) in [
+                (&mut self.counts[o], &other.counts[o]),
+                (&mut self.taken[o], &other.taken[o]),
+            ] {
+                for (&rva, &n) in theirs {
+                    add(mine, rva, n);
+                }
+            }
+        }
+    }
+}
+
+/// How many records are gathered before the distinct ones are read: at most about 9 MiB
+/// of 16-pair records.
+const PENDING: usize = 1 << 16;
+
+/// The LBR records of a trace read as ranges, per binary.
+#[derive(Debug, Default)]
+pub(crate) struct RangeCounts {
+    binaries: BTreeMap<u16, Reading>,
+    /// Distinct records not read yet: the progid (2 bytes, little-endian), then the pairs
+    /// as stored, with their hits summed.
+    pending: SliceCounts<u8>,
+    /// The records gathered in `pending` (not only the distinct ones).
+    gathered: usize,
+    /// A record's pairs, and a range's instructions: reused from record to record.
+    pairs: Vec<Branch>,
+    passed: Vec<u32>,
+}
+
+impl RangeCounts {
+    /// Takes a sample record, if it is an LBR record of a known binary with at least two
+    /// pairs (a record of one pair holds no range), to be read with `symbols`: its ranges
+    /// are checked when the binary has its PDB and its image. [`flush`](RangeCounts::flush)
+    /// must be called before the readings are.
+    pub(crate) fn add(&mut self, s: &Samples<'_>, symbols: &SymbolMap) {
         let (SampleKind::Lbr, Some(progid)) = (s.kind(), s.progid) else {
             return;
         };
         if s.count < 2 {
             return;
         }
-        slices::absorb_totals(&mut self.totals, [(progid, (1, s.hits))]);
-        self.records
+        let reading = self.binaries.entry(progid).or_default();
+        reading.records += 1;
+        if symbols.code(Some(progid)).is_none() {
+            return;
+        }
+        self.pending
             .add_soon(&[&progid.to_le_bytes(), s.payload], s.hits);
+        self.gathered += 1;
+        if self.gathered >= PENDING {
+            self.flush(symbols);
+        }
     }
 
-    /// Counts the records [`add_soon`](LbrRecords::add_soon) holds.
-    pub(crate) fn settle(&mut self) {
-        self.records.settle();
+    /// Reads the records gathered so far.
+    pub(crate) fn flush(&mut self, symbols: &SymbolMap) {
+        self.pending.settle();
+        let pending = std::mem::take(&mut self.pending);
+        self.gathered = 0;
+        for (stored, hits) in pending.iter() {
+            let (binary, pairs) = stored.split_at(2);
+            let progid = u16::from_le_bytes([binary[0], binary[1]]);
+            self.read(progid, Branches::new(pairs), hits, symbols);
+        }
+    }
+
+    /// Reads one distinct record of `progid` that counts `hits` times.
+    fn read(&mut self, progid: u16, branches: Branches<'_>, hits: u128, symbols: &SymbolMap) {
+        let reading = self.binaries.entry(progid).or_default();
+        let (Some(functions), Some(code)) = (symbols.get(Some(progid)), symbols.code(Some(progid)))
+        else {
+            return;
+        };
+        if !matches!(code.machine, Machine::X64 | Machine::X86) {
+            return;
+        }
+        self.pairs.clear();
+        self.pairs.extend(branches.iter());
+        let ranges = self.pairs.len().saturating_sub(1) as u128;
+        reading.ranges = reading.ranges.saturating_add(ranges.saturating_mul(hits));
+        for (o, order) in Order::BOTH.into_iter().enumerate() {
+            for w in self.pairs.windows(2) {
+                let (start, end) = order.range((&w[0], &w[1]));
+                self.passed.clear();
+                let mut decoded = Decoded {
+                    code,
+                    memo: &mut reading.memo,
+                };
+                if !straight(&mut decoded, functions, start, end, &mut self.passed) {
+                    continue;
+                }
+                reading.consistent[o] = reading.consistent[o].saturating_add(hits);
+                for &rva in &self.passed {
+                    add(&mut reading.counts[o], rva, hits);
+                }
+                add(&mut reading.taken[o], end, hits);
+            }
+        }
     }
 
     /// Renumbers the binaries: `progid` becomes `to(progid)`.
-    pub(crate) fn renumber(self, to: impl Fn(u16) -> u16) -> LbrRecords {
-        LbrRecords {
-            records: slices::renumbered(&self.records, &to),
-            totals: slices::renumbered_totals(self.totals, &to),
+    pub(crate) fn renumber(self, to: impl Fn(u16) -> u16) -> RangeCounts {
+        let mut out = RangeCounts::default();
+        for (progid, reading) in self.binaries {
+            out.binaries.entry(to(progid)).or_default().absorb(reading);
         }
+        out
     }
 
     /// Adds what `other` counted.
-    pub(crate) fn absorb(&mut self, other: LbrRecords) {
-        slices::absorb_totals(&mut self.totals, other.totals);
-        for (record, hits) in other.records.iter() {
-            self.records.add(record, hits);
+    pub(crate) fn absorb(&mut self, other: RangeCounts) {
+        for (progid, reading) in other.binaries {
+            self.binaries.entry(progid).or_default().absorb(reading);
         }
     }
 
-    /// Every distinct record of `progid`: its pairs as stored, and its hits.
-    pub(crate) fn of(&self, progid: u16) -> impl Iterator<Item = (Branches<'_>, u128)> + '_ {
-        self.records.iter().filter_map(move |(stored, hits)| {
-            let (binary, pairs) = stored.split_at(2);
-            (u16::from_le_bytes([binary[0], binary[1]]) == progid)
-                .then(|| (Branches::new(pairs), hits))
-        })
+    /// Every binary with LBR records of two pairs or more, and what they add up to, in
+    /// progid order.
+    pub(crate) fn binaries(&self) -> impl Iterator<Item = (u16, &Reading)> + '_ {
+        self.binaries.iter().map(|(&p, r)| (p, r))
     }
+}
 
-    /// The binaries with LBR records of two pairs or more, and the records and hits of each,
-    /// in progid order.
-    pub(crate) fn totals(&self) -> impl Iterator<Item = (u16, u64, u128)> + '_ {
-        self.totals
-            .iter()
-            .map(|(&p, &(records, hits))| (p, records, hits))
+/// Adds `n` to `rva`'s count, saturating.
+fn add(counts: &mut FxHashMap<u32, u128>, rva: u32, n: u128) {
+    let count = counts.entry(rva).or_default();
+    *count = count.saturating_add(n);
+}
+
+/// Whether `[start, end]` ran straight through: both ends in one function, and the
+/// instructions decoded from `start` reach `end` exactly, none before it leaving the straight
+/// line. The instructions are pushed onto `passed`, `end`'s included.
+fn straight(
+    decoded: &mut Decoded<'_>,
+    functions: &Symbols,
+    start: u32,
+    end: u32,
+    passed: &mut Vec<u32>,
+) -> bool {
+    if start > end {
+        return false;
+    }
+    let same = functions.lookup(start).zip(functions.lookup(end));
+    if same.is_none_or(|((a, _), (b, _))| a.rva != b.rva) {
+        return false;
+    }
+    let mut at = start;
+    loop {
+        let Some(i) = decoded.at(at) else {
+            return false;
+        };
+        passed.push(at);
+        if at == end {
+            return true;
+        }
+        if !matches!(i.flow, Flow::Next | Flow::Conditional) {
+            return false;
+        }
+        match at.checked_add(i.len) {
+            Some(next) if next <= end => at = next,
+            _ => return false,
+        }
+    }
+}
+
+/// The instructions of an image, decoded once each, when first asked for.
+pub(crate) struct Decoded<'c> {
+    pub(crate) code: &'c Code,
+    pub(crate) memo: &'c mut FxHashMap<u32, Option<Instruction>>,
+}
+
+impl Decoded<'_> {
+    pub(crate) fn at(&mut self, rva: u32) -> Option<Instruction> {
+        *self
+            .memo
+            .entry(rva)
+            .or_insert_with(|| self.code.instruction(rva))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::opcode::Opcode;
-    use crate::format::record::Branch;
 
-    fn record(r: &mut LbrRecords, progid: u16, hits: u128, pairs: &[(u32, u32)]) {
-        let payload: Vec<u8> = pairs
-            .iter()
-            .flat_map(|&(from, to)| [to.to_le_bytes(), from.to_le_bytes()])
-            .flatten()
-            .collect();
-        let s = Samples::new(
-            0,
-            Opcode::LBR,
-            Some(progid),
-            hits,
-            pairs.len() as u8,
-            &payload,
-        );
-        r.add_soon(&s);
-    }
-
-    fn pairs(r: &LbrRecords, progid: u16) -> Vec<(Vec<(u32, u32)>, u128)> {
-        r.of(progid)
-            .map(|(b, hits)| {
-                (
-                    b.iter().map(|Branch { from, to }| (from, to)).collect(),
-                    hits,
-                )
-            })
-            .collect()
+    #[test]
+    fn a_range_lies_between_two_branches_in_time() {
+        let older = Branch {
+            from: 0x10,
+            to: 0x20,
+        };
+        let newer = Branch {
+            from: 0x30,
+            to: 0x40,
+        };
+        // Newest first: the newer pair is stored first.
+        assert_eq!(Order::NewestFirst.range((&newer, &older)), (0x20, 0x30));
+        // Oldest first: the older pair is stored first.
+        assert_eq!(Order::OldestFirst.range((&older, &newer)), (0x20, 0x30));
     }
 
     #[test]
-    fn records_are_kept_whole_per_binary_and_the_same_record_adds_its_hits() {
-        let mut r = LbrRecords::default();
-        record(&mut r, 0, 1, &[(0x10, 0x20), (0x30, 0x40)]);
-        record(&mut r, 1, 5, &[(0x10, 0x20), (0x30, 0x40)]);
-        record(&mut r, 0, 3, &[(0x10, 0x20), (0x30, 0x40)]);
-        record(&mut r, 0, 7, &[(0x10, 0x20)]);
-        r.settle();
-        assert_eq!(pairs(&r, 0), [(vec![(0x10, 0x20), (0x30, 0x40)], 4)]);
-        assert_eq!(pairs(&r, 1), [(vec![(0x10, 0x20), (0x30, 0x40)], 5)]);
-        assert_eq!(r.totals().collect::<Vec<_>>(), [(0, 2, 4), (1, 1, 5)]);
-    }
-
-    #[test]
-    fn renumbered_records_merge_into_the_binary_they_become() {
-        let mut a = LbrRecords::default();
-        record(&mut a, 0, 2, &[(1, 2), (3, 4)]);
-        a.settle();
-        let mut b = LbrRecords::default();
-        record(&mut b, 3, 5, &[(1, 2), (3, 4)]);
-        b.settle();
+    fn readings_merge_by_binary_and_add_up_per_instruction() {
+        let mut a = RangeCounts::default();
+        let mut r = Reading {
+            records: 2,
+            ranges: 30,
+            consistent: [28, 4],
+            ..Reading::default()
+        };
+        r.counts[0].insert(0x10, 5);
+        a.binaries.insert(0, r);
+        let mut b = RangeCounts::default();
+        let mut r = Reading {
+            records: 1,
+            ranges: u128::MAX,
+            consistent: [1, 0],
+            ..Reading::default()
+        };
+        r.counts[0].insert(0x10, 7);
+        r.taken[1].insert(0x20, 1);
+        b.binaries.insert(3, r);
         a.absorb(b.renumber(|p| if p == 3 { 0 } else { p }));
-        assert_eq!(pairs(&a, 0), [(vec![(1, 2), (3, 4)], 7)]);
-        assert_eq!(a.totals().collect::<Vec<_>>(), [(0, 2, 7)]);
+        let (progid, merged) = a.binaries().next().unwrap();
+        assert_eq!(progid, 0);
+        assert_eq!((merged.records, merged.ranges), (3, u128::MAX));
+        assert_eq!(merged.consistent, [29, 4]);
+        assert_eq!(merged.counts[0][&0x10], 12);
+        assert_eq!(merged.taken[1][&0x20], 1);
     }
 }

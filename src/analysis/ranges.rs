@@ -1,65 +1,24 @@
-//! LBR records read as SPGO reads them: branch sequences, the code that ran straight through
-//! between two branches, and what that adds up to per instruction, block and function
-//! (docs/output.md, "What SPGO will learn from LBR").
+//! What the LBR ranges add up to, per binary: the order used, and per function the
+//! instructions run, the basic blocks and those covered (docs/output.md, "What SPGO will
+//! learn from LBR"). The ranges themselves are read as the records are decoded (`lbr`).
 //!
-//! ```text
-//! a record, newest first:   p0 = (from0 -> to0)   p1 = (from1 -> to1)   p2 ...
-//! ranges:                   [to1, from0]  ran after p1 and before p0
-//!                           [to2, from1]  ...
-//! oldest first:             [to0, from1], [to1, from2], ...
-//! ```
-//!
-//! A range is *consistent* when both ends are in one function of the PDB, it starts no later
-//! than it ends, the instructions decoded from its start reach its end exactly, and nothing
-//! before its end leaves the straight line (a jump, call or return; a conditional jump is
-//! not taken there). The order in which SPTAggregate stores a record's pairs is not
-//! documented: per binary, both are tried, and the one with more consistent ranges is used
-//! when at least 90% of its ranges are; otherwise no range is (`lbr-order-unknown`).
-//! Each instruction of a consistent range counts the record's hits.
-//!
-//! Instructions are decoded once per run, when a range first reaches them; a function's
-//! blocks, for coverage, only for the functions the ranges reached.
+//! The order in which SPTAggregate stores a record's pairs is not documented: per binary,
+//! both were tried, and the one with more consistent ranges is used when at least 90% of its
+//! ranges are; otherwise no range is (`lbr-order-unknown`). A function's blocks, for
+//! coverage, are decoded only for the functions the ranges reached.
 
 use std::collections::HashMap;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::analysis::lbr::LbrRecords;
-use crate::format::record::Branch;
+pub(crate) use crate::analysis::lbr::Order;
+use crate::analysis::lbr::{Decoded, RangeCounts, Reading};
 use crate::format::tables::Tables;
 use crate::image::code::{Code, Flow, Instruction, Machine};
 use crate::image::symbols::{SymbolMap, Symbols};
 
 /// The share of consistent ranges an order needs to be used.
 pub(crate) const ORDER_THRESHOLD: f64 = 0.9;
-
-/// The order of a record's pairs on disk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Order {
-    /// The most recent branch first (Windows' ETW LBR payload, perf's).
-    NewestFirst,
-    /// The oldest branch first.
-    OldestFirst,
-}
-
-impl Order {
-    /// `newest-first` or `oldest-first`, as text and JSON name it.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Order::NewestFirst => "newest-first",
-            Order::OldestFirst => "oldest-first",
-        }
-    }
-
-    /// The range between two pairs stored one after the other, under this order.
-    fn range(self, stored: (&Branch, &Branch)) -> (u32, u32) {
-        let (first, second) = stored;
-        match self {
-            Order::NewestFirst => (second.to, first.from),
-            Order::OldestFirst => (first.to, second.from),
-        }
-    }
-}
 
 /// What the ranges of one function add up to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,15 +86,15 @@ pub(crate) struct RangeReport {
     pub(crate) binaries: Vec<BinaryRanges>,
 }
 
-/// Reads the LBR records of every binary as sequences of ranges.
-pub(crate) fn ranges(records: &LbrRecords, tables: &Tables, symbols: &SymbolMap) -> RangeReport {
-    let binaries = records
-        .totals()
-        .map(|(progid, stored, _)| {
+/// What the LBR ranges of every binary add up to, the order of each decided.
+pub(crate) fn ranges(counts: &RangeCounts, tables: &Tables, symbols: &SymbolMap) -> RangeReport {
+    let binaries = counts
+        .binaries()
+        .map(|(progid, reading)| {
             let mut b = BinaryRanges {
                 progid,
                 name: tables.binary_name(progid),
-                records: stored,
+                records: reading.records,
                 ..BinaryRanges::default()
             };
             match (symbols.get(Some(progid)), symbols.code(Some(progid))) {
@@ -151,7 +110,7 @@ pub(crate) fn ranges(records: &LbrRecords, tables: &Tables, symbols: &SymbolMap)
                         code.machine
                     ));
                 }
-                (Some(functions), Some(code)) => read(&mut b, records, functions, code),
+                (Some(functions), Some(code)) => read(&mut b, reading, functions, code),
             }
             b
         })
@@ -159,45 +118,23 @@ pub(crate) fn ranges(records: &LbrRecords, tables: &Tables, symbols: &SymbolMap)
     RangeReport { binaries }
 }
 
-/// Reads binary `b`'s records under both orders, keeps the counts of the one used, and
-/// adds them up per function.
-fn read(b: &mut BinaryRanges, records: &LbrRecords, functions: &Symbols, code: &Code) {
-    let mut decoded = Decoded::new(code);
-    let mut counts: [FxHashMap<u32, u128>; 2] = Default::default();
-    let mut taken: [FxHashMap<u32, u128>; 2] = Default::default();
-    let (mut pairs, mut passed) = (Vec::new(), Vec::new());
-    for (branches, hits) in records.of(b.progid) {
-        pairs.clear();
-        pairs.extend(branches.iter());
-        let ranges = (pairs.len().saturating_sub(1) as u128).saturating_mul(hits);
-        b.ranges = b.ranges.saturating_add(ranges);
-        for (o, order) in [Order::NewestFirst, Order::OldestFirst]
-            .into_iter()
-            .enumerate()
-        {
-            for w in pairs.windows(2) {
-                let (start, end) = order.range((&w[0], &w[1]));
-                passed.clear();
-                if !straight(&mut decoded, functions, start, end, &mut passed) {
-                    continue;
-                }
-                b.consistent[o] = b.consistent[o].saturating_add(hits);
-                for &rva in &passed {
-                    let count = counts[o].entry(rva).or_default();
-                    *count = count.saturating_add(hits);
-                }
-                let branch = taken[o].entry(end).or_default();
-                *branch = branch.saturating_add(hits);
-            }
-        }
-    }
+/// Keeps the counts of binary `b`'s order, when one is used, and adds them up per function.
+fn read(b: &mut BinaryRanges, reading: &Reading, functions: &Symbols, code: &Code) {
+    b.ranges = reading.ranges;
+    b.consistent = reading.consistent;
     b.known_functions = functions.len();
     b.order = order(b.ranges, b.consistent);
     let Some(order) = b.order else {
         return;
     };
-    b.counts = std::mem::take(&mut counts[order as usize]);
-    b.taken = std::mem::take(&mut taken[order as usize]);
+    let used = Order::BOTH.iter().position(|&o| o == order).unwrap_or(0);
+    b.counts = reading.counts[used].clone();
+    b.taken = reading.taken[used].clone();
+    let mut memo = FxHashMap::default();
+    let mut decoded = Decoded {
+        code,
+        memo: &mut memo,
+    };
     b.functions = per_function(&b.counts, functions, &mut decoded);
     b.instructions = b
         .functions
@@ -214,64 +151,6 @@ fn order(ranges: u128, consistent: [u128; 2]) -> Option<Order> {
         (Order::NewestFirst, consistent[0])
     };
     (ranges > 0 && best as f64 >= ORDER_THRESHOLD * ranges as f64).then_some(order)
-}
-
-/// Whether `[start, end]` ran straight through: both ends in one function, and the
-/// instructions decoded from `start` reach `end` exactly, none before it leaving the straight
-/// line. The instructions are pushed onto `passed`, `end`'s included.
-fn straight(
-    decoded: &mut Decoded<'_>,
-    functions: &Symbols,
-    start: u32,
-    end: u32,
-    passed: &mut Vec<u32>,
-) -> bool {
-    if start > end {
-        return false;
-    }
-    let same = functions.lookup(start).zip(functions.lookup(end));
-    if same.is_none_or(|((a, _), (b, _))| a.rva != b.rva) {
-        return false;
-    }
-    let mut at = start;
-    loop {
-        let Some(i) = decoded.at(at) else {
-            return false;
-        };
-        passed.push(at);
-        if at == end {
-            return true;
-        }
-        if !matches!(i.flow, Flow::Next | Flow::Conditional) {
-            return false;
-        }
-        match at.checked_add(i.len) {
-            Some(next) if next <= end => at = next,
-            _ => return false,
-        }
-    }
-}
-
-/// The instructions of an image, decoded once each, when first asked for.
-struct Decoded<'c> {
-    code: &'c Code,
-    memo: FxHashMap<u32, Option<Instruction>>,
-}
-
-impl<'c> Decoded<'c> {
-    fn new(code: &'c Code) -> Self {
-        Decoded {
-            code,
-            memo: FxHashMap::default(),
-        }
-    }
-
-    fn at(&mut self, rva: u32) -> Option<Instruction> {
-        *self
-            .memo
-            .entry(rva)
-            .or_insert_with(|| self.code.instruction(rva))
-    }
 }
 
 /// Every function with a count: its instructions, blocks and covered blocks, the most
@@ -313,7 +192,16 @@ pub(crate) fn blocks_of(
     rva: u32,
     counts: &FxHashMap<u32, u128>,
 ) -> (u32, u32) {
-    blocks(functions, rva, &mut Decoded::new(code), counts)
+    let mut memo = FxHashMap::default();
+    blocks(
+        functions,
+        rva,
+        &mut Decoded {
+            code,
+            memo: &mut memo,
+        },
+        counts,
+    )
 }
 
 /// The basic blocks of the function at `rva` and how many of them have a count. Leaders are
@@ -374,21 +262,5 @@ mod tests {
         assert_eq!(order(100, [50, 50]), None);
         assert_eq!(order(10, [10, 10]), Some(Order::NewestFirst));
         assert_eq!(order(0, [0, 0]), None);
-    }
-
-    #[test]
-    fn a_range_lies_between_two_branches_in_time() {
-        let older = Branch {
-            from: 0x10,
-            to: 0x20,
-        };
-        let newer = Branch {
-            from: 0x30,
-            to: 0x40,
-        };
-        // Newest first: the newer pair is stored first.
-        assert_eq!(Order::NewestFirst.range((&newer, &older)), (0x20, 0x30));
-        // Oldest first: the older pair is stored first.
-        assert_eq!(Order::OldestFirst.range((&older, &newer)), (0x20, 0x30));
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::Plan;
-use crate::analysis::lbr::LbrRecords;
+use crate::analysis::lbr::RangeCounts;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
 use crate::format::progid::registry_form;
@@ -22,7 +22,7 @@ pub(crate) struct Kept {
     /// The distinct call stacks, when the plan keeps them.
     pub stacks: Option<StackCounts>,
     /// The distinct LBR records, whole, when the plan keeps them.
-    pub lbr: Option<LbrRecords>,
+    pub lbr: Option<RangeCounts>,
     /// The binaries' names and identities.
     pub tables: Tables,
     /// The `/pdb` symbols attached to its binaries.

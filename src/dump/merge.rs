@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::kept::{Given, Kept};
 use super::many::each;
 use super::{Out, Plan, Ran, Status, Traces, views};
-use crate::analysis::lbr::LbrRecords;
+use crate::analysis::lbr::RangeCounts;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
 use crate::format::error::Error;
@@ -24,7 +24,7 @@ struct Merged {
     index: HashMap<(Uuid, u32), u16>,
     summary: Option<Summary>,
     stacks: Option<StackCounts>,
-    lbr: Option<LbrRecords>,
+    lbr: Option<RangeCounts>,
 }
 
 impl Merged {
@@ -93,8 +93,13 @@ impl Merged {
         for p in c.summary.iter().flat_map(Summary::progids) {
             seen.insert(p, map(p));
         }
-        let stacks = c.stacks.iter().flat_map(StackCounts::totals);
-        for (p, ..) in stacks.chain(c.lbr.iter().flat_map(LbrRecords::totals)) {
+        let stacks = c
+            .stacks
+            .iter()
+            .flat_map(StackCounts::totals)
+            .map(|(p, ..)| p);
+        let lbr = c.lbr.iter().flat_map(RangeCounts::binaries).map(|(p, _)| p);
+        for p in stacks.chain(lbr) {
             seen.entry(p).or_insert_with(|| map(p));
         }
         let renumber = |p: u16| seen.get(&p).copied().unwrap_or(p);

@@ -17,7 +17,7 @@ use super::kept::{Given, Kept, match_results};
 use super::view::Writes;
 use super::{Out, Outcome, Plan, Sections, Shape, views};
 use crate::analysis::collect::Collector;
-use crate::analysis::lbr::LbrRecords;
+use crate::analysis::lbr::RangeCounts;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::{check, ranges};
 use crate::format::decode::{Decoder, Selection, Sink};
@@ -338,7 +338,7 @@ fn sections<P: Printer>(
 
 /// What the decoder counted: the summary's tables, the distinct call stacks, the distinct
 /// LBR records; each when the plan needs it.
-type Counters = (Option<Collector>, Option<StackCounts>, Option<LbrRecords>);
+type Counters = (Option<Collector>, Option<StackCounts>, Option<RangeCounts>);
 
 /// Decodes the stream once, when the plan needs it: each record to the printer (`/event`)
 /// and to the counters the plan needs, which are returned.
@@ -359,7 +359,7 @@ fn decode<P: Printer>(
     };
     let mut summary = needs.counts.then(|| collector(plan.top));
     let mut stacks = needs.stacks.then(StackCounts::default);
-    let mut lbr = needs.lbr_records.then(LbrRecords::default);
+    let mut lbr = needs.lbr_records.then(RangeCounts::default);
     if !needs.stream {
         return Ok((summary, stacks, lbr));
     }
@@ -394,7 +394,7 @@ fn decode<P: Printer>(
             stacks.settle();
         }
         if let Some(lbr) = &mut lbr {
-            lbr.settle();
+            lbr.flush(symbols);
         }
         // On a pipe, where the stream ends was not known when the tables were checked.
         if let Some(layout) = overlap_after_stream
@@ -447,7 +447,7 @@ struct EventSink<'a, 'b, P> {
     /// Whether the summary counts call-stack arcs.
     stack_arcs: bool,
     stacks: Option<&'a mut StackCounts>,
-    lbr: Option<&'a mut LbrRecords>,
+    lbr: Option<&'a mut RangeCounts>,
 }
 
 impl<P: Printer> Sink for EventSink<'_, '_, P> {
@@ -463,7 +463,7 @@ impl<P: Printer> Sink for EventSink<'_, '_, P> {
                 stacks.add_soon(s);
             }
             if let Some(lbr) = self.lbr.as_deref_mut() {
-                lbr.add_soon(s);
+                lbr.add(s, self.symbols);
             }
         }
         if self.events {

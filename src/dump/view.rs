@@ -267,12 +267,7 @@ impl Kind {
                 let reads = R::SAMPLES.and(R::STACK_ARCS_AFTER);
                 view("callgraph", Writes::Tables, reads, EachTrace)
             }
-            Kind::Coverage => view("coverage", Writes::Tables, R::LBR_RECORDS, EachTrace),
-            Kind::Dyninst => view("dyninst", Writes::Tables, R::LBR_RECORDS, EachTrace),
-            Kind::Annotate => {
-                let reads = R::SAMPLES.and(R::LBR_RECORDS);
-                view("annotate", Writes::Tables, reads, EachTrace)
-            }
+            Kind::Coverage | Kind::Dyninst | Kind::Annotate => self.of_lbr_ranges(),
             Kind::Pprof => {
                 let reads = R::SAMPLES.and(R::STACKS_AFTER).and(R::INLINE_NAMES);
                 view("pprof", Writes::File("pprof profile"), reads, one_profile)
@@ -312,6 +307,19 @@ impl Kind {
                 )
             }
         }
+    }
+}
+
+impl Kind {
+    /// The declaration of a view of the LBR records read as ranges: tables of each trace,
+    /// of the merged profile; `/annotate` reads the samples too.
+    const fn of_lbr_ranges(self) -> Declaration {
+        let (name, reads) = match self {
+            Kind::Coverage => ("coverage", Reads::LBR_RECORDS),
+            Kind::Dyninst => ("dyninst", Reads::LBR_RECORDS),
+            _ => ("annotate", Reads::LBR_RECORDS.and(Reads::SAMPLES)),
+        };
+        view(name, Writes::Tables, reads, Compared::EachTrace)
     }
 }
 

@@ -414,3 +414,81 @@ fn check_says_lbr_thin_when_the_ranges_cover_under_half_the_sampled_blocks() {
     assert!(verdicts(1).contains(&"lbr-thin".to_owned()));
     assert!(!verdicts(walk.records.len()).contains(&"lbr-thin".to_owned()));
 }
+
+#[test]
+fn merged_traces_sum_their_ranges_and_instructions() {
+    let one = [
+        "/json",
+        "/dyninst:0",
+        "/pdb:lbr.pdb",
+        "/image:lbr.exe",
+        "lbr.spt",
+    ];
+    let two = [&one[..], &["/merge", "lbr.spt"]].concat();
+    let figures = |args: &[&str]| {
+        let lines = json_lines(&run_in(&fixtures::dir(), args));
+        let r = of_type(&lines, "lbr_ranges")[0].clone();
+        let scramble = of_type(&lines, "dyninst")
+            .into_iter()
+            .find(|l| l["function"] == "scramble")
+            .map(|l| {
+                (
+                    l["instructions"].as_u64().unwrap(),
+                    l["share"].as_f64().unwrap(),
+                )
+            })
+            .unwrap();
+        (
+            r["ranges"].as_u64().unwrap(),
+            r["instructions"].as_u64().unwrap(),
+            scramble,
+        )
+    };
+    let (ranges, instructions, (scramble, share)) = figures(&one);
+    let merged = figures(&two);
+    assert_eq!(merged.0, 2 * ranges);
+    assert_eq!(merged.1, 2 * instructions);
+    assert_eq!(merged.2.0, 2 * scramble);
+    assert!((merged.2.1 - share).abs() < 1e-12);
+}
+
+#[test]
+fn records_read_in_batches_add_up_as_read_at_once() {
+    // More records than are gathered before a batch is read (65,536), against the same
+    // records in two traces merged, each read in one batch.
+    // Short records, sampled often: a short walk.
+    let sampling = Sampling {
+        records: 70_000,
+        depth: 3,
+        period: 4,
+        seed: 3,
+    };
+    let walk = walk::walk("lbr", "lbr", "main_entry", sampling);
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, records: &[Vec<(u32, u32)>]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, walk::trace("lbr", "lbr.exe", records, false)).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let all = write("all.spt", &walk.records);
+    let first = write("first.spt", &walk.records[..35_000]);
+    let second = write("second.spt", &walk.records[35_000..]);
+    let lines = |traces: &[&str]| {
+        let mut args = vec!["/json", "/dyninst:0", "/pdb:lbr.pdb", "/image:lbr.exe"];
+        args.extend_from_slice(traces);
+        let o = run_in(&fixtures::dir(), &args);
+        let keep = |l: &&Value| l["type"] == "dyninst" || l["type"] == "lbr_ranges";
+        json_lines(&o)
+            .iter()
+            .filter(keep)
+            .map(|l| {
+                let mut l = l.clone();
+                l["path"] = Value::Null;
+                l
+            })
+            .collect::<Vec<_>>()
+    };
+    let once = lines(&[&all]);
+    assert_eq!(once, lines(&["/merge", &first, &second]));
+    assert_eq!(of_type(&once, "lbr_ranges")[0]["records"], 70_000);
+}
