@@ -13,6 +13,7 @@ pub mod ident;
 pub mod lines;
 pub mod matching;
 pub mod spd;
+pub mod symbolpath;
 pub mod symbols;
 #[cfg(test)]
 pub(crate) mod testpdb;
