@@ -15,5 +15,6 @@ pub mod matching;
 pub mod spd;
 pub mod symbolpath;
 pub mod symbols;
+pub mod symstore;
 #[cfg(test)]
 pub(crate) mod testpdb;
