@@ -309,6 +309,7 @@ fn attach_pdbs<P: Printer>(
             }
         }
     }
+    super::symbols::attach(out, file, tables, plan, &mut symbols)?;
     Ok(symbols)
 }
 

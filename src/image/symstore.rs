@@ -8,6 +8,23 @@ use std::path::{Path, PathBuf};
 
 use super::symbolpath::{ElementKind, Store, SymbolPath, unsafe_name};
 
+/// What the symbol path gave one binary of a trace: a `symbols` line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BinarySymbols {
+    /// Its program ID.
+    pub progid: u16,
+    /// Its name in the trace.
+    pub name: String,
+    /// The PDB used, if one was found.
+    pub pdb: Option<String>,
+    /// The image used, if one was found.
+    pub image: Option<String>,
+    /// The element of the path the PDB (else the image) was found by.
+    pub from: Option<String>,
+    /// Whether a file was copied into a cache by this run.
+    pub fetched: bool,
+}
+
 /// A file found for a binary, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found<T> {
