@@ -432,9 +432,9 @@ pub(super) const OPTIONS: &[Opt] = &[
         ..flag(
             "symbols",
             Group::Sections,
-            "look the PDBs and images of the binaries no /pdb or /image names up along\n\
-             a symbol path (_NT_SYMBOL_PATH's syntax; without PATH, that variable):\n\
-             local directories and stores only, symbol server URLs are not fetched yet",
+            "look up the PDBs and images no /pdb or /image names along a symbol\n\
+             path (_NT_SYMBOL_PATH's syntax; without PATH, that variable); local\n\
+             directories and stores only: symbol server URLs are not fetched yet",
             |_| {},
         )
     },
