@@ -392,6 +392,8 @@ mod tests {
                 "merge" => vec![&example, "/summary", "a.spt"],
                 "noinline" => vec![&example, "/pdb:a.pdb", "a.spt"],
                 "icicle" => vec![&example, "/flamegraph:f.svg", "a.spt"],
+                // Alone it reads _NT_SYMBOL_PATH, which the test does not set.
+                "symbols" => vec!["/symbols:C:\\symbols", "a.spt"],
                 _ => vec![&example, "a.spt"],
             };
             assert!(parse_strs(&args).is_ok(), "{spelled}");
