@@ -309,7 +309,10 @@ fn attach_pdbs<P: Printer>(
             }
         }
     }
-    super::symbols::attach(out, file, tables, plan, &mut symbols)?;
+    // Under /merge the symbol path is searched once, for the merged binaries.
+    if plan.views_per_trace() {
+        super::symbols::attach(out, file, tables, plan, &mut symbols)?;
+    }
     Ok(symbols)
 }
 

@@ -183,6 +183,22 @@ fn a_pdb_of_another_build_is_named_and_not_used() {
 }
 
 #[test]
+fn merged_traces_look_their_binaries_up_once() {
+    let d = tempfile::tempdir().unwrap();
+    put(d.path(), "app.pdb", "app.pdb");
+    let arg = format!("/symbols:{}", s(d.path()));
+    let o = run(&["/json", "/merge", "/functions", &arg, TRACE, TRACE]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let found: Vec<_> = lines.iter().filter(|l| l["type"] == "symbols").collect();
+    assert_eq!(found.len(), 1, "{lines:?}");
+    assert_eq!(found[0]["name"], "app.exe");
+    let merged = functions(&["/merge", "/pdb:testdata/pe/app.pdb", TRACE]);
+    let by_path = functions(&["/merge", &arg, TRACE]);
+    assert_eq!(by_path, merged);
+}
+
+#[test]
 fn strict_makes_a_binary_without_symbols_an_error() {
     let d = tempfile::tempdir().unwrap();
     let arg = format!("/symbols:{}", s(d.path()));
