@@ -164,6 +164,7 @@ fn search<T>(
                 .push(format!("{}: {}", ptr.display(), m.trim()));
         }
     }
+    compressed(&keyed, name, lookup);
     for file in candidates {
         lookup.looked.push(file.clone());
         if !file.is_file() {
@@ -189,6 +190,22 @@ fn search<T>(
                 return;
             }
         }
+    }
+}
+
+/// A note when KEY's folder holds only the compressed form (`NAME.pd_`, a CAB), which this
+/// build does not expand: it is never mistaken for a PDB.
+fn compressed<T>(keyed: &Path, name: &str, lookup: &mut Lookup<T>) {
+    // `app.pdb` → `app.pd_`.
+    let mut cab = name.to_owned();
+    cab.pop();
+    cab.push('_');
+    let cab = keyed.join(cab);
+    if cab != keyed.join(name) && cab.is_file() && !keyed.join(name).is_file() {
+        lookup.notes.push(format!(
+            "{} is compressed (a CAB), which is not supported yet: not used",
+            cab.display()
+        ));
     }
 }
 
@@ -328,6 +345,18 @@ mod tests {
         let l = find(&SymbolPath::parse(&at(&d, "m")), "core.pdb", KEY, good);
         assert!(l.found.is_none());
         assert!(l.notes[0].ends_with(": withdrawn"), "{:?}", l.notes);
+    }
+
+    #[test]
+    fn a_compressed_file_is_named_not_used() {
+        let d = tree(&[(&format!("s/app.pdb/{KEY}/app.pd_"), "good")]);
+        let l = find(&SymbolPath::parse(&at(&d, "s")), "app.pdb", KEY, good);
+        assert!(l.found.is_none());
+        assert!(
+            l.notes[0].contains("app.pd_ is compressed"),
+            "{:?}",
+            l.notes
+        );
     }
 
     #[test]
