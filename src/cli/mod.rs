@@ -20,6 +20,7 @@
 use std::ffi::OsString;
 
 use crate::dump::{DEFAULT_TOP, Kind, Plan, Sections, Shape, View};
+use crate::image::symbolpath::SymbolPath;
 use crate::output::Format;
 
 mod options;
@@ -213,6 +214,7 @@ fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
         });
     }
     combinable(&given)?;
+    let symbol_path = symbol_path(given.symbols.as_ref())?;
     let progress = match (given.quiet, given.progress) {
         (true, _) => Progress::Never,
         (false, when) => when.unwrap_or_default(),
@@ -223,8 +225,10 @@ fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
         given.pdbs.clone(),
         given.images.clone(),
     );
+    let mut plan = plan(given, format);
+    plan.symbol_path = symbol_path;
     Ok(Command::Run {
-        plan: Box::new(plan(given, format)),
+        plan: Box::new(plan),
         traces,
         sptlists,
         progress,
@@ -232,6 +236,24 @@ fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
         pdb_paths,
         image_paths,
     })
+}
+
+/// The symbol path of `/symbols:PATH`, or of `_NT_SYMBOL_PATH` for `/symbols` alone (a
+/// usage error when it is unset or empty).
+fn symbol_path(given: Option<&Option<OsString>>) -> Result<Option<SymbolPath>, UsageError> {
+    let text = match given {
+        None => return Ok(None),
+        Some(Some(path)) => path.to_string_lossy().into_owned(),
+        Some(None) => std::env::var_os("_NT_SYMBOL_PATH")
+            .map(|v| v.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    if text.trim().is_empty() {
+        return Err(usage(
+            "/symbols needs a symbol path: /symbols:PATH, or _NT_SYMBOL_PATH set",
+        ));
+    }
+    Ok(Some(SymbolPath::parse(&text)))
 }
 
 /// The rules of how options combine that the plan's types cannot hold: a combination that
@@ -305,6 +327,7 @@ fn plan(given: Given, format: Format) -> Plan {
         matches: Vec::new(),
         pdbs: Vec::new(),
         images: Vec::new(),
+        symbol_path: None,
         inline: !given.noinline,
         source_paths: given.source_paths,
     }
@@ -369,6 +392,8 @@ mod tests {
                 "merge" => vec![&example, "/summary", "a.spt"],
                 "noinline" => vec![&example, "/pdb:a.pdb", "a.spt"],
                 "icicle" => vec![&example, "/flamegraph:f.svg", "a.spt"],
+                // Alone it reads _NT_SYMBOL_PATH, which the test does not set.
+                "symbols" => vec!["/symbols:C:\\symbols", "a.spt"],
                 _ => vec![&example, "a.spt"],
             };
             assert!(parse_strs(&args).is_ok(), "{spelled}");

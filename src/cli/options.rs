@@ -60,6 +60,8 @@ pub(super) struct Given {
     pub matches: Vec<OsString>,
     pub pdbs: Vec<OsString>,
     pub images: Vec<OsString>,
+    /// `/symbols` (`None` inside: read `_NT_SYMBOL_PATH`).
+    pub symbols: Option<Option<OsString>>,
     pub source_paths: Vec<SourcePath>,
     pub noinline: bool,
     pub validate: bool,
@@ -419,6 +421,21 @@ pub(super) const OPTIONS: &[Opt] = &[
                 g.pdbs.push(v.to_owned());
                 Ok(())
             },
+        )
+    },
+    Opt {
+        shown: Some("/symbols[:PATH]"),
+        set: Set::Optional(|g, path| {
+            g.symbols = Some(path.map(OsStr::to_owned));
+            Ok(())
+        }),
+        ..flag(
+            "symbols",
+            Group::Sections,
+            "look up the PDBs and images no /pdb or /image names along a symbol\n\
+             path (_NT_SYMBOL_PATH's syntax; without PATH, that variable); local\n\
+             directories and stores only: symbol server URLs are not fetched yet",
+            |_| {},
         )
     },
     Opt {

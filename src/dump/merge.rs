@@ -28,8 +28,8 @@ struct Merged {
 }
 
 impl Merged {
-    /// The merged profile, with the symbols of each `/pdb` that fits a merged binary; a
-    /// `/pdb` that fits none is reported.
+    /// The merged profile, with the symbols of each `/pdb` that fits a merged binary (a
+    /// `/pdb` that fits none is reported), then those the `/symbols` path gives the rest.
     fn kept<P: Printer>(
         self,
         out: &mut Out<'_, P>,
@@ -48,11 +48,13 @@ impl Merged {
                 None => out.fail(file, &given.unused("any trace"))?,
             }
         }
+        let tables = Tables::listing(&self.binaries);
+        super::symbols::attach(out, file, &tables, plan, &mut symbols)?;
         Ok(Kept {
             summary: self.summary,
             stacks: self.stacks,
             lbr: self.lbr,
-            tables: Tables::listing(&self.binaries),
+            tables,
             symbols,
         })
     }

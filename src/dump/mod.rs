@@ -30,6 +30,7 @@ mod out;
 mod outcome;
 mod plan;
 mod run;
+mod symbols;
 mod trace;
 mod traces;
 mod view;

@@ -24,6 +24,7 @@ use crate::format::stackorder::StackOrder;
 use crate::format::tables::StringIndex;
 use crate::image::code::ImageFile;
 use crate::image::matching::{MatchFile, PdbFile};
+use crate::image::symbolpath::SymbolPath;
 use crate::output::Format;
 
 /// How many entries a table shows when `/top` does not say (`/summary`, `/functions`,
@@ -65,6 +66,9 @@ pub struct Plan {
     pub pdbs: Vec<PdbFile>,
     /// Images whose code the LBR views decode, for the binary they match (`/image`).
     pub images: Vec<ImageFile>,
+    /// Where PDBs and images of the binaries no `/pdb` or `/image` names are looked up
+    /// (`/symbols`).
+    pub symbol_path: Option<SymbolPath>,
     /// Whether, with `/pdb`, code the compiler inlined is shown as frames of the functions
     /// inlined (unless `/noinline`).
     pub inline: bool,
@@ -90,6 +94,7 @@ impl Default for Plan {
             matches: Vec::new(),
             pdbs: Vec::new(),
             images: Vec::new(),
+            symbol_path: None,
             inline: true,
             source_paths: Vec::new(),
         }

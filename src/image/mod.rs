@@ -13,6 +13,8 @@ pub mod ident;
 pub mod lines;
 pub mod matching;
 pub mod spd;
+pub mod symbolpath;
 pub mod symbols;
+pub mod symstore;
 #[cfg(test)]
 pub(crate) mod testpdb;

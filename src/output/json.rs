@@ -45,6 +45,7 @@ use crate::format::tables::Tables;
 use crate::image::ident::Kind;
 use crate::image::matching::{MatchFile, MatchResult, MatchStatus};
 use crate::image::symbols::{SymbolMap, Symbols};
+use crate::image::symstore::BinarySymbols;
 use crate::output::{FileInfo, Printer, Recorded, push_dec};
 
 mod lbr;
@@ -329,6 +330,19 @@ struct MessageLine<'a> {
     kind: &'a str,
     path: &'a str,
     message: &'a str,
+}
+
+/// What the symbol path gave a binary.
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "symbols")]
+struct SymbolsLine<'a> {
+    path: &'a str,
+    progid: u16,
+    name: &'a str,
+    pdb: Option<&'a str>,
+    image: Option<&'a str>,
+    from: Option<&'a str>,
+    fetched: bool,
 }
 
 #[derive(Serialize)]
@@ -799,6 +813,18 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
 
     fn note(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()> {
         self.message("note", file, message)
+    }
+
+    fn symbols(&mut self, file: &FileInfo<'_>, found: &BinarySymbols) -> io::Result<()> {
+        self.line(&SymbolsLine {
+            path: file.path,
+            progid: found.progid,
+            name: &found.name,
+            pdb: found.pdb.as_deref(),
+            image: found.image.as_deref(),
+            from: found.from.as_deref(),
+            fetched: found.fetched,
+        })
     }
 
     fn identities(&mut self, files: &[MatchFile]) -> io::Result<()> {

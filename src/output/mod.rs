@@ -27,6 +27,7 @@ use crate::format::strtab::StringTable;
 use crate::format::tables::Tables;
 use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
+use crate::image::symstore::BinarySymbols;
 
 pub(crate) mod flamegraph;
 pub(crate) mod gzip;
@@ -123,6 +124,7 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         compare(file: &FileInfo<'_>, report: &CompareReport);
         folded(folded: &Folded<'_>);
         matches(results: &[MatchResult<'_>], tables: &Tables);
+        symbols(file: &FileInfo<'_>, found: &BinarySymbols);
         validation(file: &FileInfo<'_>, tally: Tally, valid: bool);
         end_file(last: bool);
         error(file: &FileInfo<'_>, message: &str);

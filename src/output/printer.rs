@@ -23,6 +23,7 @@ use crate::format::strtab::StringTable;
 use crate::format::tables::Tables;
 use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
+use crate::image::symstore::BinarySymbols;
 
 /// The file being dumped, as the output names it.
 #[non_exhaustive]
@@ -144,6 +145,8 @@ pub(crate) trait Printer {
     /// Something about the file worth knowing that is not a problem in it (a `/binary`
     /// list naming none of its binaries, when another trace has them).
     fn note(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()>;
+    /// What the symbol path gave a binary (`/symbols`).
+    fn symbols(&mut self, file: &FileInfo<'_>, found: &BinarySymbols) -> io::Result<()>;
     /// The identities of images and PDBs given to `/match` without a trace.
     fn identities(&mut self, files: &[MatchFile]) -> io::Result<()>;
     /// Writes out what is buffered.

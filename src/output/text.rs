@@ -45,6 +45,7 @@ use crate::format::tables::Tables;
 use crate::image::lines::LineCache;
 use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
+use crate::image::symstore::BinarySymbols;
 use crate::output::{FileInfo, Printer, Recorded, push_dec};
 mod lbr;
 mod records;
@@ -490,6 +491,25 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
 
     fn note(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()> {
         self.error(file, &format!("note: {message}"))
+    }
+
+    fn symbols(&mut self, _file: &FileInfo<'_>, found: &BinarySymbols) -> io::Result<()> {
+        let what = [("", &found.pdb), ("image ", &found.image)]
+            .into_iter()
+            .filter_map(|(kind, f)| f.as_ref().map(|f| format!("{kind}{f}")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let from = found.from.as_deref().unwrap_or("?");
+        let copied = if found.fetched {
+            " (copied to cache)"
+        } else {
+            ""
+        };
+        writeln!(
+            self.out,
+            "Symbols of progid {} ({}): {what} from {from}{copied}",
+            found.progid, found.name
+        )
     }
 
     fn identities(&mut self, files: &[MatchFile]) -> io::Result<()> {

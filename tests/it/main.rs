@@ -35,5 +35,6 @@ mod stacks;
 mod strindex;
 mod support;
 mod symbolize;
+mod symbols;
 mod usage;
 mod views;

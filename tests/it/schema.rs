@@ -22,7 +22,7 @@ use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 30] = [
+const LINE_TYPES: [&str; 31] = [
     "file",
     "header",
     "string",
@@ -53,6 +53,7 @@ const LINE_TYPES: [&str; 30] = [
     "coverage",
     "dyninst",
     "annotate",
+    "symbols",
 ];
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -447,6 +448,12 @@ fn runs() -> &'static [Run] {
                 pe,
             ],
             &["/json", "/summary", PDBS, "testdata/sample.spt"],
+            &[
+                "/json",
+                "/functions",
+                "/symbols:testdata/pe",
+                "testdata/pe/profile.spt",
+            ],
             &["/json", "/match:testdata/pe/app.exe", "testdata/sample.spt"],
             &[
                 "/json",

@@ -1,0 +1,419 @@
+//! Looking files up along a [`SymbolPath`]: plain directories, the symbol-store layout
+//! (`ROOT/NAME/KEY/NAME`, two-tier under an `index2.txt`, `file.ptr`), and the cache a file
+//! found in a later store is copied into. Only local stores and network shares: a URL is
+//! named in a note, never fetched.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::symbolpath::{ElementKind, Store, SymbolPath, unsafe_name};
+
+/// What the symbol path gave one binary of a trace: a `symbols` line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BinarySymbols {
+    /// Its program ID.
+    pub progid: u16,
+    /// Its name in the trace.
+    pub name: String,
+    /// The PDB used, if one was found.
+    pub pdb: Option<String>,
+    /// The image used, if one was found.
+    pub image: Option<String>,
+    /// The element of the path the PDB (else the image) was found by.
+    pub from: Option<String>,
+    /// Whether a file was copied into a cache by this run.
+    pub fetched: bool,
+}
+
+/// A file found for a binary, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found<T> {
+    /// What the caller made of the file (a PDB read and checked, say).
+    pub value: T,
+    /// The file used: in the cache when it was copied there.
+    pub file: PathBuf,
+    /// The element of the path it was found by.
+    pub from: String,
+    /// Whether it was copied into a cache by this lookup.
+    pub fetched: bool,
+}
+
+/// What a lookup found, the notes it gives, and every place it looked.
+#[derive(Debug)]
+pub struct Lookup<T> {
+    /// The first file that fits, if any.
+    pub found: Option<Found<T>>,
+    /// Files that did not fit, `file.ptr` messages, copies that failed.
+    pub notes: Vec<String>,
+    /// The places looked at, in order.
+    pub looked: Vec<PathBuf>,
+}
+
+/// A local place to search: a root, and the cache of what is found there.
+struct Place<'a> {
+    root: &'a str,
+    from: &'a str,
+    cache: Option<&'a str>,
+}
+
+/// Looks `name` (a file name, already checked with [`unsafe_name`]) up along `path` by the
+/// store key `key`; `fits` reads a file and says whether it is the one wanted (its error
+/// the reason it is not). The first that fits wins.
+pub fn find<T>(
+    path: &SymbolPath,
+    name: &str,
+    key: &str,
+    mut fits: impl FnMut(&Path) -> Result<T, String>,
+) -> Lookup<T> {
+    let mut lookup = Lookup {
+        found: None,
+        notes: Vec::new(),
+        looked: Vec::new(),
+    };
+    if let Some(why) = unsafe_name(name) {
+        lookup
+            .notes
+            .push(format!("{name:?} is not looked up: {why}"));
+        return lookup;
+    }
+    for place in places(path) {
+        if lookup.found.is_some() {
+            break;
+        }
+        search(&place, name, key, &mut fits, &mut lookup);
+    }
+    lookup
+}
+
+/// The local places of `path`, in search order, each with its cache.
+fn places(path: &SymbolPath) -> Vec<Place<'_>> {
+    let mut places = Vec::new();
+    let mut cache: Option<&str> = None;
+    for e in &path.elements {
+        match &e.kind {
+            ElementKind::Cache(dir) => cache = (!dir.is_empty()).then_some(dir.as_str()),
+            ElementKind::Dir(dir) => {
+                if let Some(c) = cache {
+                    places.push(Place {
+                        root: c,
+                        from: &e.text,
+                        cache: None,
+                    });
+                }
+                places.push(Place {
+                    root: dir,
+                    from: &e.text,
+                    cache,
+                });
+            }
+            ElementKind::Server(stores) => {
+                let mut first: Option<&str> = cache;
+                if let Some(c) = cache {
+                    places.push(Place {
+                        root: c,
+                        from: &e.text,
+                        cache: None,
+                    });
+                }
+                for store in stores {
+                    if let Store::Local(root) = store {
+                        places.push(Place {
+                            root,
+                            from: &e.text,
+                            cache: first,
+                        });
+                        first.get_or_insert(root);
+                    }
+                }
+            }
+        }
+    }
+    places
+}
+
+/// The folder of `name` under `root` in the store layout (two-tier when `index2.txt` is
+/// there).
+fn store_folder(root: &Path, name: &str) -> PathBuf {
+    if root.join("index2.txt").is_file() {
+        let tier: String = name.chars().take(2).collect();
+        root.join(tier.to_lowercase()).join(name)
+    } else {
+        root.join(name)
+    }
+}
+
+/// Searches one place: `ROOT/NAME` (plain directories), the store layout, `file.ptr`.
+fn search<T>(
+    place: &Place<'_>,
+    name: &str,
+    key: &str,
+    fits: &mut impl FnMut(&Path) -> Result<T, String>,
+    lookup: &mut Lookup<T>,
+) {
+    let root = Path::new(place.root);
+    let keyed = store_folder(root, name).join(key);
+    let mut candidates = vec![root.join(name), keyed.join(name)];
+    let ptr = keyed.join("file.ptr");
+    if let Ok(text) = fs::read_to_string(&ptr) {
+        let text = text.trim();
+        if let Some(p) = text.strip_prefix("PATH:") {
+            candidates.push(PathBuf::from(p.trim()));
+        } else if let Some(m) = text.strip_prefix("MSG:") {
+            lookup
+                .notes
+                .push(format!("{}: {}", ptr.display(), m.trim()));
+        }
+    }
+    compressed(&keyed, name, lookup);
+    for file in candidates {
+        lookup.looked.push(file.clone());
+        if !file.is_file() {
+            continue;
+        }
+        match fits(&file) {
+            Err(why) => lookup.notes.push(format!(
+                "{} (found by {}) is not used: {why}",
+                file.display(),
+                place.from
+            )),
+            Ok(value) => {
+                let (file, fetched) = match place.cache {
+                    Some(cache) => copy_to_cache(&file, Path::new(cache), name, key, lookup),
+                    None => (file, false),
+                };
+                lookup.found = Some(Found {
+                    value,
+                    file,
+                    from: place.from.to_owned(),
+                    fetched,
+                });
+                return;
+            }
+        }
+    }
+}
+
+/// A note when KEY's folder holds only the compressed form (`NAME.pd_`, a CAB), which this
+/// build does not expand: it is never mistaken for a PDB.
+fn compressed<T>(keyed: &Path, name: &str, lookup: &mut Lookup<T>) {
+    // `app.pdb` → `app.pd_`.
+    let mut cab = name.to_owned();
+    cab.pop();
+    cab.push('_');
+    let cab = keyed.join(cab);
+    if cab != keyed.join(name) && cab.is_file() && !keyed.join(name).is_file() {
+        lookup.notes.push(format!(
+            "{} is compressed (a CAB), which is not supported yet: not used",
+            cab.display()
+        ));
+    }
+}
+
+/// Copies `file` into the store layout of `cache`, whole or not at all: written to a
+/// temporary name in its folder, then renamed. The file used is the copy, or `file` with a
+/// note when the copy failed.
+fn copy_to_cache<T>(
+    file: &Path,
+    cache: &Path,
+    name: &str,
+    key: &str,
+    lookup: &mut Lookup<T>,
+) -> (PathBuf, bool) {
+    let folder = store_folder(cache, name).join(key);
+    let target = folder.join(name);
+    let temporary = folder.join(format!(".{name}.{}.partial", std::process::id()));
+    let copied = fs::create_dir_all(&folder)
+        .and_then(|()| fs::copy(file, &temporary))
+        .and_then(|_| fs::rename(&temporary, &target));
+    match copied {
+        Ok(()) => (target, true),
+        Err(e) => {
+            let _ = fs::remove_file(&temporary);
+            lookup.notes.push(format!(
+                "{} could not be copied into the cache {}: {e}",
+                file.display(),
+                cache.display()
+            ));
+            (file.to_owned(), false)
+        }
+    }
+}
+
+/// Where an image named `name` (the binary's own file name) may be: `DIR/NAME` in the
+/// plain directories, `ROOT/NAME/*/NAME` in the local stores. Empty for an unsafe name.
+pub fn image_candidates(path: &SymbolPath, name: &str) -> Vec<(PathBuf, String)> {
+    if unsafe_name(name).is_some() {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    for place in places(path) {
+        let root = Path::new(place.root);
+        let mut files = vec![root.join(name)];
+        if let Ok(dirs) = fs::read_dir(root.join(name)) {
+            let mut dirs: Vec<PathBuf> = dirs.flatten().map(|d| d.path().join(name)).collect();
+            dirs.sort();
+            files.extend(dirs);
+        }
+        for f in files.into_iter().filter(|f| f.is_file()) {
+            found.push((f, place.from.to_owned()));
+        }
+    }
+    found
+}
+
+/// "A, B, C and N more": the first few places of `looked`.
+pub fn looked_at(looked: &[PathBuf]) -> String {
+    const SHOWN: usize = 3;
+    let mut s: Vec<String> = looked
+        .iter()
+        .take(SHOWN)
+        .map(|p| p.display().to_string())
+        .collect();
+    if looked.len() > SHOWN {
+        s.push(format!("and {} more", looked.len() - SHOWN));
+    }
+    s.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "42AC0098ADB5E7968C0E161D2814780E1";
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let p = dir.path().join(p);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    /// Accepts a file whose text is "good".
+    fn good(p: &Path) -> Result<String, String> {
+        let text = fs::read_to_string(p).unwrap();
+        if text == "good" {
+            Ok(text)
+        } else {
+            Err(format!("it says {text}"))
+        }
+    }
+
+    fn at(dir: &tempfile::TempDir, s: &str) -> String {
+        dir.path().join(s).display().to_string()
+    }
+
+    #[test]
+    fn plain_directory_then_store_layout() {
+        let d = tree(&[
+            ("plain/app.pdb", "good"),
+            (&format!("s/app.pdb/{KEY}/app.pdb"), "good"),
+        ]);
+        let l = find(&SymbolPath::parse(&at(&d, "plain")), "app.pdb", KEY, good);
+        assert_eq!(l.found.unwrap().file, d.path().join("plain/app.pdb"));
+        let l = find(
+            &SymbolPath::parse(&format!("srv*{}", at(&d, "s"))),
+            "app.pdb",
+            KEY,
+            good,
+        );
+        let found = l.found.unwrap();
+        assert_eq!(
+            found.file,
+            d.path().join(format!("s/app.pdb/{KEY}/app.pdb"))
+        );
+        assert!(!found.fetched);
+    }
+
+    #[test]
+    fn two_tier_store_and_file_ptr() {
+        let d = tree(&[
+            ("s/index2.txt", ""),
+            (&format!("s/ap/app.pdb/{KEY}/app.pdb"), "good"),
+            (&format!("p/core.pdb/{KEY}/file.ptr"), "PATH:ELSEWHERE"),
+            (&format!("m/core.pdb/{KEY}/file.ptr"), "MSG: withdrawn"),
+            ("else/core.pdb", "good"),
+        ]);
+        let l = find(&SymbolPath::parse(&at(&d, "s")), "app.pdb", KEY, good);
+        assert!(l.found.is_some());
+        let ptr = d.path().join(format!("p/core.pdb/{KEY}/file.ptr"));
+        fs::write(&ptr, format!("PATH:{}", at(&d, "else/core.pdb"))).unwrap();
+        let l = find(&SymbolPath::parse(&at(&d, "p")), "core.pdb", KEY, good);
+        assert_eq!(l.found.unwrap().file, d.path().join("else/core.pdb"));
+        let l = find(&SymbolPath::parse(&at(&d, "m")), "core.pdb", KEY, good);
+        assert!(l.found.is_none());
+        assert!(l.notes[0].ends_with(": withdrawn"), "{:?}", l.notes);
+    }
+
+    #[test]
+    fn a_compressed_file_is_named_not_used() {
+        let d = tree(&[(&format!("s/app.pdb/{KEY}/app.pd_"), "good")]);
+        let l = find(&SymbolPath::parse(&at(&d, "s")), "app.pdb", KEY, good);
+        assert!(l.found.is_none());
+        assert!(
+            l.notes[0].contains("app.pd_ is compressed"),
+            "{:?}",
+            l.notes
+        );
+    }
+
+    #[test]
+    fn a_file_from_a_later_store_is_copied_into_the_cache() {
+        let d = tree(&[(&format!("s/app.pdb/{KEY}/app.pdb"), "good")]);
+        let path = SymbolPath::parse(&format!("srv*{}*{}", at(&d, "c"), at(&d, "s")));
+        let found = find(&path, "app.pdb", KEY, good).found.unwrap();
+        let cached = d.path().join(format!("c/app.pdb/{KEY}/app.pdb"));
+        assert!(found.fetched);
+        assert_eq!(found.file, cached);
+        fs::remove_dir_all(d.path().join("s")).unwrap();
+        let again = find(&path, "app.pdb", KEY, good).found.unwrap();
+        assert_eq!((again.file, again.fetched), (cached, false));
+        let left: Vec<_> = fs::read_dir(d.path().join(format!("c/app.pdb/{KEY}")))
+            .unwrap()
+            .collect();
+        assert_eq!(left.len(), 1, "no temporary file is left");
+    }
+
+    #[test]
+    fn a_file_that_does_not_fit_is_named_and_not_used() {
+        let d = tree(&[("a/app.pdb", "other build"), ("b/app.pdb", "good")]);
+        let path = SymbolPath::parse(&format!("{};{}", at(&d, "a"), at(&d, "b")));
+        let l = find(&path, "app.pdb", KEY, good);
+        assert_eq!(l.found.unwrap().file, d.path().join("b/app.pdb"));
+        assert!(l.notes[0].contains("a/app.pdb") && l.notes[0].contains("other build"));
+    }
+
+    #[test]
+    fn nothing_found_lists_where_it_looked() {
+        let d = tree(&[]);
+        let path = SymbolPath::parse(&format!("{};srv*{}", at(&d, "a"), at(&d, "b")));
+        let l = find(&path, "app.pdb", KEY, good);
+        assert!(l.found.is_none());
+        assert_eq!(l.looked.len(), 4);
+        assert!(looked_at(&l.looked).ends_with("and 1 more"));
+    }
+
+    #[test]
+    fn hostile_names_are_never_looked_up_nor_written() {
+        let d = tree(&[("s/x", "good")]);
+        let path = SymbolPath::parse(&format!("srv*{}*{}", at(&d, "c"), at(&d, "s")));
+        let before = fs::read_dir(d.path()).unwrap().count();
+        for bad in ["../app.pdb", "..", "CON.pdb", "a/b.pdb", "C:x.pdb"] {
+            let l = find(&path, bad, KEY, |_| Ok(()));
+            assert!(l.found.is_none() && l.looked.is_empty(), "{bad}");
+            assert!(image_candidates(&path, bad).is_empty());
+        }
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), before);
+    }
+
+    #[test]
+    fn images_by_name() {
+        let d = tree(&[("plain/app.exe", ""), ("s/app.exe/5F3A1000/app.exe", "")]);
+        let path = SymbolPath::parse(&format!("{};srv*{}", at(&d, "plain"), at(&d, "s")));
+        let c = image_candidates(&path, "app.exe");
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[1].0, d.path().join("s/app.exe/5F3A1000/app.exe"));
+    }
+}
