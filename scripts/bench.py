@@ -2,7 +2,7 @@
 """Whole-process benchmark of sptdump against the C yardstick, on synthetic traces.
 
 usage: scripts/bench.py [--size MIB] [--big MIB] [--runs N] [--yardstick PATH/TO/yardstick.c]
-                        [--refcount PATH/TO/refcount.c] [--inline-only] [--spd-only]
+                        [--refcount PATH/TO/refcount.c] [--inline-only] [--spd-only] [--lbr-only]
 
 The yardstick is a C program kept beside the repository (../shared/perf/yardstick.c, or the
 path given with --yardstick, or $SPTDUMP_YARDSTICK). Without it the sptdump commands are still
@@ -246,6 +246,43 @@ def spd_bench(runs):
         print(f"    {'/func peak RSS':28} {rss / 1024:6.1f} MiB")
 
 
+def lbr_bench(runs, mib):
+    """The LBR views (/coverage, /dyninst, /annotate) against /summary, CPU time and peak
+    RSS, on the SPGO tutorial's shape: IP and LBR samples of testdata/pe/lbr.exe, walked as
+    its real control flow goes (`synth --lbr-walk`). Targets: within 2 x /summary's CPU,
+    peak RSS within 64 MiB."""
+    sh(["cargo", "build", "--release", "--quiet", "--bin", "sptdump", "--example", "synth"],
+       cwd=ROOT)
+    path = os.path.join(WORK, f"lbr-walk-{mib}.spt")
+    if not os.path.exists(path):
+        sh([os.path.join(ROOT, "target", "release", "examples", "synth"), path, str(mib), "1",
+            "--lbr-walk"], cwd=ROOT)
+    pe = os.path.join(ROOT, "testdata", "pe")
+    files = ["/pdb:" + os.path.join(pe, "lbr.pdb"), "/image:" + os.path.join(pe, "lbr.exe")]
+    commands = {
+        "/summary": [SPTDUMP, "/summary", path],
+        "/dyninst": [SPTDUMP, "/dyninst", *files, path],
+        "/coverage /dyninst": [SPTDUMP, "/coverage", "/dyninst", *files, path],
+        "/annotate:scramble": [SPTDUMP, "/annotate:scramble", *files, path],
+    }
+    cpus = {name: [] for name in commands}
+    for cmd in commands.values():
+        run(cmd)
+    for _ in range(runs):
+        for name, cmd in commands.items():
+            cpus[name].append(cpu_run(cmd)[1])
+    med = {name: statistics.median(t) for name, t in cpus.items()}
+    print(f"LBR views on {os.path.basename(path)} ({os.path.getsize(path):,} bytes), "
+          f"{runs} runs each, CPU medians")
+    for name in commands:
+        ratio = med[name] / med["/summary"]
+        verdict = "" if name == "/summary" else \
+            f"  (target <= 2 x /summary: {'met' if ratio <= 2 else 'MISSED'})"
+        rss = peak_rss(commands[name]) / 1024
+        print(f"  {name:22} cpu {med[name]:7.3f} s  {ratio:5.2f} x  peak RSS {rss:6.1f} MiB"
+              f"{verdict}")
+
+
 def probe_table(commands):
     """The size in MiB of a table the size of the summary's tables: `/summary`'s peak RSS less
     `/validate`'s."""
@@ -292,7 +329,13 @@ def main():
                     help="only the benchmark of inline frames")
     ap.add_argument("--spd-only", action="store_true",
                     help="only the benchmark of spddump on the shared suite's largest SPD")
+    ap.add_argument("--lbr-only", action="store_true",
+                    help="only the LBR views against /summary on an LBR walk of lbr.exe")
     args = ap.parse_args()
+    if args.lbr_only:
+        os.makedirs(WORK, exist_ok=True)
+        lbr_bench(args.runs, args.size)
+        return
     if args.spd_only:
         spd_bench(args.runs)
         return
@@ -472,6 +515,7 @@ def main():
 
     inline_bench(args.runs)
     spd_bench(args.runs)
+    lbr_bench(args.runs, args.size)
 
 
 if __name__ == "__main__":
