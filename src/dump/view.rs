@@ -298,7 +298,8 @@ impl Kind {
                 let tables = R::SAMPLES
                     .and(R::STACK_ARCS)
                     .and(R::STACKS)
-                    .and(R::FUNCTIONS);
+                    .and(R::FUNCTIONS)
+                    .and(R::LBR_RECORDS);
                 view(
                     "html",
                     Writes::File("HTML report"),

@@ -699,6 +699,7 @@ struct ReportInput<'p> {
     check: check::CheckReport,
     lines: Option<lines::LinesReport>,
     calls: callgraph::CallGraph,
+    ranges: Option<RangeReport>,
 }
 
 /// What `/html` reports of `kept` and its call `stacks`, when it is asked for; under
@@ -718,6 +719,10 @@ fn report_input<'p>(
     let check = check::check(counted.summary, &kept.tables, &kept.symbols, &matches);
     let lines = (!kept.symbols.is_empty()).then(|| lines::lines(&counted, plan.top));
     let calls = callgraph::call_graph(&counted, plan.top);
+    let ranges = kept
+        .lbr
+        .as_ref()
+        .map(|lbr| ranges::ranges(lbr, &kept.tables, &kept.symbols));
     Some(ReportInput {
         path,
         label: file.label().into_owned(),
@@ -725,6 +730,7 @@ fn report_input<'p>(
         check,
         lines,
         calls,
+        ranges,
     })
 }
 
@@ -750,6 +756,7 @@ fn report<P: Printer>(
             functions,
             lines: input.lines.as_ref(),
             calls: &input.calls,
+            ranges: input.ranges.as_ref(),
             flame: &flame,
             icicle: &icicle,
             flame_title,

@@ -32,6 +32,7 @@ use crate::analysis::check::CheckReport;
 use crate::analysis::compare::{CompareReport, FunctionsCompared};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
+use crate::analysis::ranges::RangeReport;
 use crate::analysis::summary::counted;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::tables::{Tables, base_name};
@@ -52,6 +53,8 @@ pub(crate) struct Report<'a> {
     pub lines: Option<&'a LinesReport>,
     /// Who calls whom, where a binary has its PDB (and, for LBR, its image).
     pub calls: &'a CallGraph,
+    /// The LBR records read as ranges: what SPGO will learn (`/coverage`, `/dyninst`).
+    pub ranges: Option<&'a RangeReport>,
     /// The flame graph's SVG, drawn bottom-up and top-down, and what it shows.
     pub flame: &'a [u8],
     pub icicle: &'a [u8],
@@ -116,6 +119,7 @@ pub(crate) fn write(out: impl Write, r: &Report<'_>) -> io::Result<()> {
         (functions(r.functions))
         @if let Some(lines) = r.lines { (source_lines(lines)) }
         (call_graph(r.calls))
+        @if let Some(ranges) = r.ranges { (lbr_ranges(ranges)) }
         (flame("Flame graph", r.flame, r.icicle, r.flame_title))
     };
     page(out, r.label, body)
@@ -468,6 +472,50 @@ fn call_graph(graph: &CallGraph) -> Markup {
                                 td { (e.kind.name()) }
                                 td.mono { (e.caller) }
                                 td.mono { (e.callee) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The most functions the report lists per binary in its table of LBR ranges.
+const RANGE_ROWS: usize = 50;
+
+/// What SPGO will learn from LBR, per binary whose ranges were read: the order used, and
+/// the functions that ran the most instructions with their blocks covered.
+fn lbr_ranges(report: &RangeReport) -> Markup {
+    let read: Vec<_> = report
+        .binaries
+        .iter()
+        .filter(|b| b.order.is_some())
+        .collect();
+    html! {
+        @if !read.is_empty() {
+            h2 id="lbr-ranges" { "What SPGO will learn from LBR" }
+            @for b in read {
+                @let (blocks, covered) = b.blocks();
+                h3 {
+                    (b.name) ": " (b.instructions) " instructions by the LBR ranges ("
+                    (b.order.map_or("", |o| o.name())) ", " (percent(b.consistent_used(), b.ranges))
+                    " of " (b.ranges) " ranges consistent); " (covered) " of " (blocks)
+                    " blocks covered in " (b.functions.len()) " functions"
+                }
+                table.sortable.dyninst {
+                    thead { tr {
+                        th.n { "instructions" } th.n { "share" } th.n { "blocks" }
+                        th.n { "covered" } th { "function" }
+                    } }
+                    tbody {
+                        @for f in b.functions.iter().take(RANGE_ROWS) {
+                            tr {
+                                td.n data-v=(f.instructions) { (f.instructions) }
+                                td.n data-v=(f.instructions) { (percent(f.instructions, b.instructions)) }
+                                td.n data-v=(f.blocks) { (f.blocks) }
+                                td.n data-v=(f.covered) { (f.covered) }
+                                td.mono { (f.name) }
                             }
                         }
                     }

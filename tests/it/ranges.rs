@@ -492,3 +492,39 @@ fn records_read_in_batches_add_up_as_read_at_once() {
     assert_eq!(once, lines(&["/merge", &first, &second]));
     assert_eq!(of_type(&once, "lbr_ranges")[0]["records"], 70_000);
 }
+
+#[test]
+fn the_report_shows_what_spgo_will_learn_with_the_dyninst_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    let option = format!("/html:{}", html.display());
+    let o = run_in(
+        &fixtures::dir(),
+        &[&option, "/pdb:lbr.pdb", "/image:lbr.exe", "lbr.spt"],
+    );
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let page = scraper::Html::parse_document(&std::fs::read_to_string(&html).unwrap());
+    let select = |s: &str| scraper::Selector::parse(s).unwrap();
+    assert_eq!(page.select(&select("h2#lbr-ranges")).count(), 1);
+    let rows: Vec<Vec<String>> = page
+        .select(&select("table.dyninst tbody tr"))
+        .map(|r| {
+            r.select(&select("td"))
+                .map(|c| c.text().collect())
+                .collect()
+        })
+        .collect();
+    // The same figures as /dyninst's.
+    let dyninst = run_dyninst();
+    let expected: Vec<(String, String)> = of_type(&dyninst, "dyninst")
+        .iter()
+        .map(|l| {
+            (
+                l["function"].as_str().unwrap().to_owned(),
+                l["instructions"].to_string(),
+            )
+        })
+        .collect();
+    let got: Vec<(String, String)> = rows.iter().map(|r| (r[4].clone(), r[0].clone())).collect();
+    assert_eq!(got, expected);
+}
