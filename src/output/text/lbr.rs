@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use super::sink::{TextPrinter, clean};
+use super::summary::{plural, showing};
 use crate::analysis::annotate::{AnnotateReport, Row};
 use crate::analysis::ranges::{BinaryRanges, RangeReport};
 use crate::output::percent;
@@ -22,7 +23,7 @@ pub(super) fn ranges<W: Write, E: Write>(
             b.progid,
             clean(&b.name)
         )?;
-        let records = format!("{} record{}", b.records, plural(b.records.into()));
+        let records = format!("{} record{}", b.records, plural(b.records));
         match b.order {
             Some(order) => writeln!(
                 o,
@@ -161,19 +162,6 @@ fn table<const N: usize>(
         line(o, row.each_ref().map(String::as_str))?;
     }
     Ok(())
-}
-
-fn plural(n: u128) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-/// `, showing N` when fewer than all are shown.
-fn showing(shown: usize, all: usize) -> String {
-    if shown < all {
-        format!(", showing {shown}")
-    } else {
-        String::new()
-    }
 }
 
 /// `/annotate`: per binary that has the function, its instructions, one per line, each

@@ -269,7 +269,7 @@ pub(super) fn of(shown: usize, unique: usize) -> String {
 }
 
 /// `, showing N` when a table of `unique` entries shows only `shown` of them.
-fn showing(shown: usize, unique: usize) -> String {
+pub(super) fn showing(shown: usize, unique: usize) -> String {
     if shown < unique {
         format!(", showing {shown}")
     } else {
@@ -365,7 +365,7 @@ pub(super) fn call_graph<W: Write, E: Write>(
     Ok(())
 }
 
-fn plural(n: impl Into<u128>) -> &'static str {
+pub(super) fn plural(n: impl Into<u128>) -> &'static str {
     let n: u128 = n.into();
     if n == 1 { "" } else { "s" }
 }
