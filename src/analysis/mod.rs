@@ -30,6 +30,7 @@ pub(crate) mod lbr;
 pub(crate) mod lines;
 pub(crate) mod memory;
 pub(crate) mod profile;
+pub(crate) mod rangediff;
 pub(crate) mod ranges;
 pub(crate) mod sampled;
 pub(crate) mod share;

@@ -8,12 +8,13 @@ use std::path::Path;
 use super::kept::Kept;
 use super::many::open_one;
 use super::trace::Within;
-use super::view::{Compared, Kind};
+use super::view::{Compared, Kind, Reads, View};
 use super::views::{self, Named};
 use super::{Outcome, Plan, Status, Traces};
 use crate::analysis::check;
 use crate::analysis::compare::{self, Side};
 use crate::analysis::functions::{self, FunctionsLine};
+use crate::analysis::{rangediff, ranges};
 use crate::output::{FileInfo, Printer, flamegraph, html};
 
 /// `/compare BASE NEW`: dumps both traces (their sections, views and verdicts as asked),
@@ -61,10 +62,12 @@ fn compared<P: Printer>(
         size: None,
     };
     let mut status = Status::Clean;
-    // The views of the two together read both traces' keys named.
-    let drawn = views
-        .iter()
-        .any(|v| v.declaration().compared == Compared::Both);
+    // The views of the two together read both traces' keys named, but for the LBR views,
+    // which read each trace's ranges.
+    let drawn = views.iter().any(|v| {
+        let d = v.declaration();
+        d.compared == Compared::Both && d.reads != Reads::LBR_RECORDS
+    });
     let named = drawn.then(|| [views::named(plan, base), views::named(plan, new)]);
     let mut report = None;
     if let (Some(b), Some(n)) = (side(base, plan), side(new, plan)) {
@@ -96,6 +99,9 @@ fn compared<P: Printer>(
             }
         }
         report = Some(r);
+    }
+    if views.has(Kind::Coverage) || views.has(Kind::Dyninst) {
+        ranges_compared(printer, plan, &new_file, [base, new])?;
     }
     let Some([p, q]) = &named else {
         return Ok(status);
@@ -133,6 +139,45 @@ fn compared<P: Printer>(
         }
     }
     Ok(status)
+}
+
+/// `/coverage` and `/dyninst` of the two traces: what each one's LBR ranges give, per
+/// binary of both and per function, as many as `/dyninst:N` asks (else `/top`).
+fn ranges_compared<P: Printer>(
+    printer: &mut P,
+    plan: &Plan,
+    new_file: &FileInfo<'_>,
+    sides: [&Kept; 2],
+) -> io::Result<()> {
+    let read = sides.map(|k| {
+        k.lbr
+            .as_ref()
+            .map(|lbr| ranges::ranges(lbr, &k.tables, &k.symbols))
+    });
+    let [Some(base), Some(new)] = &read else {
+        return Ok(());
+    };
+    let top = plan
+        .views
+        .iter()
+        .find_map(|v| match v {
+            View::Dyninst(n) => Some(*n),
+            _ => None,
+        })
+        .unwrap_or(plan.top);
+    let moved = rangediff::compare(base, new, top);
+    // Each binary whose records could not be read says why, as without /compare, once
+    // when both traces lack the same file.
+    let mut said = std::collections::BTreeSet::new();
+    for b in read.iter().flatten().flat_map(|r| &r.binaries) {
+        for why in &b.missing {
+            let note = format!("{}: {why}", b.name);
+            if said.insert(note.clone()) {
+                printer.note(new_file, &note)?;
+            }
+        }
+    }
+    printer.ranges_compared(new_file, &moved)
 }
 
 /// What the differential flame graph draws, and the note that says what it is when it is

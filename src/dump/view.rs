@@ -315,12 +315,18 @@ impl Kind {
     /// The declaration of a view of the LBR records read as ranges: tables of each trace,
     /// of the merged profile; `/annotate` reads the samples too.
     const fn of_lbr_ranges(self) -> Declaration {
-        let (name, reads) = match self {
-            Kind::Coverage => ("coverage", Reads::LBR_RECORDS),
-            Kind::Dyninst => ("dyninst", Reads::LBR_RECORDS),
-            _ => ("annotate", Reads::LBR_RECORDS.and(Reads::SAMPLES)),
+        // Under /compare, coverage and instructions are set side by side per function;
+        // a function's code is each trace's own.
+        let (name, reads, compared) = match self {
+            Kind::Coverage => ("coverage", Reads::LBR_RECORDS, Compared::Both),
+            Kind::Dyninst => ("dyninst", Reads::LBR_RECORDS, Compared::Both),
+            _ => (
+                "annotate",
+                Reads::LBR_RECORDS.and(Reads::SAMPLES),
+                Compared::EachTrace,
+            ),
         };
-        view(name, Writes::Tables, reads, Compared::EachTrace)
+        view(name, Writes::Tables, reads, compared)
     }
 }
 

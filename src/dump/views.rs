@@ -82,6 +82,7 @@ pub(super) fn show<P: Printer>(
     let lbr = kept.lbr.take();
     let ranges = lbr
         .as_ref()
+        .filter(|_| plan.each_trace_reads(Reads::LBR_RECORDS))
         .map(|lbr| ranges::ranges(lbr, tables, &kept.symbols));
     kept.lbr = lbr.filter(|_| after.lbr);
     let counted = counted(

@@ -31,6 +31,7 @@ use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::{LineRow, LinesReport};
 use crate::analysis::profile::Folded;
+use crate::analysis::rangediff::BinaryMoved;
 use crate::analysis::ranges::RangeReport;
 use crate::analysis::share;
 use crate::analysis::summary::counted;
@@ -750,6 +751,10 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
             })?;
         }
         Ok(())
+    }
+
+    fn ranges_compared(&mut self, file: &FileInfo<'_>, binaries: &[BinaryMoved]) -> io::Result<()> {
+        lbr::compared(&mut self.out, file.path, binaries)
     }
 
     fn matches(&mut self, results: &[MatchResult<'_>], _: &Tables) -> io::Result<()> {

@@ -17,6 +17,7 @@ use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
 use crate::analysis::profile::Folded;
+use crate::analysis::rangediff::BinaryMoved;
 use crate::analysis::ranges::RangeReport;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
@@ -122,6 +123,7 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         annotate(report: &AnnotateReport);
         check(file: &FileInfo<'_>, report: &CheckReport, diagnostics: Tally);
         compare(file: &FileInfo<'_>, report: &CompareReport);
+        ranges_compared(file: &FileInfo<'_>, binaries: &[BinaryMoved]);
         folded(folded: &Folded<'_>);
         matches(results: &[MatchResult<'_>], tables: &Tables);
         symbols(file: &FileInfo<'_>, found: &BinarySymbols);

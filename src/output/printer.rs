@@ -13,6 +13,7 @@ use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
 use crate::analysis::profile::Folded;
+use crate::analysis::rangediff::BinaryMoved;
 use crate::analysis::ranges::RangeReport;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
@@ -133,6 +134,9 @@ pub(crate) trait Printer {
     ) -> io::Result<()>;
     /// How NEW differs from BASE (`/compare`); `file` is NEW.
     fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()>;
+    /// How what each trace's LBR ranges give moved from BASE to NEW (`/compare` with
+    /// `/coverage` or `/dyninst`); `file` is NEW.
+    fn ranges_compared(&mut self, file: &FileInfo<'_>, binaries: &[BinaryMoved]) -> io::Result<()>;
     /// The verdicts of `/match`, one per file.
     fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()>;
     /// The verdict of `/validate`: the diagnostics found, and whether they pass (with

@@ -32,6 +32,7 @@ use crate::analysis::compare::{CompareReport, Comparison};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
 use crate::analysis::profile::Folded;
+use crate::analysis::rangediff::BinaryMoved;
 use crate::analysis::ranges::RangeReport;
 use crate::analysis::summary::Summary;
 use crate::analysis::summary::counted;
@@ -404,6 +405,10 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
             writeln!(self.out, "  {}: only in {}", clean(&o.name), o.only_in)?;
         }
         Ok(())
+    }
+
+    fn ranges_compared(&mut self, _: &FileInfo<'_>, binaries: &[BinaryMoved]) -> io::Result<()> {
+        lbr::compared(self, binaries)
     }
 
     fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()> {

@@ -528,3 +528,170 @@ fn the_report_shows_what_spgo_will_learn_with_the_dyninst_figures() {
     let got: Vec<(String, String)> = rows.iter().map(|r| (r[4].clone(), r[0].clone())).collect();
     assert_eq!(got, expected);
 }
+
+/// What one function's `dyninst` and `coverage` lines give: instructions, share, blocks,
+/// covered.
+type Figures = (u64, f64, u64, u64);
+
+/// What one trace's `/dyninst:0` and `/coverage` give: its `lbr_ranges` line and each
+/// function's figures.
+fn standalone(trace: &str) -> (Value, BTreeMap<String, Figures>) {
+    let args = [
+        "/json",
+        "/dyninst:0",
+        "/coverage",
+        "/top:1000",
+        "/pdb:lbr.pdb",
+        "/image:lbr.exe",
+        trace,
+    ];
+    let lines = json_lines(&run_in(&fixtures::dir(), &args));
+    let mut by_name = BTreeMap::new();
+    for l in of_type(&lines, "dyninst") {
+        let c = of_type(&lines, "coverage")
+            .into_iter()
+            .find(|c| c["function"] == l["function"])
+            .unwrap();
+        let figures = (
+            l["instructions"].as_u64().unwrap(),
+            l["share"].as_f64().unwrap(),
+            c["blocks"].as_u64().unwrap(),
+            c["covered"].as_u64().unwrap(),
+        );
+        by_name.insert(l["function"].as_str().unwrap().to_owned(), figures);
+    }
+    (of_type(&lines, "lbr_ranges")[0].clone(), by_name)
+}
+
+#[test]
+fn compared_traces_set_what_each_ones_ranges_give_side_by_side() {
+    let walk = lbr_walk();
+    let dir = tempfile::tempdir().unwrap();
+    // NEW: the records whose newest branch leaves `scramble` dropped, written oldest first.
+    let scramble = fixtures::functions("lbr")
+        .into_iter()
+        .find(|f| f.name == "scramble")
+        .unwrap();
+    let end = scramble.rva + scramble.size.unwrap();
+    let kept: Vec<Vec<(u32, u32)>> = walk
+        .records
+        .iter()
+        .filter(|r| !(scramble.rva..end).contains(&r[0].0))
+        .cloned()
+        .collect();
+    assert!(kept.len() < walk.records.len());
+    let base = dir.path().join("base.spt");
+    let new = dir.path().join("new.spt");
+    std::fs::write(&base, walk::trace("lbr", "lbr.exe", &walk.records, false)).unwrap();
+    std::fs::write(&new, walk::trace("lbr", "lbr.exe", &kept, true)).unwrap();
+    let (base, new) = (base.to_str().unwrap(), new.to_str().unwrap());
+    let (base_ranges, base_functions) = standalone(base);
+    let (new_ranges, new_functions) = standalone(new);
+    let args = [
+        "/json",
+        "/compare",
+        "/dyninst:0",
+        "/pdb:lbr.pdb",
+        "/image:lbr.exe",
+        base,
+        new,
+    ];
+    let o = run_in(&fixtures::dir(), &args);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&o);
+    assert!(
+        of_type(&lines, "dyninst").is_empty() && of_type(&lines, "lbr_ranges").is_empty(),
+        "under /compare the views are of the two together"
+    );
+    let binary = of_type(&lines, "compare_lbr");
+    assert_eq!(binary.len(), 1, "{lines:?}");
+    let b = binary[0];
+    assert_eq!(
+        (&b["base_order"], &b["new_order"]),
+        (&"newest-first".into(), &"oldest-first".into())
+    );
+    for (side, ranges) in [("base", &base_ranges), ("new", &new_ranges)] {
+        for figure in ["instructions", "blocks", "covered"] {
+            assert_eq!(
+                b[format!("{side}_{figure}")],
+                ranges[figure],
+                "{side} {figure}"
+            );
+        }
+    }
+    let moved = of_type(&lines, "compare_lbr_function");
+    let names: std::collections::BTreeSet<&String> =
+        base_functions.keys().chain(new_functions.keys()).collect();
+    assert_eq!(b["functions"].as_u64(), Some(names.len() as u64));
+    assert_eq!(moved.len(), names.len(), "/dyninst:0 shows them all");
+    let none = (0, 0.0, 0, 0);
+    for m in &moved {
+        let f = m["function"].as_str().unwrap();
+        let p = base_functions.get(f).copied().unwrap_or(none);
+        let q = new_functions.get(f).copied().unwrap_or(none);
+        assert_eq!(m["base_instructions"].as_u64(), Some(p.0), "{f}");
+        assert_eq!(m["new_instructions"].as_u64(), Some(q.0), "{f}");
+        assert!(
+            (m["base_share"].as_f64().unwrap() - p.1).abs() < 1e-12,
+            "{f}"
+        );
+        assert!(
+            (m["new_share"].as_f64().unwrap() - q.1).abs() < 1e-12,
+            "{f}"
+        );
+        let delta = m["delta"].as_f64().unwrap();
+        assert!((delta - (q.1 - p.1)).abs() < 1e-12, "{f}");
+        let blocks = [
+            &m["base_blocks"],
+            &m["base_covered"],
+            &m["new_blocks"],
+            &m["new_covered"],
+        ];
+        assert_eq!(
+            blocks.map(|v| v.as_u64().unwrap()),
+            [p.2, p.3, q.2, q.3],
+            "{f}"
+        );
+    }
+    let deltas: Vec<f64> = moved
+        .iter()
+        .map(|m| m["delta"].as_f64().unwrap().abs())
+        .collect();
+    assert!(deltas.windows(2).all(|w| w[0] >= w[1]), "{deltas:?}");
+    assert_eq!(
+        moved[0]["function"], "scramble",
+        "the function dropped moved most"
+    );
+    assert!(moved[0]["delta"].as_f64().unwrap() < 0.0);
+}
+
+#[test]
+fn compared_ranges_in_text_name_both_sides_and_the_function_that_moved_most() {
+    let args = [
+        "/compare",
+        "/coverage",
+        "/top:2",
+        "/pdb:lbr.pdb",
+        "/image:lbr.exe",
+        "lbr.spt",
+        "lbr.spt",
+    ];
+    let o = run_in(&fixtures::dir(), &args);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let text = stdout(&o);
+    let block = text
+        .split("\n\n")
+        .find(|b| b.starts_with("LBR ranges of lbr.exe compared: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let lines: Vec<&str> = block.lines().collect();
+    assert!(
+        lines[1].starts_with("  BASE  newest-first, ")
+            && lines[2].starts_with("  NEW   newest-first, ")
+    );
+    let rows = &lines[3..];
+    assert_eq!(rows.len(), 3, "headings and /top:2 rows: {block}");
+    assert!(rows[0].contains("covered base") && rows[0].ends_with("function"));
+    // The same trace twice: nothing moved.
+    assert!(rows[1..].iter().all(|r| r.contains(" +0.00 ")), "{block}");
+    assert!(block.lines().next().unwrap().contains(", showing 2"));
+}

@@ -22,7 +22,7 @@ use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 31] = [
+const LINE_TYPES: [&str; 33] = [
     "file",
     "header",
     "string",
@@ -48,6 +48,8 @@ const LINE_TYPES: [&str; 31] = [
     "compare",
     "compare_binary",
     "compare_function",
+    "compare_lbr",
+    "compare_lbr_function",
     "call_edge",
     "lbr_ranges",
     "coverage",
@@ -413,6 +415,15 @@ fn runs() -> &'static [Run] {
             &["/json", "/coverage", "testdata/pe/lbr.spt"],
             &[
                 "/json",
+                "/compare",
+                "/dyninst:3",
+                "/pdb:testdata/pe/lbr.pdb",
+                "/image:testdata/pe/lbr.exe",
+                "testdata/pe/lbr.spt",
+                "testdata/pe/lbr.spt",
+            ],
+            &[
+                "/json",
                 "/annotate:scramble",
                 "/srcpath:C:\\src=testdata/pe",
                 "/pdb:testdata/pe/lbr.pdb",
@@ -550,7 +561,7 @@ fn every_schema_is_a_valid_schema_that_says_keys_are_only_added() {
         .collect();
     let expected: Vec<String> = LINE_TYPES.iter().map(|t| format!("{t}.json")).collect();
     assert_eq!(refs, expected, "line.json refers to every line type once");
-    assert_eq!(line["properties"]["type"]["enum"], json!(LINE_TYPES));
+    assert_eq!(line["properties"]["type"]["enum"], json!(LINE_TYPES[..]));
 }
 
 #[test]
@@ -624,7 +635,13 @@ fn every_line_of_every_json_mode_validates() {
             }
             // Shares (compare, source_line and dyninst lines) are fractions; every other
             // number is a count or an offset, a plain integer.
-            let shares = ["compare", "source_line", "compare_function", "dyninst"];
+            let shares = [
+                "compare",
+                "source_line",
+                "compare_function",
+                "compare_lbr_function",
+                "dyninst",
+            ];
             let numbers = if shares.contains(&kind) {
                 Vec::new()
             } else {

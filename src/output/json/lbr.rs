@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::line::write_line;
 use crate::analysis::annotate::AnnotateReport;
+use crate::analysis::rangediff::BinaryMoved;
 use crate::analysis::ranges::{BinaryRanges, FunctionRun, RangeReport};
 use crate::analysis::share;
 
@@ -184,6 +185,82 @@ pub(super) fn annotate(
                 line: r.line,
                 inlined: r.inlined.as_deref(),
                 source: r.source.as_deref(),
+            };
+            write_line(out, &line)?;
+        }
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "compare_lbr")]
+struct ComparedLine<'a> {
+    path: &'a str,
+    name: &'a str,
+    base_order: Option<&'static str>,
+    new_order: Option<&'static str>,
+    base_instructions: u128,
+    new_instructions: u128,
+    base_blocks: u64,
+    new_blocks: u64,
+    base_covered: u64,
+    new_covered: u64,
+    functions: usize,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "compare_lbr_function")]
+struct MovedLine<'a> {
+    path: &'a str,
+    name: &'a str,
+    function: &'a str,
+    base_instructions: u128,
+    new_instructions: u128,
+    base_share: f64,
+    new_share: f64,
+    delta: f64,
+    base_blocks: u32,
+    new_blocks: u32,
+    base_covered: u32,
+    new_covered: u32,
+}
+
+/// `/compare` with `/coverage` or `/dyninst`: a `compare_lbr` line per binary of both
+/// traces, then a `compare_lbr_function` line per function whose share moved most.
+pub(super) fn compared(
+    out: &mut impl Write,
+    path: &str,
+    binaries: &[BinaryMoved],
+) -> io::Result<()> {
+    for b in binaries {
+        let line = ComparedLine {
+            path,
+            name: &b.name,
+            base_order: b.order[0].map(|o| o.name()),
+            new_order: b.order[1].map(|o| o.name()),
+            base_instructions: b.instructions[0],
+            new_instructions: b.instructions[1],
+            base_blocks: b.blocks[0],
+            new_blocks: b.blocks[1],
+            base_covered: b.covered[0],
+            new_covered: b.covered[1],
+            functions: b.ran,
+        };
+        write_line(out, &line)?;
+        for f in &b.functions {
+            let line = MovedLine {
+                path,
+                name: &b.name,
+                function: &f.name,
+                base_instructions: f.instructions[0],
+                new_instructions: f.instructions[1],
+                base_share: f.share[0],
+                new_share: f.share[1],
+                delta: f.delta(),
+                base_blocks: f.blocks[0],
+                new_blocks: f.blocks[1],
+                base_covered: f.covered[0],
+                new_covered: f.covered[1],
             };
             write_line(out, &line)?;
         }

@@ -6,7 +6,8 @@ use std::io::{self, Write};
 use super::sink::{TextPrinter, clean};
 use super::summary::{plural, showing};
 use crate::analysis::annotate::{AnnotateReport, Row};
-use crate::analysis::ranges::{BinaryRanges, RangeReport};
+use crate::analysis::rangediff::BinaryMoved;
+use crate::analysis::ranges::{BinaryRanges, Order, RangeReport};
 use crate::output::percent;
 
 /// How each binary's LBR records were read as ranges: the order used and the share of
@@ -249,4 +250,70 @@ fn source_line(o: &mut dyn Write, widths: &[usize], r: &Row) -> io::Result<()> {
         write!(o, "  {}", clean(text.trim()))?;
     }
     writeln!(o)
+}
+
+/// `/compare` with `/coverage` or `/dyninst`: per binary of both traces, the instructions
+/// and blocks each trace's ranges give, then the functions whose share of the instructions
+/// moved most.
+pub(super) fn compared<W: Write, E: Write>(
+    p: &mut TextPrinter<W, E>,
+    binaries: &[BinaryMoved],
+) -> io::Result<()> {
+    for b in binaries {
+        let o = p.block()?;
+        let name = clean(&b.name);
+        if !b.read() {
+            let order = |o: Option<Order>| o.map_or("no order", Order::name);
+            writeln!(
+                o,
+                "LBR ranges of {name} not compared: read {} in BASE, {} in NEW",
+                order(b.order[0]),
+                order(b.order[1]),
+            )?;
+            continue;
+        }
+        writeln!(
+            o,
+            "LBR ranges of {name} compared: {} function{} ran{}",
+            b.ran,
+            plural(b.ran as u128),
+            showing(b.functions.len(), b.ran),
+        )?;
+        for (i, side) in ["BASE", "NEW"].iter().enumerate() {
+            writeln!(
+                o,
+                "  {side:<4}  {}, {} instructions, {} of {} blocks covered ({})",
+                b.order[i].map_or("-", Order::name),
+                b.instructions[i],
+                b.covered[i],
+                b.blocks[i],
+                percent(b.covered[i].into(), b.blocks[i].into())
+            )?;
+        }
+        let rows: Vec<[String; 6]> = b
+            .functions
+            .iter()
+            .map(|f| {
+                let covered = |i: usize| format!("{}/{}", f.covered[i], f.blocks[i]);
+                [
+                    format!("{:.2}%", f.share[0] * 100.0),
+                    format!("{:.2}%", f.share[1] * 100.0),
+                    format!("{:+.2}", f.delta() * 100.0),
+                    covered(0),
+                    covered(1),
+                    clean(&f.name).into_owned(),
+                ]
+            })
+            .collect();
+        let headings = [
+            "base",
+            "new",
+            "delta",
+            "covered base",
+            "covered new",
+            "function",
+        ];
+        table(o, headings, &rows)?;
+    }
+    Ok(())
 }
