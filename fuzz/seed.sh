@@ -1,7 +1,8 @@
 #!/bin/sh
 # Seeds the fuzz corpora with real traces: the bundled ones in ../testdata, the regression
 # inputs in ../tests/regressions and, when given, every *.spt in VECTORS_DIR (for example
-# the shared conformance vectors); and the SPD reader's with SPD files.
+# the shared conformance vectors); the SPD reader's with SPD files, the PDB reader's with
+# PDBs, and the image target's with lbr.exe and lbr.spt.
 #
 #   fuzz/seed.sh [VECTORS_DIR]
 #
@@ -63,3 +64,10 @@ for f in "$here"/../testdata/pe/*.pdb "$here"/../testdata/pe/*/*.pdb; do
     pdbs=$((pdbs + 1))
 done
 echo "seeded $pdbs PDBs into $here/corpus/pdb"
+
+# The image target's: its first byte chooses what the rest is (fuzz_targets/image.rs): 0, the
+# image of lbr.spt; 1, an LBR trace read with lbr.exe.
+mkdir -p "$here/corpus/image"
+{ printf '\000'; cat "$here/../testdata/pe/lbr.exe"; } > "$here/corpus/image/lbr.exe"
+{ printf '\001'; cat "$here/../testdata/pe/lbr.spt"; } > "$here/corpus/image/lbr.spt"
+echo "seeded an image and an LBR trace into $here/corpus/image"

@@ -129,9 +129,10 @@ fn expand(word: &str) -> OsString {
 /// dump, `/json`, `/validate` in text and JSON, `/summary /top:3` in text and JSON, both
 /// forced readings of the string indices (`/strindex:ordinal`, `/strindex:offset`),
 /// `/json /event /binary:0`, `/functions /top:3 /folded` in text and JSON (and root first),
-/// `/lines`, `/callgraph`, `/check` with and beside `/validate /strict`, the exports (Parquet
-/// tables too),
-/// and `/merge` and `/compare` with the bundled sample.
+/// `/lines`, `/callgraph`, the LBR views read as ranges (`/coverage`, `/dyninst`,
+/// `/annotate`: without an image they gather the records and say what is missing), `/check`
+/// with and beside `/validate /strict`, the exports (Parquet tables too), and `/merge` and
+/// `/compare` with the bundled sample.
 pub fn option_sets() -> Vec<OptionSet> {
     const EXPORTS: &str = "/flamegraph:@flame.svg /pprof:@profile.pb.gz \
                            /speedscope:@speedscope.json /html:@report.html";
@@ -150,6 +151,7 @@ pub fn option_sets() -> Vec<OptionSet> {
         "/functions /folded /stackorder:root-first /json",
         "/lines /top:3",
         "/callgraph /top:3 /json",
+        "/coverage /dyninst:3 /annotate:main /json",
         "/check /validate /strict",
         "/check /json",
         &format!("{EXPORTS} /parquet:@tables"),
@@ -161,7 +163,7 @@ pub fn option_sets() -> Vec<OptionSet> {
         OptionSet::parse("/merge /summary /top:3 /functions /json").with(Company::ThenSample),
         OptionSet::parse(&format!("/merge {EXPORTS} /stackorder:root-first"))
             .with(Company::ThenSample),
-        OptionSet::parse("/compare /min-overlap:0.5 /json sample.spt TRACE")
+        OptionSet::parse("/compare /min-overlap:0.5 /dyninst /json sample.spt TRACE")
             .with(Company::AfterSample),
         OptionSet::parse("/compare /validate sample.spt TRACE").with(Company::AfterSample),
     ]);

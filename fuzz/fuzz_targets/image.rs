@@ -1,0 +1,90 @@
+//! Reads arbitrary bytes as the image of an LBR trace, or as the trace beside a real image:
+//! the first byte chooses. Even: the rest is `/image` for `testdata/pe/lbr.spt` (its real
+//! walk of `lbr.exe`'s control flow), so that mutations reach the PE reader, the section
+//! table, code cut short and code that decodes to something else under real ranges. Odd:
+//! the rest is the trace, read with the real `lbr.exe`, so that mutated records (pairs
+//! outside the image, into padding, 255 pairs, REPEAT near 2^64) go through range reading.
+//! Both with `lbr.pdb`, under the views that read LBR records as ranges: `/coverage`,
+//! `/dyninst`, `/callgraph`, `/annotate`, and `/check`'s `lbr-thin`.
+//!
+//! An image that cannot be read is refused with an error, never a panic; with one that can,
+//! the run must end `Ok`, read nothing it cannot, and write JSON lines that parse.
+
+#![no_main]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use libfuzzer_sys::fuzz_target;
+use sptdump::dump::Outcome;
+use sptdump::image::code::ImageFile;
+use sptdump::image::matching::PdbFile;
+use sptdump_testkit::dumping::{OptionSet, Via, dump_bytes};
+
+const TRACE: &[u8] = include_bytes!("../../testdata/pe/lbr.spt");
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/pe")
+        .join(name)
+}
+
+/// The file an input image is written to: the reader takes a path, as `/image` does.
+fn scratch() -> PathBuf {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed) % 4;
+    std::env::temp_dir().join(format!("sptdump-fuzz-image-{}-{n}.exe", std::process::id()))
+}
+
+/// The option sets, each with `lbr.pdb`, made once.
+fn sets() -> &'static [OptionSet] {
+    static SETS: OnceLock<Vec<OptionSet>> = OnceLock::new();
+    SETS.get_or_init(|| {
+        let pdb = PdbFile::read(&fixture("lbr.pdb")).expect("lbr.pdb");
+        [
+            "/json /coverage /dyninst:0 /callgraph /annotate:scramble",
+            "/coverage /dyninst /annotate:classify",
+            "/json /check",
+        ]
+        .iter()
+        .map(|line| {
+            let mut set = OptionSet::parse(line);
+            set.plan.pdbs = vec![pdb.clone()];
+            set
+        })
+        .collect()
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&choice, rest)) = data.split_first() else {
+        return;
+    };
+    let (image, trace) = if choice & 1 == 0 {
+        let path = scratch();
+        std::fs::write(&path, rest).unwrap();
+        (ImageFile::read(&path), TRACE)
+    } else {
+        (ImageFile::read(&fixture("lbr.exe")), rest)
+    };
+    let Ok(image) = image else {
+        return;
+    };
+    for set in sets() {
+        let mut set = set.clone();
+        set.plan.images = vec![image.clone()];
+        let d = dump_bytes(trace, &set, Via::File);
+        assert_ne!(d.outcome, Outcome::ReadFailed, "{}", set.name);
+        if set.is_json() {
+            for line in d.out.lines() {
+                if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(line) {
+                    panic!("{}: not JSON ({e}): {line}", set.name);
+                }
+            }
+        }
+    }
+    if choice & 1 == 0 {
+        let _ = std::fs::remove_file(scratch());
+    }
+});
