@@ -103,6 +103,10 @@ impl Reading {
 /// of 16-pair records.
 const PENDING: usize = 1 << 16;
 
+/// How many distinct ranges are gathered before they are walked: about 8 MiB of them (a
+/// batch of records that share few ranges walks them sooner).
+const RANGES: usize = 1 << 18;
+
 /// The LBR records of a trace read as ranges, per binary.
 #[derive(Debug, Default)]
 pub(crate) struct RangeCounts {
@@ -112,6 +116,10 @@ pub(crate) struct RangeCounts {
     pending: SliceCounts<u8>,
     /// The records gathered in `pending` (not only the distinct ones).
     gathered: usize,
+    /// The ranges of the distinct records read from `pending`, under each order, with
+    /// their hits summed: each distinct range is walked once a batch, however many records
+    /// hold it (`(progid, order, start, end)`).
+    ranges: FxHashMap<(u16, u8, u32, u32), u128>,
     /// A record's pairs, and a range's instructions: reused from record to record.
     pairs: Vec<Branch>,
     passed: Vec<u32>,
@@ -142,7 +150,8 @@ impl RangeCounts {
         }
     }
 
-    /// Reads the records gathered so far.
+    /// Reads the records gathered so far: their ranges gathered, then each distinct range
+    /// walked once.
     pub(crate) fn flush(&mut self, symbols: &SymbolMap) {
         self.pending.settle();
         let pending = std::mem::take(&mut self.pending);
@@ -150,42 +159,76 @@ impl RangeCounts {
         for (stored, hits) in pending.iter() {
             let (binary, pairs) = stored.split_at(2);
             let progid = u16::from_le_bytes([binary[0], binary[1]]);
-            self.read(progid, Branches::new(pairs), hits, symbols);
+            self.gather(progid, Branches::new(pairs), hits, symbols);
+            if self.ranges.len() >= RANGES {
+                self.walk_ranges(symbols);
+            }
+        }
+        drop(pending);
+        self.walk_ranges(symbols);
+    }
+
+    /// Walks the distinct ranges gathered so far.
+    fn walk_ranges(&mut self, symbols: &SymbolMap) {
+        let ranges = std::mem::take(&mut self.ranges);
+        for ((progid, o, start, end), hits) in ranges {
+            self.walk(progid, usize::from(o), (start, end), hits, symbols);
         }
     }
 
-    /// Reads one distinct record of `progid` that counts `hits` times.
-    fn read(&mut self, progid: u16, branches: Branches<'_>, hits: u128, symbols: &SymbolMap) {
+    /// Gathers the ranges of one distinct record of `progid` that counts `hits` times,
+    /// under each order.
+    fn gather(&mut self, progid: u16, branches: Branches<'_>, hits: u128, symbols: &SymbolMap) {
         let reading = self.binaries.entry(progid).or_default();
-        let (Some(functions), Some(code)) = (symbols.get(Some(progid)), symbols.code(Some(progid)))
-        else {
+        let Some(code) = symbols.code(Some(progid)) else {
             return;
         };
-        if !matches!(code.machine, Machine::X64 | Machine::X86) {
+        if symbols.get(Some(progid)).is_none()
+            || !matches!(code.machine, Machine::X64 | Machine::X86)
+        {
             return;
         }
         self.pairs.clear();
         self.pairs.extend(branches.iter());
         let ranges = self.pairs.len().saturating_sub(1) as u128;
         reading.ranges = reading.ranges.saturating_add(ranges.saturating_mul(hits));
-        for (o, order) in Order::BOTH.into_iter().enumerate() {
+        for (o, order) in (0u8..).zip(Order::BOTH) {
             for w in self.pairs.windows(2) {
                 let (start, end) = order.range((&w[0], &w[1]));
-                self.passed.clear();
-                let mut decoded = Decoded {
-                    code,
-                    memo: &mut reading.memo,
-                };
-                if !straight(&mut decoded, functions, start, end, &mut self.passed) {
-                    continue;
-                }
-                reading.consistent[o] = reading.consistent[o].saturating_add(hits);
-                for &rva in &self.passed {
-                    add(&mut reading.counts[o], rva, hits);
-                }
-                add(&mut reading.taken[o], end, hits);
+                let count = self.ranges.entry((progid, o, start, end)).or_default();
+                *count = count.saturating_add(hits);
             }
         }
+    }
+
+    /// Walks one distinct range of `progid` under order `o`, which counts `hits` times: when
+    /// it ran straight through, each of its instructions gets the hits.
+    fn walk(
+        &mut self,
+        progid: u16,
+        o: usize,
+        (start, end): (u32, u32),
+        hits: u128,
+        symbols: &SymbolMap,
+    ) {
+        let (Some(functions), Some(code)) = (symbols.get(Some(progid)), symbols.code(Some(progid)))
+        else {
+            return;
+        };
+        let reading = self.binaries.entry(progid).or_default();
+        self.passed.clear();
+        let mut decoded = Decoded {
+            code,
+            memo: &mut reading.memo,
+        };
+        if !straight(&mut decoded, functions, start, end, &mut self.passed) {
+            return;
+        }
+        reading.consistent[o] = reading.consistent[o].saturating_add(hits);
+        for &rva in &self.passed {
+            add(&mut reading.counts[o], rva, hits);
+        }
+        add(&mut reading.taken[o], end, hits);
     }
 
     /// Renumbers the binaries: `progid` becomes `to(progid)`.
