@@ -46,11 +46,31 @@ pub(crate) fn write(
     Drawing::of(folded).write(out, title, icicle)
 }
 
+/// The size of a drawing's lines above which the flame graph and the icicle graph are drawn
+/// one after the other: inferno holds a table of every frame while it draws, about as large
+/// as the lines, and the drawing itself grows with them.
+const DRAWN_APART: usize = 4 << 20;
+
 /// The flame graph and the icicle graph of `folded`, titled `title`, as [`write()`] draws each:
-/// their lines made once, the two drawn at once when there is a second core.
+/// their lines made once, the two drawn at once when there is a second core and the lines
+/// are small enough that two drawings' tables fit the exporters' memory.
 pub(crate) fn both(title: &str, folded: Vec<(String, u128)>) -> io::Result<(Vec<u8>, Vec<u8>)> {
     let drawing = Drawing::of(folded);
-    both_ways(|svg, icicle| drawing.write(svg, title, icicle).map(|_| ()))
+    let size: usize = drawing.lines.iter().map(String::len).sum();
+    let draw = |svg: &mut Vec<u8>, icicle| drawing.write(svg, title, icicle).map(|_| ());
+    if size > DRAWN_APART {
+        return Ok((drawn(&draw, false)?, drawn(&draw, true)?));
+    }
+    both_ways(draw)
+}
+
+/// What `draw` draws into a new buffer, upside down when `icicle`.
+fn drawn(
+    draw: &impl Fn(&mut Vec<u8>, bool) -> io::Result<()>,
+    icicle: bool,
+) -> io::Result<Vec<u8>> {
+    let mut svg = Vec::new();
+    draw(&mut svg, icicle).map(|()| svg)
 }
 
 /// What `draw` draws into a buffer given, the right way up (`false`), then upside down
@@ -58,10 +78,7 @@ pub(crate) fn both(title: &str, folded: Vec<(String, u128)>) -> io::Result<(Vec<
 pub(crate) fn both_ways(
     draw: impl Fn(&mut Vec<u8>, bool) -> io::Result<()> + Sync,
 ) -> io::Result<(Vec<u8>, Vec<u8>)> {
-    let drawn = |icicle| {
-        let mut svg = Vec::new();
-        draw(&mut svg, icicle).map(|()| svg)
-    };
+    let drawn = |icicle| drawn(&draw, icicle);
     if !share::two_cores() {
         return Ok((drawn(false)?, drawn(true)?));
     }

@@ -23,7 +23,7 @@
 
 use std::io::{self, Write};
 
-use maud::{DOCTYPE, Markup, PreEscaped, html};
+use maud::{Markup, PreEscaped, html};
 
 use super::percent;
 use super::text::match_row;
@@ -120,9 +120,14 @@ pub(crate) fn write(out: impl Write, r: &Report<'_>) -> io::Result<()> {
         @if let Some(lines) = r.lines { (source_lines(lines)) }
         (call_graph(r.calls))
         @if let Some(ranges) = r.ranges { (lbr_ranges(ranges)) }
-        (flame("Flame graph", r.flame, r.icicle, r.flame_title))
     };
-    page(out, r.label, body)
+    let flame = Flame {
+        heading: "Flame graph",
+        up: r.flame,
+        down: r.icicle,
+        title: r.flame_title,
+    };
+    page(out, r.label, body, &flame)
 }
 
 /// One trace of a comparison.
@@ -160,32 +165,38 @@ pub(crate) fn write_compared(out: impl Write, c: &Compared<'_>) -> io::Result<()
         }
         (overlap(c.report))
         (moved(&c.report.functions))
-        (flame("Differential flame graph", c.flame, c.icicle, c.flame_title))
     };
     let title = format!("{} against {}", new.label, base.label);
-    page(out, &title, body)
+    let flame = Flame {
+        heading: "Differential flame graph",
+        up: c.flame,
+        down: c.icicle,
+        title: c.flame_title,
+    };
+    page(out, &title, body, &flame)
 }
 
-/// The page around `body`: its head, style and script.
-fn page(mut out: impl Write, title: &str, body: Markup) -> io::Result<()> {
-    let page = html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="generator" content=(concat!("sptdump ", env!("CARGO_PKG_VERSION")));
-                title { "sptdump: " (title) }
-                style { (PreEscaped(STYLE)) }
-            }
-            body {
-                (body)
-                script { (PreEscaped(SCRIPT)) }
-            }
+/// The page around `body` and, after it, the flame graphs: its head, style and script. The
+/// drawings, the bulk of a report, are escaped straight into `out`, never held as text a
+/// second time.
+fn page(mut out: impl Write, title: &str, body: Markup, flame: &Flame<'_>) -> io::Result<()> {
+    let head = html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            meta name="generator" content=(concat!("sptdump ", env!("CARGO_PKG_VERSION")));
+            title { "sptdump: " (title) }
+            style { (PreEscaped(STYLE)) }
         }
     };
-    out.write_all(page.into_string().as_bytes())?;
-    out.write_all(b"\n")
+    out.write_all(b"<!DOCTYPE html><html lang=\"en\">")?;
+    out.write_all(head.into_string().as_bytes())?;
+    out.write_all(b"<body>")?;
+    out.write_all(body.into_string().as_bytes())?;
+    flame.write(&mut out)?;
+    let script = html! { script { (PreEscaped(SCRIPT)) } };
+    out.write_all(script.into_string().as_bytes())?;
+    out.write_all(b"</body></html>\n")
 }
 
 /// The trace's diagnostics, at the top: a report of a damaged trace says so first.
@@ -525,38 +536,78 @@ fn lbr_ranges(report: &RangeReport) -> Markup {
     }
 }
 
-fn flame(heading: &str, up: &[u8], down: &[u8], title: &str) -> Markup {
-    html! {
-        h2 id="flame-graph" { (heading) }
-        p {
-            (title) ". Click a frame to zoom, Ctrl+F or the graph's Search to find one. "
-            button id="icicle-toggle" type="button" { "Flame graph / icicle" }
-        }
-        // Each drawing in a document of its own (inline, in srcdoc): inferno's script finds
-        // its elements by id, which two drawings in one page would share.
-        div id="flame" {
-            iframe id="flame-up" title="flame graph" srcdoc=(svg_text(up))
-                style=(frame_style(up)) {}
-            iframe id="flame-down" class="hidden" title="icicle graph" srcdoc=(svg_text(down))
-                style=(frame_style(down)) {}
-        }
+/// The flame graph of a report, drawn bottom-up and top-down, and what it draws.
+struct Flame<'a> {
+    heading: &'a str,
+    up: &'a [u8],
+    down: &'a [u8],
+    title: &'a str,
+}
+
+impl Flame<'_> {
+    /// Its heading, its title, and each drawing in an iframe of its own, inline (`srcdoc`):
+    /// inferno's script finds its elements by id, which two drawings in one page would share.
+    fn write(&self, out: &mut impl Write) -> io::Result<()> {
+        let top = html! {
+            h2 id="flame-graph" { (self.heading) }
+            p {
+                (self.title) ". Click a frame to zoom, Ctrl+F or the graph's Search to find one. "
+                button id="icicle-toggle" type="button" { "Flame graph / icicle" }
+            }
+        };
+        out.write_all(top.into_string().as_bytes())?;
+        out.write_all(b"<div id=\"flame\">")?;
+        frame(out, r#"id="flame-up" title="flame graph""#, self.up)?;
+        frame(
+            out,
+            r#"id="flame-down" class="hidden" title="icicle graph""#,
+            self.down,
+        )?;
+        out.write_all(b"</div>")
     }
+}
+
+/// An iframe with `attributes` showing `svg` on a page of its own: the drawing without its
+/// XML declaration and DOCTYPE, as wide as the frame, escaped as an attribute as it is
+/// written.
+fn frame(out: &mut impl Write, attributes: &str, svg: &[u8]) -> io::Result<()> {
+    let text = String::from_utf8_lossy(svg);
+    let drawing = text.find("<svg").map_or(&*text, |at| &text[at..]);
+    write!(out, "<iframe {attributes} srcdoc=\"")?;
+    escaped(
+        out,
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>html, body { margin: 0 } \
+         svg { display: block; width: 100%; height: auto }</style></head><body>",
+    )?;
+    escaped(out, drawing)?;
+    escaped(out, "</body></html>")?;
+    write!(out, "\" style=\"")?;
+    escaped(out, &frame_style(svg))?;
+    out.write_all(b"\"></iframe>")
+}
+
+/// `text` escaped as maud escapes an attribute's value: `&`, `<`, `>` and `"`.
+fn escaped(out: &mut impl Write, text: &str) -> io::Result<()> {
+    let mut rest = text.as_bytes();
+    while let Some(at) = rest
+        .iter()
+        .position(|b| matches!(b, b'&' | b'<' | b'>' | b'"'))
+    {
+        out.write_all(&rest[..at])?;
+        out.write_all(match rest[at] {
+            b'&' => b"&amp;",
+            b'<' => b"&lt;",
+            b'>' => b"&gt;",
+            _ => b"&quot;",
+        })?;
+        rest = &rest[at + 1..];
+    }
+    out.write_all(rest)
 }
 
 /// `1 hit`, `2 hits`.
 fn count(n: u128, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
-}
-
-/// A page of its own for an SVG file, for an iframe's `srcdoc` (which maud escapes as an
-/// attribute): the drawing without its XML declaration and DOCTYPE, as wide as the frame.
-fn svg_text(svg: &[u8]) -> String {
-    let text = String::from_utf8_lossy(svg);
-    let body = text.find("<svg").map_or(&*text, |at| &text[at..]);
-    format!(
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>html, body {{ margin: 0 }} \
-         svg {{ display: block; width: 100%; height: auto }}</style></head><body>{body}</body></html>"
-    )
 }
 
 /// The style of the iframe of an SVG: the page's width, the drawing's height.
@@ -569,4 +620,24 @@ fn frame_style(svg: &[u8]) -> String {
         .and_then(|h| h.parse::<u32>().ok())
         .unwrap_or(400);
     format!("width: 100%; height: {}px; border: 0", height + 8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_drawing_is_escaped_as_maud_escapes_an_attribute() {
+        let svg = "<?xml version=\"1.0\"?><!DOCTYPE svg><svg height=\"86\"><text>a&b <c> \"d\" \
+                   'e' \u{e9}</text></svg>"
+            .as_bytes();
+        let mut ours = Vec::new();
+        frame(&mut ours, r#"id="x""#, svg).unwrap();
+        let page = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>html, body { \
+                    margin: 0 } svg { display: block; width: 100%; height: auto }</style></head>\
+                    <body><svg height=\"86\"><text>a&b <c> \"d\" 'e' \u{e9}</text></svg></body>\
+                    </html>";
+        let maud = html! { iframe id="x" srcdoc=(page) style=(frame_style(svg)) {} };
+        assert_eq!(String::from_utf8(ours).unwrap(), maud.into_string());
+    }
 }
