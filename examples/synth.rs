@@ -51,9 +51,11 @@ fn main() -> ExitCode {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5EED_5EED_u64);
     if lbr_walk {
-        // An IP record (6 bytes) and a 16-pair LBR record (130 bytes) per sample.
+        // An IP record (6 bytes) and a 16-pair LBR record (130 bytes) per sample, and room
+        // for the header and tables, so that 256 MiB stays within what the builder lays out.
         let sampling = walk::Sampling {
-            records: usize::try_from((mib << 20) / 136).unwrap_or(usize::MAX),
+            records: usize::try_from(((mib << 20).saturating_sub(64 << 10)) / 136)
+                .unwrap_or(usize::MAX),
             seed,
             ..walk::LBR_TRACE
         };

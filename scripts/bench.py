@@ -247,7 +247,7 @@ def spd_bench(runs):
 
 
 def lbr_bench(runs, mib):
-    """The LBR views (/coverage, /dyninst, /annotate) against /summary, CPU time and peak
+    """The LBR views (/coverage, /dyninst, /annotate, /callgraph) against /summary, CPU time and peak
     RSS, on the SPGO tutorial's shape: IP and LBR samples of testdata/pe/lbr.exe, walked as
     its real control flow goes (`synth --lbr-walk`). Targets: within 2 x /summary's CPU,
     peak RSS within 64 MiB."""
@@ -264,6 +264,7 @@ def lbr_bench(runs, mib):
         "/dyninst": [SPTDUMP, "/dyninst", *files, path],
         "/coverage /dyninst": [SPTDUMP, "/coverage", "/dyninst", *files, path],
         "/annotate:scramble": [SPTDUMP, "/annotate:scramble", *files, path],
+        "/callgraph": [SPTDUMP, "/callgraph", *files, path],
     }
     cpus = {name: [] for name in commands}
     for cmd in commands.values():
