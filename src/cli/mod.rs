@@ -239,7 +239,8 @@ fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
 }
 
 /// The symbol path of `/symbols:PATH`, or of `_NT_SYMBOL_PATH` for `/symbols` alone (a
-/// usage error when it is unset or empty).
+/// usage error when it is unset or empty), with the time-outs of `SPTDUMP_SYMBOL_TIMEOUT`
+/// (`SECONDS`, or `CONNECT,READ`; a usage error when it is neither).
 fn symbol_path(given: Option<&Option<OsString>>) -> Result<Option<SymbolPath>, UsageError> {
     let text = match given {
         None => return Ok(None),
@@ -253,7 +254,14 @@ fn symbol_path(given: Option<&Option<OsString>>) -> Result<Option<SymbolPath>, U
             "/symbols needs a symbol path: /symbols:PATH, or _NT_SYMBOL_PATH set",
         ));
     }
-    Ok(Some(SymbolPath::parse(&text)))
+    let mut path = SymbolPath::parse(&text);
+    if let Some(value) = std::env::var_os("SPTDUMP_SYMBOL_TIMEOUT") {
+        path.fetch = path
+            .fetch
+            .with_timeouts(&value.to_string_lossy())
+            .map_err(|why| usage(format!("SPTDUMP_SYMBOL_TIMEOUT: {why}")))?;
+    }
+    Ok(Some(path))
 }
 
 /// The rules of how options combine that the plan's types cannot hold: a combination that

@@ -433,8 +433,10 @@ pub(super) const OPTIONS: &[Opt] = &[
             "symbols",
             Group::Sections,
             "look up the PDBs and images no /pdb or /image names along a symbol\n\
-             path (_NT_SYMBOL_PATH's syntax; without PATH, that variable); local\n\
-             directories and stores only: symbol server URLs are not fetched yet",
+             path (_NT_SYMBOL_PATH's syntax; without PATH, that variable): local\n\
+             directories and stores, and http(s) symbol servers (srv*CACHE*URL);\n\
+             SPTDUMP_SYMBOL_TIMEOUT=SECONDS or CONNECT,READ changes their time-outs\n\
+             (10 s to connect, 60 s for a read)",
             |_| {},
         )
     },
