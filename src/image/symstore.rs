@@ -435,7 +435,7 @@ impl Server<'_> {
         fits: &mut impl FnMut(&Path) -> Result<T, String>,
         lookup: &mut Lookup<T>,
     ) {
-        let (name, key) = (self.name, self.key);
+        let (name, key) = (segment(self.name), segment(self.key));
         let base = base.trim_end_matches('/');
         let flat = format!("{base}/{name}/{key}/{name}");
         if self.ask(&flat, fits, lookup) == Asked::Answered {
@@ -444,7 +444,8 @@ impl Server<'_> {
         // Any answer but 200 says the store is not two-tier.
         let index = format!("{base}/index2.txt");
         if let Ok(Some(_)) = symserver::get(&index, self.fetch) {
-            let tier: String = name.chars().take(2).collect::<String>().to_lowercase();
+            let tier: String = self.name.chars().take(2).collect::<String>().to_lowercase();
+            let tier = segment(&tier);
             self.ask(&format!("{base}/{tier}/{name}/{key}/{name}"), fits, lookup);
         }
     }
@@ -536,6 +537,22 @@ impl Server<'_> {
         }
         Ok(())
     }
+}
+
+/// `text` as one segment of a URL's path: every byte but letters, digits, `-`, `.`, `_`
+/// and `~` percent-encoded, so that no name can add a segment, a query or a fragment, or be
+/// decoded by the server into one (`%2e%2e%2f` is sent as `%252e%252e%252f`).
+#[cfg(feature = "network")]
+fn segment(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            s.push(char::from(b));
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
 }
 
 /// "A, B, C and N more": the first few places of `looked`.
@@ -683,6 +700,13 @@ mod tests {
             assert!(image_candidates(&path, bad).is_empty());
         }
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), before);
+    }
+
+    #[cfg(feature = "network")]
+    #[test]
+    fn names_are_one_segment_of_a_url() {
+        assert_eq!(segment("app.pdb"), "app.pdb");
+        assert_eq!(segment("a b?#%2f/é.pdb"), "a%20b%3F%23%252f%2F%C3%A9.pdb");
     }
 
     #[test]

@@ -422,6 +422,7 @@ fn hostile_names_never_reach_a_url() {
         "CON.exe",
         ".exe",
         "app.exe",
+        "%2e%2e%2fapp.exe",
     ];
     let mut b = SptBuilder::new();
     let ids: Vec<u16> = names
@@ -442,8 +443,17 @@ fn hostile_names_never_reach_a_url() {
     let found = lines_of(&o, "symbols");
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0]["name"], "app.exe");
-    // Only the safe name was asked for, and only the cache was written to.
-    assert_eq!(server.requests(), [format!("/symbols/{}", app_path())]);
+    // Only the safe names were asked for, each one segment (a server decodes `%25` to `%`,
+    // never to `/`), and only the cache was written to.
+    let escaped = format!("%252e%252e%252fapp.pdb/{APP_KEY}/%252e%252e%252fapp.pdb");
+    assert_eq!(
+        server.requests(),
+        [
+            format!("/symbols/{}", app_path()),
+            format!("/symbols/{escaped}"),
+            "/symbols/index2.txt".to_owned()
+        ]
+    );
     let after: Vec<_> = listing(d.path())
         .into_iter()
         .filter(|p| !p.starts_with(&cache))
