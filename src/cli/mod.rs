@@ -140,6 +140,11 @@ fn apply(
             });
         }
         (Set::Value(_), Some(v)) => v,
+        // `/match` alone checks what `/symbols` finds (the command says whether it may).
+        (Set::Value(_), None) if name == "match" && !spelled.dashed => {
+            given.match_symbols = true;
+            return Ok(());
+        }
         (Set::Value(_), None) if spelled.dashed => rest
             .next()
             .ok_or_else(|| usage(format!("option '{shown}' needs a value")))?,
@@ -194,6 +199,11 @@ fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
     } else {
         Format::Text
     };
+    if given.match_symbols && given.symbols.is_none() {
+        return Err(usage(
+            "/match needs FILES, or /symbols for what a symbol path finds: /match:FILES",
+        ));
+    }
     if traces.is_empty() && given.sptlists.is_empty() {
         if given.matches.is_empty() {
             return Err(usage("no SPT file given"));
@@ -314,7 +324,8 @@ fn plan(given: Given, format: Format) -> Plan {
         || given.validate
         || given.check
         || shape != Shape::Each
-        || !given.matches.is_empty();
+        || !given.matches.is_empty()
+        || given.match_symbols;
     let sections = if given.all || (given.sections.is_empty() && !asked) {
         Sections::ALL
     } else {
@@ -336,6 +347,7 @@ fn plan(given: Given, format: Format) -> Plan {
         pdbs: Vec::new(),
         images: Vec::new(),
         symbol_path: None,
+        match_symbols: given.match_symbols,
         inline: !given.noinline,
         source_paths: given.source_paths,
     }

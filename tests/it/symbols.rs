@@ -290,3 +290,20 @@ fn hostile_names_are_never_looked_up_nor_written_outside_the_cache() {
         .count();
     assert_eq!(refused, names.len(), "{lines:?}");
 }
+
+#[test]
+fn match_alone_asks_whether_the_path_holds_each_pdb() {
+    let o = run(&["/match", "/symbols:testdata/pe", TRACE]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches("Symbols of progid").count(), 2);
+    let o = run(&["/match", "/symbols:testdata/pe/v2", TRACE]);
+    assert_eq!(status(&o), 1);
+    for name in ["app.exe (progid 0)", "core.dll (progid 1)"] {
+        let said = format!("the symbol path holds no PDB of {name}");
+        assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    }
+    // Without /symbols, /match still needs its files.
+    let o = run(&["/match", TRACE]);
+    assert_eq!(status(&o), 2);
+    assert!(stderr(&o).contains("/match needs FILES"), "{}", stderr(&o));
+}

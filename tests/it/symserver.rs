@@ -460,3 +460,21 @@ fn hostile_names_never_reach_a_url() {
         .collect();
     assert_eq!(after, before);
 }
+
+#[test]
+fn match_alone_asks_a_server_whether_it_holds_the_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let core = format!("core.pdb/{CORE_KEY}/core.pdb");
+    let server = Server::start(&[(&app_path(), Reply::File(fixture("app.pdb")))]);
+    let arg = format!("/symbols:srv*{}", server.url());
+    let o = sptdump(&["/match", &arg, TRACE], tmp.path(), &[]);
+    assert_eq!(status(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("the symbol path holds no PDB of core.dll"));
+    let server = Server::start(&[
+        (&app_path(), Reply::File(fixture("app.pdb"))),
+        (&core, Reply::File(fixture("core.pdb"))),
+    ]);
+    let arg = format!("/symbols:srv*{}", server.url());
+    let o = sptdump(&["/match", &arg, TRACE], tmp.path(), &[]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+}
