@@ -478,3 +478,16 @@ fn match_alone_asks_a_server_whether_it_holds_the_build() {
     let o = sptdump(&["/match", &arg, TRACE], tmp.path(), &[]);
     assert_eq!(status(&o), 0, "{}", stderr(&o));
 }
+
+#[test]
+fn a_cache_element_keeps_what_a_later_server_sends() {
+    let d = tempfile::tempdir().unwrap();
+    let server = Server::start(&[(&app_path(), Reply::File(fixture("app.pdb")))]);
+    let cache = d.path().join("c");
+    let path = format!("cache*{};symsrv*symsrv.dll*{}", s(&cache), server.url());
+    let lines = lines_of(&json_run(&path, d.path(), &[]), "symbols");
+    let cached = cache.join(app_path());
+    assert_eq!(lines[0]["pdb"], s(&cached));
+    assert_eq!(lines[0]["fetched"], true);
+    assert_eq!(std::fs::read(&cached).unwrap(), fixture("app.pdb"));
+}
