@@ -17,6 +17,8 @@ use sptdump::dump::{self, Plan, RunError, Status, Traces};
 use sptdump::format::tables::base_name;
 use sptdump::image::code::ImageFile;
 use sptdump::image::matching::{MatchFile, PdbFile};
+use sptdump::image::symbolpath::Progress as DownloadProgress;
+use sptdump::image::symstore;
 use sptdump::input::{Input, OpenError, describe};
 use sptdump::output::Format;
 
@@ -80,7 +82,9 @@ fn main() -> ExitCode {
                 pdbs: &pdb_paths,
                 images: &image_paths,
             };
-            run(&mut out, *plan, &traces, files, progress)
+            let ran = run(&mut out, *plan, &traces, files, progress);
+            symstore::remove_scratch_files();
+            ran
         }
     };
     finish(ran, out)
@@ -137,6 +141,15 @@ fn run(
     progress: Progress,
 ) -> io::Result<Status> {
     let mut unreadable = false;
+    if let Some(path) = &mut plan.symbol_path {
+        // A symbol server's download over a second draws its bar where the run's would.
+        let wanted = match progress {
+            Progress::Never => false,
+            Progress::Always => true,
+            Progress::Auto => io::stderr().is_terminal(),
+        };
+        path.fetch.progress = wanted.then_some(download_bar as fn(DownloadProgress<'_>));
+    }
     plan.images = read_each(files.images, "image", ImageFile::read, &mut unreadable);
     plan.pdbs = read_each(files.pdbs, "pdb", PdbFile::read, &mut unreadable);
     plan.matches = files
@@ -244,6 +257,36 @@ fn progress_bar(progress: Progress, plan: &Plan, files: &[OsString]) -> Option<P
         }
     });
     Some(bar)
+}
+
+/// The progress bar of a symbol server's download that takes over a second, on standard
+/// error.
+fn download_bar(progress: DownloadProgress<'_>) {
+    static BAR: std::sync::Mutex<Option<ProgressBar>> = std::sync::Mutex::new(None);
+    let mut bar = BAR.lock().unwrap_or_else(|e| e.into_inner());
+    match progress {
+        DownloadProgress::Begun { url, total } => {
+            let shown = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
+            let template = if total.is_some() {
+                "{msg} {bytes}/{total_bytes} ({binary_bytes_per_sec}) {wide_bar}"
+            } else {
+                "{msg} {bytes} ({binary_bytes_per_sec})"
+            };
+            shown.set_style(ProgressStyle::with_template(template).expect("a valid template"));
+            shown.set_message(url.to_owned());
+            *bar = Some(shown);
+        }
+        DownloadProgress::At(n) => {
+            if let Some(b) = &*bar {
+                b.set_position(n);
+            }
+        }
+        DownloadProgress::Ended => {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
+        }
+    }
 }
 
 /// The traces a `/sptlist` file names, one path per line; blank lines are skipped.

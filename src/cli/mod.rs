@@ -140,6 +140,11 @@ fn apply(
             });
         }
         (Set::Value(_), Some(v)) => v,
+        // `/match` alone checks what `/symbols` finds (the command says whether it may).
+        (Set::Value(_), None) if name == "match" && !spelled.dashed => {
+            given.match_symbols = true;
+            return Ok(());
+        }
         (Set::Value(_), None) if spelled.dashed => rest
             .next()
             .ok_or_else(|| usage(format!("option '{shown}' needs a value")))?,
@@ -194,6 +199,11 @@ fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
     } else {
         Format::Text
     };
+    if given.match_symbols && given.symbols.is_none() {
+        return Err(usage(
+            "/match needs FILES, or /symbols for what a symbol path finds: /match:FILES",
+        ));
+    }
     if traces.is_empty() && given.sptlists.is_empty() {
         if given.matches.is_empty() {
             return Err(usage("no SPT file given"));
@@ -239,7 +249,8 @@ fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
 }
 
 /// The symbol path of `/symbols:PATH`, or of `_NT_SYMBOL_PATH` for `/symbols` alone (a
-/// usage error when it is unset or empty).
+/// usage error when it is unset or empty), with the time-outs of `SPTDUMP_SYMBOL_TIMEOUT`
+/// (`SECONDS`, or `CONNECT,READ`; a usage error when it is neither).
 fn symbol_path(given: Option<&Option<OsString>>) -> Result<Option<SymbolPath>, UsageError> {
     let text = match given {
         None => return Ok(None),
@@ -253,7 +264,14 @@ fn symbol_path(given: Option<&Option<OsString>>) -> Result<Option<SymbolPath>, U
             "/symbols needs a symbol path: /symbols:PATH, or _NT_SYMBOL_PATH set",
         ));
     }
-    Ok(Some(SymbolPath::parse(&text)))
+    let mut path = SymbolPath::parse(&text);
+    if let Some(value) = std::env::var_os("SPTDUMP_SYMBOL_TIMEOUT") {
+        path.fetch = path
+            .fetch
+            .with_timeouts(&value.to_string_lossy())
+            .map_err(|why| usage(format!("SPTDUMP_SYMBOL_TIMEOUT: {why}")))?;
+    }
+    Ok(Some(path))
 }
 
 /// The rules of how options combine that the plan's types cannot hold: a combination that
@@ -306,7 +324,8 @@ fn plan(given: Given, format: Format) -> Plan {
         || given.validate
         || given.check
         || shape != Shape::Each
-        || !given.matches.is_empty();
+        || !given.matches.is_empty()
+        || given.match_symbols;
     let sections = if given.all || (given.sections.is_empty() && !asked) {
         Sections::ALL
     } else {
@@ -328,6 +347,7 @@ fn plan(given: Given, format: Format) -> Plan {
         pdbs: Vec::new(),
         images: Vec::new(),
         symbol_path: None,
+        match_symbols: given.match_symbols,
         inline: !given.noinline,
         source_paths: given.source_paths,
     }

@@ -58,6 +58,8 @@ pub(super) struct Given {
     pub binaries: Vec<String>,
     pub strindex: Option<StringIndex>,
     pub matches: Vec<OsString>,
+    /// `/match` without files: check what `/symbols` finds.
+    pub match_symbols: bool,
     pub pdbs: Vec<OsString>,
     pub images: Vec<OsString>,
     /// `/symbols` (`None` inside: read `_NT_SYMBOL_PATH`).
@@ -403,7 +405,8 @@ pub(super) const OPTIONS: &[Opt] = &[
             "match",
             "FILES",
             "check images (.exe, .dll), PDBs or SPDs against the program IDs: match,\n\
-             age-mismatch, guid-mismatch or absent; exit 1 unless all match",
+             age-mismatch, guid-mismatch or absent; exit 1 unless all match. /match\n\
+             alone, with /symbols: whether the symbol path holds each binary's PDB",
             |g, v| {
                 g.matches.push(v.to_owned());
                 Ok(())
@@ -433,8 +436,10 @@ pub(super) const OPTIONS: &[Opt] = &[
             "symbols",
             Group::Sections,
             "look up the PDBs and images no /pdb or /image names along a symbol\n\
-             path (_NT_SYMBOL_PATH's syntax; without PATH, that variable); local\n\
-             directories and stores only: symbol server URLs are not fetched yet",
+             path (_NT_SYMBOL_PATH's syntax; without PATH, that variable): local\n\
+             directories and stores, and http(s) symbol servers (srv*CACHE*URL);\n\
+             SPTDUMP_SYMBOL_TIMEOUT=SECONDS or CONNECT,READ changes their time-outs\n\
+             (10 s to connect, 60 s for a read)",
             |_| {},
         )
     },

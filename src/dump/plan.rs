@@ -69,6 +69,8 @@ pub struct Plan {
     /// Where PDBs and images of the binaries no `/pdb` or `/image` names are looked up
     /// (`/symbols`).
     pub symbol_path: Option<SymbolPath>,
+    /// `/match /symbols`: a binary whose PDB the symbol path does not hold is an error.
+    pub match_symbols: bool,
     /// Whether, with `/pdb`, code the compiler inlined is shown as frames of the functions
     /// inlined (unless `/noinline`).
     pub inline: bool,
@@ -95,6 +97,7 @@ impl Default for Plan {
             pdbs: Vec::new(),
             images: Vec::new(),
             symbol_path: None,
+            match_symbols: false,
             inline: true,
             source_paths: Vec::new(),
         }
@@ -239,7 +242,7 @@ impl Plan {
             || self.views.tables()
             || self.check
             || matches!(self.shape, Shape::Compared { .. });
-        shown || (!self.validate && !self.matches.is_empty())
+        shown || (!self.validate && (!self.matches.is_empty() || self.match_symbols))
     }
 
     /// Whether each trace prints little (no section), so that several traces may be

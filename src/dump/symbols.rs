@@ -73,6 +73,10 @@ pub(super) fn attach<P: Printer>(
         } else {
             out.print(|p| p.symbols(file, &line))?;
         }
+        if plan.match_symbols && line.pdb.is_none() {
+            let why = format!("the symbol path holds no PDB of {name} (progid {progid})");
+            out.fail(file, &why)?;
+        }
     }
     Ok(())
 }

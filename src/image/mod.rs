@@ -16,5 +16,8 @@ pub mod spd;
 pub mod symbolpath;
 pub mod symbols;
 pub mod symstore;
+// Symbol servers over HTTP and HTTPS.
+#[cfg(feature = "network")]
+pub mod symserver;
 #[cfg(test)]
 pub(crate) mod testpdb;

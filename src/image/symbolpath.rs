@@ -1,13 +1,17 @@
 //! A symbol path in `_NT_SYMBOL_PATH`'s syntax (`/symbols`), parsed, and the checks that
 //! keep a binary name from a trace from ever being turned into a path it should not be.
 //!
-//! Only parsing here: [`super::symstore`] looks files up along a parsed path.
+//! Only parsing here: [`super::symstore`] looks files up along a parsed path, and
+//! `symserver` fetches from the URLs in it.
+
+use std::time::Duration;
 
 /// One element of a symbol path, with its text as given (what notes and the `symbols`
 /// line's `from` name).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Element {
-    /// The element as written.
+    /// The element as written, less the credentials (`user:password@`) of its URLs: what
+    /// is ever printed of it.
     pub text: String,
     /// What it says.
     pub kind: ElementKind,
@@ -32,8 +36,82 @@ pub enum ElementKind {
 pub enum Store {
     /// A directory or network share.
     Local(String),
-    /// An `http://` or `https://` symbol server: kept, not fetched in this build.
+    /// An `http://` or `https://` symbol server, as written (credentials and all: it is
+    /// requested, never printed; [`redacted`] is what is printed of it).
     Url(String),
+}
+
+/// How symbol servers are asked: the time-outs, and who is told how a long download goes.
+#[derive(Clone, Copy, Debug)]
+pub struct Fetch {
+    /// The longest wait for a connection (with TLS): 10 s unless changed.
+    pub connect: Duration,
+    /// The longest wait for any one read of the answer: 60 s unless changed.
+    pub read: Duration,
+    /// Told how a download that takes over a second goes (the program draws a progress
+    /// bar on a terminal; the library draws nothing).
+    pub progress: Option<fn(Progress<'_>)>,
+}
+
+/// How a long download goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress<'a> {
+    /// It has taken a second: the URL (without credentials) and the length announced.
+    Begun {
+        /// What is downloaded.
+        url: &'a str,
+        /// Its length, when the server said.
+        total: Option<u64>,
+    },
+    /// This many bytes have come.
+    At(u64),
+    /// It is over, whole or not.
+    Ended,
+}
+
+impl Default for Fetch {
+    fn default() -> Fetch {
+        Fetch {
+            connect: Duration::from_secs(10),
+            read: Duration::from_secs(60),
+            progress: None,
+        }
+    }
+}
+
+impl PartialEq for Fetch {
+    fn eq(&self, other: &Fetch) -> bool {
+        (self.connect, self.read, self.progress.is_some())
+            == (other.connect, other.read, other.progress.is_some())
+    }
+}
+
+impl Eq for Fetch {}
+
+impl Fetch {
+    /// The time-outs of `SPTDUMP_SYMBOL_TIMEOUT`'s value: `SECONDS` (both) or
+    /// `CONNECT,READ`, each a positive number of seconds (fractions allowed, at most a
+    /// day). The reason when the value is not that.
+    pub fn with_timeouts(self, value: &str) -> Result<Fetch, String> {
+        let seconds = |s: &str| {
+            let s = s.trim();
+            match s.parse::<f64>() {
+                Ok(n) if n > 0.0 && n <= 86_400.0 => Ok(Duration::from_secs_f64(n)),
+                _ => Err(format!(
+                    "{s:?} is not a number of seconds (over 0, at most 86400)"
+                )),
+            }
+        };
+        let (connect, read) = match value.split_once(',') {
+            Some((c, r)) => (seconds(c)?, seconds(r)?),
+            None => (seconds(value)?, seconds(value)?),
+        };
+        Ok(Fetch {
+            connect,
+            read,
+            ..self
+        })
+    }
 }
 
 /// A parsed symbol path.
@@ -41,6 +119,8 @@ pub enum Store {
 pub struct SymbolPath {
     /// Its elements, in search order.
     pub elements: Vec<Element>,
+    /// How its symbol servers are asked.
+    pub fetch: Fetch,
 }
 
 impl SymbolPath {
@@ -52,22 +132,57 @@ impl SymbolPath {
             .map(str::trim)
             .filter(|e| !e.is_empty())
             .map(|e| Element {
-                text: e.to_owned(),
+                text: redact_all(e),
                 kind: kind(e),
             })
             .collect();
-        SymbolPath { elements }
+        SymbolPath {
+            elements,
+            fetch: Fetch::default(),
+        }
     }
 
-    /// The notes the path gives before any lookup: one per element naming a symbol server
-    /// URL, which this build does not fetch.
+    /// The notes the path gives before any lookup: in a build without the `network`
+    /// feature, one per element naming a symbol server URL, which it does not fetch.
     pub fn notes(&self) -> Vec<String> {
+        if cfg!(feature = "network") {
+            return Vec::new();
+        }
         self.elements
             .iter()
             .filter(|e| matches!(&e.kind, ElementKind::Server(s) if s.iter().any(|s| matches!(s, Store::Url(_)))))
-            .map(|e| format!("symbol server URLs are not fetched yet: {}", e.text))
+            .map(|e| {
+                format!(
+                    "this sptdump was built without fetching from symbol servers (cargo's \"network\" feature, on by default): {}",
+                    e.text
+                )
+            })
             .collect()
     }
+}
+
+/// `url` without the credentials of its authority (`https://user:pw@host/s` →
+/// `https://host/s`): what is printed of a URL.
+pub fn redacted(url: &str) -> String {
+    let Some(start) = url.find("://").map(|i| i + 3) else {
+        return url.to_owned();
+    };
+    let end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    match url[start..end].rfind('@') {
+        Some(at) => format!("{}{}", &url[..start], &url[start + at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+/// An element's text with the credentials of each of its URLs removed.
+fn redact_all(element: &str) -> String {
+    element
+        .split('*')
+        .map(redacted)
+        .collect::<Vec<_>>()
+        .join("*")
 }
 
 /// Whether `s` starts with `prefix`, ignoring ASCII case.
@@ -213,13 +328,48 @@ mod tests {
     }
 
     #[test]
-    fn urls_give_a_note_and_local_stores_none() {
+    fn urls_give_a_note_only_in_a_build_that_does_not_fetch() {
         let path = SymbolPath::parse("srv*/c*http://sym/s;/d");
-        assert_eq!(
-            path.notes(),
-            ["symbol server URLs are not fetched yet: srv*/c*http://sym/s"]
-        );
+        if cfg!(feature = "network") {
+            assert!(path.notes().is_empty());
+        } else {
+            assert_eq!(path.notes().len(), 1);
+            assert!(path.notes()[0].ends_with(": srv*/c*http://sym/s"));
+        }
         assert!(SymbolPath::parse("srv*/c*/s;/d").notes().is_empty());
+    }
+
+    #[test]
+    fn credentials_are_never_in_what_is_printed() {
+        assert_eq!(
+            redacted("https://u:p@sym.example/s"),
+            "https://sym.example/s"
+        );
+        assert_eq!(redacted("http://u@h:8080/a@b"), "http://h:8080/a@b");
+        assert_eq!(redacted("https://h/s?x=a@b"), "https://h/s?x=a@b");
+        assert_eq!(redacted(r"C:\sym"), r"C:\sym");
+        let path = SymbolPath::parse("srv*/c*https://me:secret@h/s");
+        assert_eq!(path.elements[0].text, "srv*/c*https://h/s");
+        assert_eq!(
+            path.elements[0].kind,
+            ElementKind::Server(vec![
+                local("/c"),
+                Store::Url("https://me:secret@h/s".into())
+            ])
+        );
+    }
+
+    #[test]
+    fn time_outs_from_the_variable() {
+        let f = Fetch::default();
+        assert_eq!((f.connect.as_secs(), f.read.as_secs()), (10, 60));
+        let f = f.with_timeouts("2").unwrap();
+        assert_eq!((f.connect.as_secs(), f.read.as_secs()), (2, 2));
+        let f = f.with_timeouts(" 1.5 , 30").unwrap();
+        assert_eq!((f.connect.as_millis(), f.read.as_secs()), (1500, 30));
+        for bad in ["", "0", "-1", "x", "1,", "nan", "inf", "1e9"] {
+            assert!(Fetch::default().with_timeouts(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -1,12 +1,25 @@
 //! Looking files up along a [`SymbolPath`]: plain directories, the symbol-store layout
 //! (`ROOT/NAME/KEY/NAME`, two-tier under an `index2.txt`, `file.ptr`), and the cache a file
-//! found in a later store is copied into. Only local stores and network shares: a URL is
-//! named in a note, never fetched.
+//! found in a later store is copied into. Local stores and network shares here; symbol
+//! server URLs through `symserver` (the `network` feature), asked for in the store
+//! layout, what they send written into the cache like a copy.
 
-use std::fs;
+use std::fs::{self, File, OpenOptions};
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+#[cfg(feature = "network")]
+use super::ident::{self, Kind};
+#[cfg(feature = "network")]
+use crate::format::progid::{SymKey, registry_form};
 
 use super::symbolpath::{ElementKind, Store, SymbolPath, unsafe_name};
+#[cfg(feature = "network")]
+use super::symbolpath::{Fetch, redacted};
+#[cfg(feature = "network")]
+use super::symserver;
 
 /// What the symbol path gave one binary of a trace: a `symbols` line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,11 +62,22 @@ pub struct Lookup<T> {
     pub looked: Vec<PathBuf>,
 }
 
-/// A local place to search: a root, and the cache of what is found there.
+/// A place to search: a root, the element it comes from, and the cache of what is found
+/// there.
 struct Place<'a> {
-    root: &'a str,
+    root: Root<'a>,
     from: &'a str,
     cache: Option<&'a str>,
+}
+
+/// Where a place is.
+#[derive(Clone, Copy)]
+enum Root<'a> {
+    /// A directory or a network share.
+    Local(&'a str),
+    /// A symbol server.
+    #[cfg(feature = "network")]
+    Url(&'a str),
 }
 
 /// Looks `name` (a file name, already checked with [`unsafe_name`]) up along `path` by the
@@ -80,12 +104,24 @@ pub fn find<T>(
         if lookup.found.is_some() {
             break;
         }
-        search(&place, name, key, &mut fits, &mut lookup);
+        match place.root {
+            Root::Local(root) => search(root, &place, name, key, &mut fits, &mut lookup),
+            #[cfg(feature = "network")]
+            Root::Url(url) => {
+                let server = Server {
+                    place: &place,
+                    fetch: &path.fetch,
+                    name,
+                    key,
+                };
+                server.search(url, &mut fits, &mut lookup);
+            }
+        }
     }
     lookup
 }
 
-/// The local places of `path`, in search order, each with its cache.
+/// The places of `path`, in search order, each with its cache.
 fn places(path: &SymbolPath) -> Vec<Place<'_>> {
     let mut places = Vec::new();
     let mut cache: Option<&str> = None;
@@ -95,13 +131,13 @@ fn places(path: &SymbolPath) -> Vec<Place<'_>> {
             ElementKind::Dir(dir) => {
                 if let Some(c) = cache {
                     places.push(Place {
-                        root: c,
+                        root: Root::Local(c),
                         from: &e.text,
                         cache: None,
                     });
                 }
                 places.push(Place {
-                    root: dir,
+                    root: Root::Local(dir),
                     from: &e.text,
                     cache,
                 });
@@ -110,19 +146,30 @@ fn places(path: &SymbolPath) -> Vec<Place<'_>> {
                 let mut first: Option<&str> = cache;
                 if let Some(c) = cache {
                     places.push(Place {
-                        root: c,
+                        root: Root::Local(c),
                         from: &e.text,
                         cache: None,
                     });
                 }
                 for store in stores {
-                    if let Store::Local(root) = store {
-                        places.push(Place {
-                            root,
+                    match store {
+                        Store::Local(root) => {
+                            places.push(Place {
+                                root: Root::Local(root),
+                                from: &e.text,
+                                cache: first,
+                            });
+                            first.get_or_insert(root);
+                        }
+                        #[cfg(feature = "network")]
+                        Store::Url(url) => places.push(Place {
+                            root: Root::Url(url),
                             from: &e.text,
                             cache: first,
-                        });
-                        first.get_or_insert(root);
+                        }),
+                        // Named in a note by the path: this build does not fetch.
+                        #[cfg(not(feature = "network"))]
+                        Store::Url(_) => {}
                     }
                 }
             }
@@ -142,15 +189,17 @@ fn store_folder(root: &Path, name: &str) -> PathBuf {
     }
 }
 
-/// Searches one place: `ROOT/NAME` (plain directories), the store layout, `file.ptr`.
+/// Searches one local place, `root`: `ROOT/NAME` (plain directories), the store layout,
+/// `file.ptr`.
 fn search<T>(
+    root: &str,
     place: &Place<'_>,
     name: &str,
     key: &str,
     fits: &mut impl FnMut(&Path) -> Result<T, String>,
     lookup: &mut Lookup<T>,
 ) {
-    let root = Path::new(place.root);
+    let root = Path::new(root);
     let keyed = store_folder(root, name).join(key);
     let mut candidates = vec![root.join(name), keyed.join(name)];
     let ptr = keyed.join("file.ptr");
@@ -209,6 +258,98 @@ fn compressed<T>(keyed: &Path, name: &str, lookup: &mut Lookup<T>) {
     }
 }
 
+/// A file being written under a temporary name: into a cache's store layout, renamed to
+/// its place there when kept; or, with no cache, a scratch file in the system's temporary
+/// folder. Deleted when dropped unkept, so a cache entry is whole or not there at all.
+struct Pending {
+    temporary: PathBuf,
+    target: Option<PathBuf>,
+    kept: bool,
+}
+
+impl Pending {
+    /// A file to be `cache/NAME/KEY/NAME` (two-tier when the cache has `index2.txt`).
+    fn in_cache(cache: &Path, name: &str, key: &str) -> io::Result<(Pending, File)> {
+        let folder = store_folder(cache, name).join(key);
+        fs::create_dir_all(&folder)?;
+        let temporary = folder.join(format!(".{name}.{}.partial", std::process::id()));
+        let file = File::create(&temporary)?;
+        let pending = Pending {
+            temporary,
+            target: Some(folder.join(name)),
+            kept: false,
+        };
+        Ok((pending, file))
+    }
+
+    /// A scratch file, never kept: what a symbol server sends when the path has no cache,
+    /// read and then deleted.
+    #[cfg_attr(not(feature = "network"), allow(dead_code))]
+    fn scratch(name: &str) -> io::Result<(Pending, File)> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let temporary =
+            std::env::temp_dir().join(format!("sptdump-{}-{n}-{name}", std::process::id()));
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
+        let pending = Pending {
+            temporary,
+            target: None,
+            kept: false,
+        };
+        Ok((pending, file))
+    }
+
+    /// Renames the file to its place in the cache; a scratch file stays where it is until
+    /// [`remove_scratch_files`].
+    fn keep(mut self) -> io::Result<Kept> {
+        self.kept = true;
+        let Some(target) = self.target.take() else {
+            let scratch = self.temporary.clone();
+            SCRATCH
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(scratch.clone());
+            return Ok(Kept::Scratch(scratch));
+        };
+        if let Err(e) = fs::rename(&self.temporary, &target) {
+            self.kept = false;
+            return Err(e);
+        }
+        Ok(Kept::Cache(target))
+    }
+}
+
+/// Where a file was kept.
+enum Kept {
+    /// In the cache, at its place.
+    Cache(PathBuf),
+    /// In a scratch file, deleted at the end of the run.
+    Scratch(#[cfg_attr(not(feature = "network"), allow(dead_code))] PathBuf),
+}
+
+/// The scratch files kept so far: what symbol servers sent when the path had no cache.
+static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Deletes the scratch files this run downloaded into (a symbol server's files, with no
+/// cache in the path to keep them): the end of a run calls it.
+pub fn remove_scratch_files() {
+    let files = std::mem::take(&mut *SCRATCH.lock().unwrap_or_else(|e| e.into_inner()));
+    for file in files {
+        let _ = fs::remove_file(file);
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = fs::remove_file(&self.temporary);
+        }
+    }
+}
+
 /// Copies `file` into the store layout of `cache`, whole or not at all: written to a
 /// temporary name in its folder, then renamed. The file used is the copy, or `file` with a
 /// note when the copy failed.
@@ -219,16 +360,15 @@ fn copy_to_cache<T>(
     key: &str,
     lookup: &mut Lookup<T>,
 ) -> (PathBuf, bool) {
-    let folder = store_folder(cache, name).join(key);
-    let target = folder.join(name);
-    let temporary = folder.join(format!(".{name}.{}.partial", std::process::id()));
-    let copied = fs::create_dir_all(&folder)
-        .and_then(|()| fs::copy(file, &temporary))
-        .and_then(|_| fs::rename(&temporary, &target));
+    let copied = Pending::in_cache(cache, name, key).and_then(|(pending, mut to)| {
+        io::copy(&mut File::open(file)?, &mut to)?;
+        drop(to);
+        pending.keep()
+    });
     match copied {
-        Ok(()) => (target, true),
+        Ok(Kept::Cache(target)) => (target, true),
+        Ok(Kept::Scratch(_)) => (file.to_owned(), false),
         Err(e) => {
-            let _ = fs::remove_file(&temporary);
             lookup.notes.push(format!(
                 "{} could not be copied into the cache {}: {e}",
                 file.display(),
@@ -247,7 +387,12 @@ pub fn image_candidates(path: &SymbolPath, name: &str) -> Vec<(PathBuf, String)>
     }
     let mut found = Vec::new();
     for place in places(path) {
-        let root = Path::new(place.root);
+        // Symbol servers index images by time stamp and size, which a trace does not hold.
+        #[allow(irrefutable_let_patterns)]
+        let Root::Local(root) = place.root else {
+            continue;
+        };
+        let root = Path::new(root);
         let mut files = vec![root.join(name)];
         if let Ok(dirs) = fs::read_dir(root.join(name)) {
             let mut dirs: Vec<PathBuf> = dirs.flatten().map(|d| d.path().join(name)).collect();
@@ -259,6 +404,155 @@ pub fn image_candidates(path: &SymbolPath, name: &str) -> Vec<(PathBuf, String)>
         }
     }
     found
+}
+
+/// One lookup's questions to a symbol server: `NAME` by `KEY`, in the store layout.
+#[cfg(feature = "network")]
+struct Server<'a> {
+    place: &'a Place<'a>,
+    fetch: &'a Fetch,
+    name: &'a str,
+    key: &'a str,
+}
+
+/// What asking a symbol server for one file came to.
+#[cfg(feature = "network")]
+#[derive(PartialEq, Eq)]
+enum Asked {
+    /// 404: not there.
+    Missing,
+    /// Found and used, found and not used, or failed (with a note).
+    Answered,
+}
+
+#[cfg(feature = "network")]
+impl Server<'_> {
+    /// Asks the server at `base` for `BASE/NAME/KEY/NAME`, then, when it says 404 and has
+    /// an `index2.txt`, for the two-tier `BASE/na/NAME/KEY/NAME`.
+    fn search<T>(
+        &self,
+        base: &str,
+        fits: &mut impl FnMut(&Path) -> Result<T, String>,
+        lookup: &mut Lookup<T>,
+    ) {
+        let (name, key) = (segment(self.name), segment(self.key));
+        let base = base.trim_end_matches('/');
+        let flat = format!("{base}/{name}/{key}/{name}");
+        if self.ask(&flat, fits, lookup) == Asked::Answered {
+            return;
+        }
+        // Any answer but 200 says the store is not two-tier.
+        let index = format!("{base}/index2.txt");
+        if let Ok(Some(_)) = symserver::get(&index, self.fetch) {
+            let tier: String = self.name.chars().take(2).collect::<String>().to_lowercase();
+            let tier = segment(&tier);
+            self.ask(&format!("{base}/{tier}/{name}/{key}/{name}"), fits, lookup);
+        }
+    }
+
+    /// Asks for `url`; what comes is written into the cache under a temporary name (or a
+    /// scratch file without a cache), checked by `fits`, and kept only when it fits.
+    fn ask<T>(
+        &self,
+        url: &str,
+        fits: &mut impl FnMut(&Path) -> Result<T, String>,
+        lookup: &mut Lookup<T>,
+    ) -> Asked {
+        let shown = redacted(url);
+        let from = self.place.from;
+        lookup.looked.push(PathBuf::from(&shown));
+        let download = match symserver::get(url, self.fetch) {
+            Ok(None) => return Asked::Missing,
+            Ok(Some(download)) => download,
+            Err(why) => {
+                lookup.notes.push(format!("{why} (asked by {from})"));
+                return Asked::Answered;
+            }
+        };
+        let pending = match self.place.cache {
+            Some(cache) => Pending::in_cache(Path::new(cache), self.name, self.key),
+            None => Pending::scratch(self.name),
+        };
+        let (pending, mut file) = match pending {
+            Ok(p) => p,
+            Err(e) => {
+                let to = self.place.cache.unwrap_or("a temporary file");
+                lookup
+                    .notes
+                    .push(format!("{shown} could not be written into {to}: {e}"));
+                return Asked::Answered;
+            }
+        };
+        if let Err(why) = download.write_to(&mut file) {
+            lookup.notes.push(format!("{why} (asked by {from})"));
+            return Asked::Answered;
+        }
+        drop(file);
+        let not_used = |why: String| format!("{shown} (found by {from}) is not used: {why}");
+        // Only a file of the key asked for is kept, and read where it is kept (a PDB's
+        // lines are read from it again later).
+        if let Err(why) = self.is_keyed(&pending.temporary) {
+            lookup.notes.push(not_used(why));
+            return Asked::Answered;
+        }
+        let (kept, shown_as) = match pending.keep() {
+            Ok(Kept::Cache(kept)) => (kept.clone(), kept),
+            Ok(Kept::Scratch(scratch)) => (scratch, PathBuf::from(&shown)),
+            Err(e) => {
+                let cache = self.place.cache.unwrap_or_default();
+                let why = format!("{shown} could not be kept in the cache {cache}: {e}");
+                lookup.notes.push(why);
+                return Asked::Answered;
+            }
+        };
+        match fits(&kept) {
+            Err(why) => lookup.notes.push(not_used(why)),
+            Ok(value) => {
+                lookup.found = Some(Found {
+                    value,
+                    file: shown_as,
+                    from: from.to_owned(),
+                    fetched: true,
+                });
+            }
+        }
+        Asked::Answered
+    }
+
+    /// Whether `file` is what was asked for: a PDB (for a `.pdb` name) of the key asked
+    /// for. The reason when it is not.
+    fn is_keyed(&self, file: &Path) -> Result<(), String> {
+        let id = ident::read(file).map_err(|e| e.to_string())?;
+        if self.name.to_ascii_lowercase().ends_with(".pdb") && id.kind != Kind::Pdb {
+            return Err(format!("it is a {}, not a PDB", id.kind));
+        }
+        let key = SymKey::new(id.guid, id.age).to_string();
+        if key != self.key {
+            return Err(format!(
+                "it is {{{}}} age {}, the key asked for is {}",
+                registry_form(&id.guid),
+                id.age,
+                self.key
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `text` as one segment of a URL's path: every byte but letters, digits, `-`, `.`, `_`
+/// and `~` percent-encoded, so that no name can add a segment, a query or a fragment, or be
+/// decoded by the server into one (`%2e%2e%2f` is sent as `%252e%252e%252f`).
+#[cfg(feature = "network")]
+fn segment(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            s.push(char::from(b));
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
 }
 
 /// "A, B, C and N more": the first few places of `looked`.
@@ -406,6 +700,13 @@ mod tests {
             assert!(image_candidates(&path, bad).is_empty());
         }
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), before);
+    }
+
+    #[cfg(feature = "network")]
+    #[test]
+    fn names_are_one_segment_of_a_url() {
+        assert_eq!(segment("app.pdb"), "app.pdb");
+        assert_eq!(segment("a b?#%2f/é.pdb"), "a%20b%3F%23%252f%2F%C3%A9.pdb");
     }
 
     #[test]

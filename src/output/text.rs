@@ -506,7 +506,7 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
             .join(", ");
         let from = found.from.as_deref().unwrap_or("?");
         let copied = if found.fetched {
-            " (copied to cache)"
+            " (fetched this run)"
         } else {
             ""
         };

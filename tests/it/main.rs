@@ -36,5 +36,7 @@ mod strindex;
 mod support;
 mod symbolize;
 mod symbols;
+#[cfg(feature = "network")]
+mod symserver;
 mod usage;
 mod views;

@@ -10,12 +10,12 @@ use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 use crate::support::{crate_root, json_lines, run, status, stderr, stdout};
 
 /// The symbol-store keys of the fixture's binaries (GUID and age, as `/progid` prints them).
-const APP_KEY: &str = "7A76D39EEF6D104E4C4C44205044422E1";
-const CORE_KEY: &str = "5DFC88D605FC4E3C4C4C44205044422E1";
-const TRACE: &str = "testdata/pe/profile.spt";
+pub(crate) const APP_KEY: &str = "7A76D39EEF6D104E4C4C44205044422E1";
+pub(crate) const CORE_KEY: &str = "5DFC88D605FC4E3C4C4C44205044422E1";
+pub(crate) const TRACE: &str = "testdata/pe/profile.spt";
 
 /// Copies the fixture `from` (under `testdata/pe`) to `to` under `dir`.
-fn put(dir: &Path, from: &str, to: &str) -> PathBuf {
+pub(crate) fn put(dir: &Path, from: &str, to: &str) -> PathBuf {
     let to = dir.join(to);
     fs::create_dir_all(to.parent().unwrap()).unwrap();
     fs::copy(crate_root().join("testdata/pe").join(from), &to).unwrap();
@@ -23,7 +23,7 @@ fn put(dir: &Path, from: &str, to: &str) -> PathBuf {
 }
 
 /// Every path under `dir`, sorted.
-fn listing(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn listing(dir: &Path) -> Vec<PathBuf> {
     let mut all = Vec::new();
     let mut todo = vec![dir.to_owned()];
     while let Some(d) = todo.pop() {
@@ -64,7 +64,7 @@ fn functions(extra: &[&str]) -> String {
         .collect()
 }
 
-fn s(p: &Path) -> String {
+pub(crate) fn s(p: &Path) -> String {
     p.display().to_string()
 }
 
@@ -146,8 +146,15 @@ fn the_cache_gets_a_copy_that_a_second_run_finds_alone() {
         (&second[0]["pdb"], &second[0]["fetched"]),
         (&first[0]["pdb"], &false.into())
     );
+    // The URL after the stores is never asked: a build without the network feature says
+    // it does not fetch.
     let o = run(&["/functions", &format!("/symbols:{path}"), TRACE]);
-    assert!(stderr(&o).contains("symbol server URLs are not fetched yet"));
+    assert_eq!(
+        stderr(&o).contains("built without fetching from symbol servers"),
+        !cfg!(feature = "network"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -282,4 +289,21 @@ fn hostile_names_are_never_looked_up_nor_written_outside_the_cache() {
         })
         .count();
     assert_eq!(refused, names.len(), "{lines:?}");
+}
+
+#[test]
+fn match_alone_asks_whether_the_path_holds_each_pdb() {
+    let o = run(&["/match", "/symbols:testdata/pe", TRACE]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches("Symbols of progid").count(), 2);
+    let o = run(&["/match", "/symbols:testdata/pe/v2", TRACE]);
+    assert_eq!(status(&o), 1);
+    for name in ["app.exe (progid 0)", "core.dll (progid 1)"] {
+        let said = format!("the symbol path holds no PDB of {name}");
+        assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    }
+    // Without /symbols, /match still needs its files.
+    let o = run(&["/match", TRACE]);
+    assert_eq!(status(&o), 2);
+    assert!(stderr(&o).contains("/match needs FILES"), "{}", stderr(&o));
 }
