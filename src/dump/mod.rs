@@ -30,6 +30,7 @@ mod out;
 mod outcome;
 mod plan;
 mod run;
+mod spdnames;
 mod symbols;
 mod trace;
 mod traces;

@@ -312,6 +312,7 @@ fn attach_pdbs<P: Printer>(
     // Under /merge the symbol path is searched once, for the merged binaries.
     if plan.views_per_trace() {
         super::symbols::attach(out, file, tables, plan, &mut symbols)?;
+        super::spdnames::attach(out, file, tables, plan, "this trace", &mut symbols)?;
     }
     Ok(symbols)
 }

@@ -3,7 +3,8 @@
 //! [`ident`] reads the identity (GUID, age) of a PE image, a PDB or an SPD ([`spd`] reads
 //! the last), [`matching`] judges it against a trace's program IDs (`/match`), and
 //! [`symbols`] reads a PDB's functions to name sampled addresses (`/pdb`), [`code`] an image's
-//! instructions (`/image`), and [`lines`] their
+//! instructions (`/image`), [`spdprofile`] an SPD's functions and counts (named where no PDB
+//! is given), and [`lines`] their
 //! source lines and the functions inlined at them. This is the only
 //! layer that opens PE, PDB and SPD files.
 
@@ -13,6 +14,7 @@ pub mod ident;
 pub mod lines;
 pub mod matching;
 pub mod spd;
+pub mod spdprofile;
 pub mod symbolpath;
 pub mod symbols;
 pub mod symstore;
