@@ -17,6 +17,8 @@
 //! | spd-not-profiled       | note     | a `/match` SPD holds no profile yet                     |
 //! | lbr-thin               | warning  | with `/pdb` and `/image`: the LBR ranges cover under    |
 //! |                        |          | half the blocks of the functions with IP samples        |
+//! | spd-stale              | warning  | a matching SPD holds no counts for more than half of    |
+//! |                        |          | the trace's 20 hottest functions (by IP samples)        |
 //!
 //! The mode to give SPDConvert is LBR when the trace has at least [`LBR_ENOUGH`] LBR samples
 //! (each LBR record and each of its REPEATs; or LBR records and no IP samples), else IP; a
@@ -60,6 +62,9 @@ pub enum VerdictCode {
     /// With `/pdb` and `/image`: the LBR ranges cover under [`THIN`] of the blocks of the
     /// functions with IP samples.
     LbrThin = "lbr-thin", Warning;
+    /// A matching `/match` SPD holds no counts for more than half of the trace's
+    /// [`HOTTEST`] hottest functions by IP samples.
+    SpdStale = "spd-stale", Warning;
 }
 }
 
@@ -192,6 +197,7 @@ pub(crate) fn check(
     }
     for m in matches {
         matched(summary, tables, m, &mut verdicts);
+        stale(summary, symbols, m, &mut verdicts);
     }
     let mode = match usable {
         true => mode(&binaries, &mut verdicts),
@@ -442,6 +448,65 @@ fn matched(summary: &Summary, tables: &Tables, m: &MatchResult<'_>, verdicts: &m
             ),
         );
     }
+}
+
+/// How many of a binary's hottest functions `spd-stale` looks up in the SPD.
+pub const HOTTEST: usize = 20;
+
+/// The `spd-stale` verdict of a `/match` SPD that matches a binary with IP samples, holds a
+/// profile and whose functions are named (by a PDB or by the SPD itself): of the binary's
+/// [`HOTTEST`] functions with the most IP samples, those the SPD holds no counts for (entry
+/// count 0 and every block count 0, or no record with code at that RVA). More than half
+/// without counts is the verdict: a few hot functions without counts are what sampling
+/// leaves (a short import, a function hot only in this run), most of them means the SPD was
+/// trained on another workload, or before this code was hot. No figure is published by
+/// SPGO; this is ours (docs/output.md, "Is the trace fit for SPDConvert").
+fn stale(summary: &Summary, symbols: &SymbolMap, m: &MatchResult<'_>, verdicts: &mut Verdicts) {
+    let (Some(v), Some(Ok(profile))) = (m.verdict, &m.file.spd) else {
+        return;
+    };
+    let (MatchStatus::Match, Some(progid)) = (v.status, v.progid) else {
+        return;
+    };
+    let (Some(functions), Ok(id)) = (symbols.get(Some(progid)), &m.file.identity) else {
+        return;
+    };
+    if id.spd.as_ref().is_some_and(|spd| !spd.profiled) {
+        return;
+    }
+    let mut hits: BTreeMap<u32, u128> = BTreeMap::new();
+    for table in summary.ip_tables(progid) {
+        for (rva, n) in table.iter() {
+            if let Some((f, _)) = functions.lookup(rva) {
+                *hits.entry(f.rva).or_default() += n;
+            }
+        }
+    }
+    let mut hottest: Vec<(u32, u128)> = hits.into_iter().collect();
+    hottest.sort_by_key(|&(rva, n)| (std::cmp::Reverse(n), rva));
+    hottest.truncate(HOTTEST);
+    let absent = hottest
+        .iter()
+        .filter(|(rva, _)| profile.function_at(*rva).is_none())
+        .count();
+    let uncounted = hottest
+        .iter()
+        .filter(|(rva, _)| profile.function_at(*rva).is_none_or(|f| !f.counted))
+        .count();
+    if 2 * uncounted <= hottest.len() {
+        return;
+    }
+    verdicts.add(
+        Some(progid),
+        VerdictCode::SpdStale,
+        format!(
+            "{} holds no counts for {uncounted} of the {} hottest functions by IP samples \
+             ({absent} of them not in it at all): more than half, so it was trained on \
+             another workload or before this code was hot; import a trace of this workload",
+            m.file.path,
+            hottest.len()
+        ),
+    );
 }
 
 /// What `spd-mismatch` says: the words SPDConvert uses, and both identities.

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use sptdump_testkit::spd::{SpdBuilder, field};
+use sptdump_testkit::spd::{SpdBlock, SpdBuilder, SpdFunction, field};
 
 use crate::support::{json_lines, run_in, stderr};
 
@@ -206,4 +206,123 @@ fn merged_traces_are_named_by_the_spd_too() {
             "app.exe!spd_parse_token"
         ]
     );
+}
+
+/// `spd` with every count of its functions at `rvas` set to 0, as if they never ran while
+/// the SPD's traces were recorded.
+fn uncounted(mut spd: SpdBuilder, rvas: &[u32]) -> SpdBuilder {
+    for f in spd.functions.iter_mut().filter(|f| rvas.contains(&f.rva)) {
+        for b in &mut f.blocks {
+            b.count = 0;
+            b.successors.iter_mut().for_each(|s| s.1 = 0);
+        }
+        f.callees.iter_mut().for_each(|c| c.calls = 0);
+    }
+    spd
+}
+
+/// The `/check` verdicts of `args`, as (code, progid, message).
+fn verdicts(dir: &Path, args: &[&str]) -> Vec<(String, Value, String)> {
+    let mut all = vec!["/json", "/check"];
+    all.extend(args);
+    let o = run_in(dir, &all);
+    json_lines(&o)
+        .into_iter()
+        .filter(|l| l["type"] == "check")
+        .map(|l| {
+            let code = l["code"].as_str().unwrap().to_owned();
+            (
+                code,
+                l["progid"].clone(),
+                l["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn stale(verdicts: &[(String, Value, String)]) -> Vec<&(String, Value, String)> {
+    verdicts.iter().filter(|v| v.0 == "spd-stale").collect()
+}
+
+#[test]
+fn check_warns_when_the_hottest_functions_hold_no_counts_in_the_spd() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "app.spd",
+        &uncounted(renamed(APP), &[0x1000, 0x1070]),
+    );
+    let v = verdicts(dir.path(), &["/match:app.spd", &trace()]);
+    let stale = stale(&v);
+    assert_eq!(stale.len(), 1, "{v:?}");
+    assert_eq!(stale[0].1, Value::from(0));
+    assert!(
+        stale[0].2.starts_with(
+            "app.spd holds no counts for 2 of the 2 hottest functions by IP samples (0 of \
+             them not in it at all): more than half"
+        ),
+        "{}",
+        stale[0].2
+    );
+    // A warning: the exit status stays 0, unless /strict.
+    let o = run_in(dir.path(), &["/check", "/match:app.spd", &trace()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("warning[spd-stale] progid 0: app.spd"));
+}
+
+#[test]
+fn check_is_quiet_when_the_spd_counted_the_hottest_functions() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "app.spd", &renamed(APP));
+    // Half without counts is not more than half.
+    write(dir.path(), "half.spd", &uncounted(renamed(APP), &[0x1000]));
+    for spd in ["/match:app.spd", "/match:half.spd"] {
+        let v = verdicts(dir.path(), &[spd, &trace()]);
+        assert!(stale(&v).is_empty(), "{spd}: {v:?}");
+    }
+    // Not profiled at all is spd-not-profiled, not also spd-stale.
+    write(dir.path(), "empty.spd", &renamed(APP).not_profiled());
+    let v = verdicts(dir.path(), &["/match:empty.spd", &trace()]);
+    assert!(stale(&v).is_empty(), "{v:?}");
+    assert!(v.iter().any(|v| v.0 == "spd-not-profiled"), "{v:?}");
+}
+
+#[test]
+fn a_hot_function_the_spd_has_no_record_of_holds_no_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    // app.exe's samples fall in hash_bytes (0x1000) and parse_token (0x1070); this SPD has
+    // a record for the first only, never run; the PDB names both.
+    let mut app = SpdBuilder::new("app.exe", APP, 1);
+    let b = SpdBlock::new;
+    app.functions = vec![SpdFunction::new(
+        "hash_bytes",
+        0x1000,
+        0x42,
+        vec![b(0, 3, &[(0, 0x42)], &[])],
+    )];
+    app.buckets = 1;
+    write(dir.path(), "app.spd", &app);
+    let pdb = format!("/pdb:{}", pe_dir().join("app.pdb").display());
+    let v = verdicts(dir.path(), &["/match:app.spd", &pdb, &trace()]);
+    let found = stale(&v);
+    assert_eq!(found.len(), 1, "{v:?}");
+    assert_eq!(found[0].1, Value::from(0));
+    assert!(
+        found[0].2.starts_with(
+            "app.spd holds no counts for 2 of the 2 hottest functions by IP samples (1 of \
+             them not in it at all)"
+        ),
+        "{}",
+        found[0].2
+    );
+    // Without the PDB the SPD names 0x1000 only: one function ranked, uncounted.
+    let v = verdicts(dir.path(), &["/match:app.spd", &trace()]);
+    let found = stale(&v);
+    assert_eq!(found.len(), 1, "{v:?}");
+    assert!(found[0].2.contains("1 of the 1 hottest"), "{v:?}");
 }
