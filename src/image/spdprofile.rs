@@ -21,6 +21,8 @@ pub struct SpdProfile {
     pub symbols: Arc<Symbols>,
     /// Every function, in record order, with its counts.
     pub functions: Vec<SpdFunction>,
+    /// The emitted functions' places in `functions`, by RVA.
+    by_rva: Vec<(u32, usize)>,
 }
 
 /// One function of an SPD, with what its blocks add up to.
@@ -46,6 +48,13 @@ impl SpdFunction {
     /// Whether it has code of its own: an RVA and a size.
     pub fn emitted(&self) -> bool {
         self.rva != 0 && self.size != 0
+    }
+
+    /// Whether its code holds `rva`.
+    pub fn holds(&self, rva: u32) -> bool {
+        self.emitted()
+            && rva >= self.rva
+            && u64::from(rva) < u64::from(self.rva) + u64::from(self.size)
     }
 }
 
@@ -93,16 +102,28 @@ impl SpdProfile {
             .filter(|f| f.emitted())
             .map(|f| (f.rva, f.size, f.name.clone()))
             .collect();
+        let mut by_rva: Vec<(u32, usize)> = (functions.iter().enumerate())
+            .filter(|(_, f)| f.emitted())
+            .map(|(i, f)| (f.rva, i))
+            .collect();
+        by_rva.sort_unstable();
         SpdProfile {
             symbols: Arc::new(Symbols::from_named(named)),
             functions,
+            by_rva,
         }
+    }
+
+    /// The place in `functions` of the emitted function whose code holds `rva`: of several
+    /// that start at or before it, the last to start.
+    pub fn index_at(&self, rva: u32) -> Option<usize> {
+        let after = self.by_rva.partition_point(|&(start, _)| start <= rva);
+        let (_, i) = self.by_rva[after.checked_sub(1)?];
+        self.functions[i].holds(rva).then_some(i)
     }
 
     /// The emitted function whose code holds `rva`.
     pub fn function_at(&self, rva: u32) -> Option<&SpdFunction> {
-        self.functions.iter().find(|f| {
-            f.emitted() && rva >= f.rva && u64::from(rva) < u64::from(f.rva) + u64::from(f.size)
-        })
+        self.index_at(rva).map(|i| &self.functions[i])
     }
 }

@@ -14,6 +14,7 @@ use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
 use crate::analysis::profile::Folded;
 use crate::analysis::ranges::RangeReport;
+use crate::analysis::spdcompare::SpdCompareReport;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::Header;
@@ -133,6 +134,9 @@ pub(crate) trait Printer {
     ) -> io::Result<()>;
     /// How NEW differs from BASE (`/compare`); `file` is NEW.
     fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()>;
+    /// A trace's binary beside the SPD of its build (`/compare TRACE SPD`); `file` is the
+    /// trace.
+    fn spd_compare(&mut self, file: &FileInfo<'_>, report: &SpdCompareReport) -> io::Result<()>;
     /// The verdicts of `/match`, one per file.
     fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()>;
     /// The verdict of `/validate`: the diagnostics found, and whether they pass (with

@@ -22,7 +22,7 @@ use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 31] = [
+const LINE_TYPES: [&str; 32] = [
     "file",
     "header",
     "string",
@@ -48,6 +48,7 @@ const LINE_TYPES: [&str; 31] = [
     "compare",
     "compare_binary",
     "compare_function",
+    "compare_spd",
     "call_edge",
     "lbr_ranges",
     "coverage",
@@ -478,6 +479,14 @@ fn runs() -> &'static [Run] {
                 "testdata/pe/app-only.spt",
             ],
             &["/json", "/compare", "testdata/sample.spt", pe],
+            &["/json", "/compare", pe, "testdata/pe/app.spd"],
+            &[
+                "/json",
+                "/compare",
+                "/pdb:testdata/pe/core.pdb",
+                pe,
+                "testdata/pe/core.spd",
+            ],
             &["/json", "/validate", "missing.spt", "testdata/sample.spt"],
             &[
                 "/json",
@@ -624,7 +633,13 @@ fn every_line_of_every_json_mode_validates() {
             }
             // Shares (compare, source_line and dyninst lines) are fractions; every other
             // number is a count or an offset, a plain integer.
-            let shares = ["compare", "source_line", "compare_function", "dyninst"];
+            let shares = [
+                "compare",
+                "source_line",
+                "compare_function",
+                "compare_spd",
+                "dyninst",
+            ];
             let numbers = if shares.contains(&kind) {
                 Vec::new()
             } else {

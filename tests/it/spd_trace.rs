@@ -326,3 +326,177 @@ fn a_hot_function_the_spd_has_no_record_of_holds_no_counts() {
     assert_eq!(found.len(), 1, "{v:?}");
     assert!(found[0].2.contains("1 of the 1 hottest"), "{v:?}");
 }
+
+/// The `compare_spd` lines of `/compare TRACE SPD`, as (function, trace samples, entry,
+/// dyninst), in order.
+fn beside(lines: &[Value]) -> Vec<(String, u64, Value, Value)> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "compare_spd")
+        .map(|l| {
+            (
+                l["function"].as_str().unwrap().to_owned(),
+                l["trace_samples"].as_u64().unwrap(),
+                l["spd_entry"].clone(),
+                l["spd_dyninst"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// What the writer put in `spd` for each function: (name, entry, dyninst), by the layout's
+/// own definitions (block 1's count; Σ count × instructions).
+fn written(spd: &SpdBuilder) -> Vec<(String, u64, u64)> {
+    spd.functions
+        .iter()
+        .map(|f| {
+            let entry = f.blocks.first().map_or(0, |b| b.count);
+            let dyninst = f
+                .blocks
+                .iter()
+                .map(|b| b.count * u64::from(b.instructions))
+                .sum();
+            (f.name.clone(), entry, dyninst)
+        })
+        .collect()
+}
+
+#[test]
+fn compare_sets_the_trace_beside_the_spd() {
+    let dir = tempfile::tempdir().unwrap();
+    let spd = renamed(APP);
+    write(dir.path(), "app.spd", &spd);
+    let o = run_in(dir.path(), &["/json", "/compare", &trace(), "app.spd"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let got = beside(&lines);
+    let written = written(&spd);
+    let (entries, dyninsts): (u64, u64) =
+        written.iter().fold((0, 0), |(e, d), f| (e + f.1, d + f.2));
+    // Every function the SPD counted is a row; the two sampled ones hold one sample each.
+    let counted: Vec<&(String, u64, u64)> = written.iter().filter(|f| f.2 > 0).collect();
+    assert_eq!(got.len(), counted.len(), "{got:?}");
+    for (name, entry, dyninst) in counted {
+        let row = got.iter().find(|r| &r.0 == name).unwrap();
+        let sampled = ["?hash_bytes@@YAIPEBE_K@Z", "spd_parse_token"].contains(&name.as_str());
+        assert_eq!(row.1, u64::from(sampled), "{name}");
+        assert_eq!(
+            (&row.2, &row.3),
+            (&Value::from(*entry), &Value::from(*dyninst))
+        );
+    }
+    let line = lines
+        .iter()
+        .find(|l| l["function"] == "spd_parse_token")
+        .unwrap();
+    let parse = written.iter().find(|f| f.0 == "spd_parse_token").unwrap();
+    assert_eq!(line["trace_share"], 0.5);
+    assert_eq!(line["spd_entry_share"], parse.1 as f64 / entries as f64);
+    assert_eq!(line["spd_dyninst_share"], parse.2 as f64 / dyninsts as f64);
+    assert_eq!(
+        (&line["progid"], &line["name"]),
+        (&Value::from(0), &Value::from("app.exe"))
+    );
+    assert_eq!(line["dyninst_inferred"], true);
+    // The larger share on either side first.
+    let larger = |l: &Value| {
+        let t = l["trace_share"].as_f64().unwrap();
+        t.max(l["spd_dyninst_share"].as_f64().unwrap())
+    };
+    let order: Vec<f64> = (lines.iter())
+        .filter(|l| l["type"] == "compare_spd")
+        .map(larger)
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] >= w[1]), "{order:?}");
+}
+
+#[test]
+fn compare_text_labels_the_inferred_figures_and_obeys_top() {
+    let o = run_in(&pe_dir(), &["/compare", "/top:2", "trace.spt", "app.spd"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(
+            "trace.spt beside the SPD app.spd: progid 0 (app.exe), 2 IP samples (0 in no \
+             function); the SPD: "
+        ),
+        "{text}"
+    );
+    assert!(text.contains("5 functions, showing 2"), "{text}");
+    assert!(text.contains("dyninst*"), "{text}");
+    assert!(
+        text.contains("* inferred: the sum of block count x instructions"),
+        "{text}"
+    );
+    let rows = text
+        .lines()
+        .filter(|l| l.ends_with("parse_token") || l.ends_with("hash_bytes"));
+    assert_eq!(rows.count(), 2, "{text}");
+}
+
+#[test]
+fn a_sampled_function_the_spd_has_no_record_of_is_a_row_without_spd_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = SpdBuilder::new("app.exe", APP, 1);
+    let b = SpdBlock::new;
+    app.functions = vec![SpdFunction::new(
+        "hash_bytes",
+        0x1000,
+        0x42,
+        vec![b(7, 3, &[(0, 0x42)], &[])],
+    )];
+    app.buckets = 1;
+    write(dir.path(), "app.spd", &app);
+    let pdb = format!("/pdb:{}", pe_dir().join("app.pdb").display());
+    let o = run_in(
+        dir.path(),
+        &["/json", "/compare", &pdb, &trace(), "app.spd"],
+    );
+    let lines = json_lines(&o);
+    let parse = lines
+        .iter()
+        .find(|l| l["function"] == "parse_token")
+        .unwrap();
+    assert_eq!(
+        (&parse["hash"], &parse["spd_entry"]),
+        (&Value::Null, &Value::Null)
+    );
+    assert_eq!(parse["spd_entry_share"], 0.0);
+    let hash = lines
+        .iter()
+        .find(|l| l["function"] == "hash_bytes")
+        .unwrap();
+    assert_eq!(
+        (&hash["spd_entry"], &hash["spd_dyninst"]),
+        (&Value::from(7), &Value::from(21))
+    );
+    assert_eq!(hash["spd_entry_share"], 1.0);
+}
+
+#[test]
+fn compare_with_an_spd_of_another_build_fails_and_says_why() {
+    let o = run_in(&pe_dir(), &["/compare", "trace.spt", "app-old.spd"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(
+            "app-old.spd is for app.exe {1C0E5B7A-3D2F-4A61-9E84-55C3A0F2B917} age 1 \
+             (inferred), which matches no program ID of this trace (guid-mismatch)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("beside the SPD"));
+}
+
+#[test]
+fn compare_views_of_two_traces_are_not_made_against_an_spd() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("diff.svg");
+    let flame = format!("/flamegraph:{}", svg.display());
+    let o = run_in(&pe_dir(), &["/compare", &flame, "trace.spt", "app.spd"]);
+    assert!(
+        stderr(&o).contains("/flamegraph (of two traces) not made against the SPD app.spd"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!svg.exists());
+}
