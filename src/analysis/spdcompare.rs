@@ -11,8 +11,10 @@ use std::collections::BTreeMap;
 
 use super::counted::share;
 use super::summary::Summary;
+use crate::format::tables::Tables;
+use crate::image::matching::{self, MatchFile, MatchStatus};
 use crate::image::spdprofile::{SpdFunction, SpdProfile};
-use crate::image::symbols::Symbols;
+use crate::image::symbols::{SymbolMap, Symbols};
 
 /// A trace's binary beside its SPD.
 #[derive(Clone, Debug, PartialEq)]
@@ -149,4 +151,32 @@ fn row(function: &str, rva: Option<u32>) -> SpdCompareRow {
         spd_dyninst: None,
         spd_dyninst_share: 0.0,
     }
+}
+
+/// The binary beside each `/match` SPD that matches one of `tables` and whose functions
+/// were read, in the order given: what the report shows of them. A binary without names
+/// of its own (no PDB) is named by the SPD.
+pub(crate) fn of_matches(
+    summary: &Summary,
+    tables: &Tables,
+    symbols: &SymbolMap,
+    matches: &[MatchFile],
+    top: usize,
+) -> Vec<SpdCompareReport> {
+    let mut reports = Vec::new();
+    for given in matches {
+        let (Ok(id), Some(Ok(profile))) = (&given.identity, &given.spd) else {
+            continue;
+        };
+        let verdict = matching::judge(id, tables);
+        let (MatchStatus::Match, Some(progid)) = (verdict.status, verdict.progid) else {
+            continue;
+        };
+        let named = symbols.get(Some(progid)).unwrap_or(&profile.symbols);
+        let mut report = compare(summary, named, progid, profile, top);
+        report.spd = given.path.clone();
+        report.binary = tables.binary_name(progid);
+        reports.push(report);
+    }
+    reports
 }

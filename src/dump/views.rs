@@ -17,7 +17,9 @@ use crate::analysis::profile::{BinaryStacks, StackProfile};
 use crate::analysis::ranges::{self, RangeReport};
 use crate::analysis::stacks::{self, StackCounts};
 use crate::analysis::summary::Summary;
-use crate::analysis::{callgraph, check, functions, lines, memory, profile, sampled, share};
+use crate::analysis::{
+    callgraph, check, functions, lines, memory, profile, sampled, share, spdcompare,
+};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
 use crate::format::stackorder::StackOrder;
@@ -700,6 +702,7 @@ struct ReportInput<'p> {
     lines: Option<lines::LinesReport>,
     calls: callgraph::CallGraph,
     ranges: Option<RangeReport>,
+    spds: Vec<spdcompare::SpdCompareReport>,
 }
 
 /// What `/html` reports of `kept` and its call `stacks`, when it is asked for; under
@@ -723,6 +726,13 @@ fn report_input<'p>(
         .lbr
         .as_ref()
         .map(|lbr| ranges::ranges(lbr, &kept.tables, &kept.symbols));
+    let spds = spdcompare::of_matches(
+        counted.summary,
+        &kept.tables,
+        &kept.symbols,
+        &plan.matches,
+        plan.top,
+    );
     Some(ReportInput {
         path,
         label: file.label().into_owned(),
@@ -731,6 +741,7 @@ fn report_input<'p>(
         lines,
         calls,
         ranges,
+        spds,
     })
 }
 
@@ -757,6 +768,7 @@ fn report<P: Printer>(
             lines: input.lines.as_ref(),
             calls: &input.calls,
             ranges: input.ranges.as_ref(),
+            spds: &input.spds,
             flame: &flame,
             icicle: &icicle,
             flame_title,

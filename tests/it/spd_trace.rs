@@ -500,3 +500,40 @@ fn compare_views_of_two_traces_are_not_made_against_an_spd() {
     );
     assert!(!svg.exists());
 }
+
+#[test]
+fn the_report_shows_the_spd_side_of_a_matching_spd() {
+    let dir = tempfile::tempdir().unwrap();
+    let spd = renamed(APP);
+    write(dir.path(), "app.spd", &spd);
+    let o = run_in(dir.path(), &["/html:with.html", "/match:app.spd", &trace()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let page = std::fs::read_to_string(dir.path().join("with.html")).unwrap();
+    let at = page
+        .find("<h2 id=\"spd\">Beside the SPD</h2>")
+        .expect("the SPD section");
+    let section = &page[at..];
+    assert!(
+        section.contains("app.exe (progid 0) beside <code>app.spd</code>: 2 IP samples"),
+        "{section}"
+    );
+    let parse = written(&spd)
+        .into_iter()
+        .find(|f| f.0 == "spd_parse_token")
+        .unwrap();
+    let row = format!("<td class=\"n\" data-v=\"{0}\">{0}</td>", parse.2);
+    let named = section.find("spd_parse_token").unwrap();
+    assert!(section[..named].contains(&row), "{section}");
+    // Without an SPD, or with one of another build, there is no such section.
+    write(dir.path(), "old.spd", &renamed(OLD_APP));
+    for (html, args) in [("none.html", None), ("old.html", Some("/match:old.spd"))] {
+        let flag = format!("/html:{html}");
+        let mut all = vec![flag.as_str()];
+        all.extend(args);
+        let t = trace();
+        all.push(&t);
+        run_in(dir.path(), &all);
+        let page = std::fs::read_to_string(dir.path().join(html)).unwrap();
+        assert!(!page.contains("id=\"spd\""), "{html}");
+    }
+}
