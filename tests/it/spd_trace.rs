@@ -537,3 +537,113 @@ fn the_report_shows_the_spd_side_of_a_matching_spd() {
         assert!(!page.contains("id=\"spd\""), "{html}");
     }
 }
+
+// ----- A real SPD: the shared suite's, read in place beside the repository.
+
+/// `spddump /func /json` of `spd`: its functions as spddump's own reading gives them.
+fn spddump_functions(spd: &Path) -> Vec<Value> {
+    let o = assert_cmd::Command::cargo_bin("spddump")
+        .unwrap()
+        .args(["/func", "/json"])
+        .arg(spd)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    json_lines(&o)
+        .into_iter()
+        .filter(|l| l["type"] == "spd_function")
+        .collect()
+}
+
+/// A trace of the SPD's binary (identity from the suite's expected.json) with IP samples in
+/// the middle of each of `functions`, the first weighing most.
+fn trace_of(dir: &Path, identity: &Value, functions: &[&Value]) -> String {
+    let mut b = sptdump_testkit::builder::SptBuilder::new();
+    let guid = identity["guid"].as_str().unwrap();
+    let age = u32::try_from(identity["age"].as_u64().unwrap()).unwrap();
+    b.binary(identity["name"].as_str().unwrap(), guid, age);
+    b.binary_id(0);
+    for (i, f) in functions.iter().enumerate() {
+        let rva = f["rva"].as_u64().unwrap() + f["size"].as_u64().unwrap() / 2;
+        let weight = (functions.len() - i) as u64;
+        b.repeat(weight - 1).ip(
+            sptdump_testkit::builder::RETIRE_INSTR,
+            &[u32::try_from(rva).unwrap()],
+        );
+    }
+    let path = dir.join("real.spt");
+    std::fs::write(&path, b.build()).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_real_spd_names_a_trace_of_its_build_and_sets_it_beside_its_counts() {
+    let Some(suite) = sptdump_testkit::shared::spd_files(
+        "a_real_spd_names_a_trace_of_its_build_and_sets_it_beside_its_counts",
+    ) else {
+        return;
+    };
+    let file = "2026-05-18_EbpfCore_8f1fae3b.spd";
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(suite.join("expected.json")).unwrap())
+            .unwrap();
+    let spd = suite.join(file);
+    let all = spddump_functions(&spd);
+    let mut hot: Vec<&Value> = all
+        .iter()
+        .filter(|f| f["size"].as_u64() > Some(0) && f["dyninst"].as_u64() > Some(0))
+        .collect();
+    hot.sort_by_key(|f| std::cmp::Reverse(f["dyninst"].as_u64()));
+    hot.truncate(5);
+    assert_eq!(hot.len(), 5);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = trace_of(dir.path(), &expected[file], &hot);
+    let matched = format!("/match:{}", spd.display());
+
+    let o = run_in(dir.path(), &["/json", "/functions", &matched, &trace]);
+    let named: Vec<String> = hot
+        .iter()
+        .map(|f| format!("EbpfCore.sys!{}", f["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(keys(&json_lines(&o))[0].1, named);
+
+    let o = run_in(
+        dir.path(),
+        &[
+            "/json",
+            "/compare",
+            "/top:50",
+            &trace,
+            &spd.display().to_string(),
+        ],
+    );
+    let lines = json_lines(&o);
+    for (i, f) in hot.iter().enumerate() {
+        let row = lines
+            .iter()
+            .find(|l| l["type"] == "compare_spd" && l["hash"] == f["hash"])
+            .unwrap_or_else(|| panic!("no row for {f}"));
+        assert_eq!(row["trace_samples"], Value::from(5 - i as u64), "{row}");
+        assert_eq!(
+            (&row["spd_entry"], &row["spd_dyninst"]),
+            (&f["entry"], &f["dyninst"])
+        );
+    }
+
+    let v = verdicts(dir.path(), &[&matched, &trace]);
+    assert!(stale(&v).is_empty(), "{v:?}");
+    // The same trace in functions the SPD never counted.
+    let cold: Vec<&Value> = all
+        .iter()
+        .filter(|f| f["size"].as_u64() > Some(0) && f["covered"] == 0)
+        .take(5)
+        .collect();
+    let trace = trace_of(dir.path(), &expected[file], &cold);
+    let v = verdicts(dir.path(), &[&matched, &trace]);
+    let found = stale(&v);
+    assert_eq!(found.len(), 1, "{v:?}");
+    assert!(
+        found[0].2.contains("no counts for 5 of the 5 hottest"),
+        "{v:?}"
+    );
+}
