@@ -263,7 +263,10 @@ fn tables<P: Printer>(
 /// file, which can be read where the identity lies), and how to check a trace against it.
 fn spd_as_trace(input: &mut Input, file: &FileInfo<'_>, first: &[u8]) -> Diagnostic {
     let named = if file.is_stdin() { "FILE" } else { file.path };
-    let check = format!("to check a trace against it: sptdump /match:{named} TRACE");
+    let check = format!(
+        "to check a trace against it: sptdump /match:{named} TRACE; to set a trace beside \
+         it: sptdump /compare TRACE {named}"
+    );
     let (what, hint) = match input.seekable().map(|(f, len)| spd::read(f, len)) {
         Some(Ok(spd)) => {
             let what = format!(

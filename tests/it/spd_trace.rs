@@ -647,3 +647,46 @@ fn a_real_spd_names_a_trace_of_its_build_and_sets_it_beside_its_counts() {
         "{v:?}"
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// A matching SPD damaged past its identity (its function table, its records, its
+    /// blocks) names what it can or nothing, and is set beside a trace or refused: never a
+    /// panic, never an exit status but 0 or 1.
+    #[test]
+    fn a_damaged_spd_beside_a_trace_is_read_or_refused(
+        changes in proptest::collection::vec((0usize..4096, proptest::prelude::any::<u8>()), 1..8),
+    ) {
+        let good = renamed(APP);
+        let module = good.module_offset();
+        let mut bytes = good.build();
+        for (at, b) in changes {
+            let at = module + at % (bytes.len() - module);
+            bytes[at] = b;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("bad.spd"), &bytes).unwrap();
+        let runs: [&[&str]; 2] = [
+            &["/json", "/check", "/functions", "/html:r.html", "/match:bad.spd", &trace()],
+            &["/json", "/compare", &trace(), "bad.spd"],
+        ];
+        for args in runs {
+            let o = run_in(dir.path(), args);
+            let err = stderr(&o);
+            proptest::prop_assert!(matches!(o.status.code(), Some(0 | 1)), "{args:?}: {err}");
+            proptest::prop_assert!(!err.contains("panicked"), "{args:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn an_spd_given_first_says_which_order_compare_takes() {
+    let o = run_in(&pe_dir(), &["/compare", "app.spd", "trace.spt"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(
+        out.contains("to set a trace beside it: sptdump /compare TRACE app.spd"),
+        "{out}"
+    );
+}
