@@ -437,6 +437,7 @@ fn verdicts<P: Printer>(
         if let Some(lbr) = &kept.lbr {
             let ranges = ranges::ranges(lbr, &kept.tables, &kept.symbols);
             check::thin(&mut report, summary, &kept.symbols, &ranges);
+            check::stale_by_ranges(&mut report, &results, &ranges);
         }
         let diagnostics = out.tally;
         out.print(|p| p.check(file, &report, diagnostics))?;

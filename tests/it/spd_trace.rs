@@ -690,3 +690,54 @@ fn an_spd_given_first_says_which_order_compare_takes() {
         "{out}"
     );
 }
+
+#[test]
+fn with_the_lbr_ranges_read_the_hottest_functions_are_ranked_by_them() {
+    let pe = pe_dir();
+    let (pdb, image) = (
+        format!("/pdb:{}", pe.join("lbr.pdb").display()),
+        format!("/image:{}", pe.join("lbr.exe").display()),
+    );
+    let lbr = pe.join("lbr.spt").display().to_string();
+    // The functions the ranges ran, as /dyninst gives them, each up to the next.
+    let o = run_in(&pe, &["/json", "/dyninst", &pdb, &image, &lbr]);
+    let mut ran: Vec<(u32, String)> = json_lines(&o)
+        .iter()
+        .filter(|l| l["type"] == "dyninst")
+        .map(|l| {
+            let rva = u32::try_from(l["rva"].as_u64().unwrap()).unwrap();
+            (rva, l["function"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    ran.sort();
+    assert!(ran.len() >= 5, "{ran:?}");
+    let mut spd = SpdBuilder::new("lbr.exe", "F37798E3-E1C8-0BD6-4C4C-44205044422E", 1);
+    spd.functions = (0..ran.len())
+        .map(|i| {
+            let (rva, name) = &ran[i];
+            let size = ran.get(i + 1).map_or(0x40, |next| next.0 - rva);
+            let block = SpdBlock::new(0, 3, &[(0, size)], &[]);
+            SpdFunction::new(name, *rva, size, vec![block])
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "lbr.spd", &spd);
+    let n = ran.len();
+    let by_ranges = verdicts(dir.path(), &["/match:lbr.spd", &pdb, &image, &lbr]);
+    let found = stale(&by_ranges);
+    assert_eq!(
+        found.len(),
+        1,
+        "one verdict, ranked by the ranges: {by_ranges:?}"
+    );
+    let want = format!("no counts for {n} of the {n} hottest functions by LBR ranges");
+    assert!(found[0].2.contains(&want), "{by_ranges:?}");
+    // Without the image the ranges are not read: ranked by IP samples.
+    let by_ip = verdicts(dir.path(), &["/match:lbr.spd", &pdb, &lbr]);
+    let found = stale(&by_ip);
+    assert_eq!(found.len(), 1, "{by_ip:?}");
+    assert!(
+        found[0].2.contains("hottest functions by IP samples"),
+        "{by_ip:?}"
+    );
+}
