@@ -14,7 +14,8 @@ use crate::output::{FileInfo, Printer};
 /// Attaches the functions of each `/match` SPD whose GUID and age are a program ID's of
 /// `tables` to that binary, unless a PDB names it already, and says in a note where the
 /// names came from, or why an SPD names nothing. `of` names what `tables` list ("this
-/// trace", "the merged traces"). Nothing is said when no view or `/check` runs.
+/// trace", "the merged traces"). Nothing is attached or said when nothing names addresses:
+/// no view, no `/check`, no records printed.
 pub(super) fn attach<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
@@ -23,7 +24,7 @@ pub(super) fn attach<P: Printer>(
     of: &str,
     symbols: &mut SymbolMap,
 ) -> Result<(), Error> {
-    if plan.views.is_empty() && !plan.check {
+    if plan.views.is_empty() && !plan.check && !plan.sections.event {
         return Ok(());
     }
     for given in &plan.matches {

@@ -741,3 +741,23 @@ fn with_the_lbr_ranges_read_the_hottest_functions_are_ranked_by_them() {
         "{by_ip:?}"
     );
 }
+
+#[test]
+fn the_records_are_named_by_the_spd_too_and_a_verdict_alone_attaches_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "app.spd", &renamed(APP));
+    let o = run_in(dir.path(), &["/event", "/match:app.spd", &trace()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("0x00001000(?hash_bytes@@YAIPEBE_K@Z+0x0) 0x00001075(spd_parse_token+0x5)"),
+        "{text}"
+    );
+    assert!(
+        stderr(&o).contains("named from the SPD app.spd"),
+        "{}",
+        stderr(&o)
+    );
+    // /match alone prints verdicts, which name no address: no note.
+    let o = run_in(dir.path(), &["/match:app.spd", &trace()]);
+    assert!(!stderr(&o).contains("named from the SPD"), "{}", stderr(&o));
+}
