@@ -69,7 +69,8 @@ fn name_from(
             symbols.attach(progid, Arc::clone(&profile.symbols));
             format!(
                 "functions of {binary} named from the SPD {path} (no PDB): {} functions with \
-                 code, linker-level names, no source lines or inline frames",
+                 code (RVA and size inferred), linker-level names, no source lines or inline \
+                 frames",
                 profile.symbols.len()
             )
         }

@@ -108,8 +108,10 @@ fn the_text_says_where_the_names_came_from() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("app.exe!spd_parse_token"), "{text}");
     assert!(
-        stderr(&o)
-            .contains("note: functions of progid 0 (app.exe) named from the SPD app.spd (no PDB)"),
+        stderr(&o).contains(
+            "note: functions of progid 0 (app.exe) named from the SPD app.spd (no PDB): 6 \
+             functions with code (RVA and size inferred), linker-level names"
+        ),
         "{}",
         stderr(&o)
     );
