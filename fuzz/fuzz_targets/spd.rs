@@ -10,6 +10,7 @@ use std::io::Cursor;
 use libfuzzer_sys::fuzz_target;
 use sptdump::image::spd::table::{FunctionTable, TableError};
 use sptdump::image::spd::{self, SpdError};
+use sptdump::image::spdprofile::SpdProfile;
 
 fuzz_target!(|data: &[u8]| {
     let mut cursor = Cursor::new(data);
@@ -42,5 +43,12 @@ fuzz_target!(|data: &[u8]| {
         }
         let _ = f.tail().count();
         assert_eq!(table.by_hash(f.hash()).map(|g| g.hash()), Some(f.hash()));
+    }
+    // What /match gives a trace of it: the functions with code name their first byte.
+    let profile = SpdProfile::from_table(&table);
+    assert_eq!(profile.functions.len(), table.len());
+    for f in profile.functions.iter().filter(|f| f.emitted()) {
+        assert!(profile.function_at(f.rva).is_some_and(|g| g.holds(f.rva)));
+        assert!(profile.symbols.lookup(f.rva).is_some());
     }
 });

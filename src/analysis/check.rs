@@ -17,6 +17,9 @@
 //! | spd-not-profiled       | note     | a `/match` SPD holds no profile yet                     |
 //! | lbr-thin               | warning  | with `/pdb` and `/image`: the LBR ranges cover under    |
 //! |                        |          | half the blocks of the functions with IP samples        |
+//! | spd-stale              | warning  | a matching SPD holds no counts for more than half of    |
+//! |                        |          | a binary's 20 hottest functions (by IP samples, or by   |
+//! |                        |          | the LBR ranges where they were read)                    |
 //!
 //! The mode to give SPDConvert is LBR when the trace has at least [`LBR_ENOUGH`] LBR samples
 //! (each LBR record and each of its REPEATs; or LBR records and no IP samples), else IP; a
@@ -32,6 +35,7 @@ use crate::format::record::SampleKind;
 use crate::format::tables::{Tables, base_name};
 use crate::image::ident::{Identity, Kind};
 use crate::image::matching::{MatchResult, MatchStatus, MatchVerdict};
+use crate::image::spdprofile::SpdProfile;
 use crate::image::symbols::{SymbolMap, Symbols};
 
 codes! {
@@ -60,6 +64,10 @@ pub enum VerdictCode {
     /// With `/pdb` and `/image`: the LBR ranges cover under [`THIN`] of the blocks of the
     /// functions with IP samples.
     LbrThin = "lbr-thin", Warning;
+    /// A matching `/match` SPD holds no counts for more than half of a binary's
+    /// [`HOTTEST`] hottest functions (by IP samples, or by the LBR ranges where they were
+    /// read).
+    SpdStale = "spd-stale", Warning;
 }
 }
 
@@ -192,6 +200,7 @@ pub(crate) fn check(
     }
     for m in matches {
         matched(summary, tables, m, &mut verdicts);
+        stale(summary, symbols, m, &mut verdicts);
     }
     let mode = match usable {
         true => mode(&binaries, &mut verdicts),
@@ -442,6 +451,115 @@ fn matched(summary: &Summary, tables: &Tables, m: &MatchResult<'_>, verdicts: &m
             ),
         );
     }
+}
+
+/// How many of a binary's hottest functions `spd-stale` looks up in the SPD.
+pub const HOTTEST: usize = 20;
+
+/// The `spd-stale` verdict of a `/match` SPD that matches a binary with IP samples, holds a
+/// profile and whose functions are named (by a PDB or by the SPD itself): of the binary's
+/// [`HOTTEST`] functions with the most IP samples, those the SPD holds no counts for (entry
+/// count 0 and every block count 0, or no record with code at that RVA). More than half
+/// without counts is the verdict: a few hot functions without counts are what sampling
+/// leaves (a short import, a function hot only in this run), most of them means the SPD was
+/// trained on another workload, or before this code was hot. No figure is published by
+/// SPGO; this is ours (docs/output.md, "Is the trace fit for SPDConvert"). Where the LBR
+/// ranges were read, [`stale_by_ranges`] ranks by them instead.
+fn stale(summary: &Summary, symbols: &SymbolMap, m: &MatchResult<'_>, verdicts: &mut Verdicts) {
+    let Some((progid, profile)) = profiled_spd(m) else {
+        return;
+    };
+    let Some(functions) = symbols.get(Some(progid)) else {
+        return;
+    };
+    let mut hits: BTreeMap<u32, u128> = BTreeMap::new();
+    for table in summary.ip_tables(progid) {
+        for (rva, n) in table.iter() {
+            if let Some((f, _)) = functions.lookup(rva) {
+                *hits.entry(f.rva).or_default() += n;
+            }
+        }
+    }
+    let mut hottest: Vec<(u32, u128)> = hits.into_iter().collect();
+    hottest.sort_by_key(|&(rva, n)| (std::cmp::Reverse(n), rva));
+    let hottest: Vec<u32> = hottest.iter().take(HOTTEST).map(|&(rva, _)| rva).collect();
+    if let Some(message) = stale_message(m, profile, &hottest, "IP samples") {
+        verdicts.add(Some(progid), VerdictCode::SpdStale, message);
+    }
+}
+
+/// The binary a `/match` SPD matches and its functions, when it holds a profile.
+fn profiled_spd<'m>(m: &MatchResult<'m>) -> Option<(u16, &'m SpdProfile)> {
+    let (Some(v), Some(Ok(profile)), Ok(id)) = (m.verdict, &m.file.spd, &m.file.identity) else {
+        return None;
+    };
+    let (MatchStatus::Match, Some(progid)) = (v.status, v.progid) else {
+        return None;
+    };
+    if id.spd.as_ref().is_some_and(|spd| !spd.profiled) {
+        return None;
+    }
+    Some((progid, profile))
+}
+
+/// What `spd-stale` says of the `hottest` functions (their RVAs, hottest first, ranked
+/// `by`), when more than half of them hold no counts in the SPD.
+fn stale_message(
+    m: &MatchResult<'_>,
+    profile: &SpdProfile,
+    hottest: &[u32],
+    by: &str,
+) -> Option<String> {
+    let absent = hottest
+        .iter()
+        .filter(|&&rva| profile.function_at(rva).is_none())
+        .count();
+    let uncounted = hottest
+        .iter()
+        .filter(|&&rva| profile.function_at(rva).is_none_or(|f| !f.counted))
+        .count();
+    (2 * uncounted > hottest.len()).then(|| {
+        format!(
+            "{} holds no counts for {uncounted} of the {} hottest functions by {by} \
+             ({absent} of them not in it at all): more than half, so it was trained on \
+             another workload or before this code was hot; import a trace of this workload",
+            m.file.path,
+            hottest.len()
+        )
+    })
+}
+
+/// `spd-stale` ranked by the LBR ranges where they were read for the SPD's binary (its
+/// [`HOTTEST`] functions by the instructions the ranges ran, as `/dyninst` ranks them):
+/// replaces the verdict ranked by IP samples for that binary.
+pub(crate) fn stale_by_ranges(
+    report: &mut CheckReport,
+    matches: &[MatchResult<'_>],
+    ranges: &RangeReport,
+) {
+    for m in matches {
+        let Some((progid, profile)) = profiled_spd(m) else {
+            continue;
+        };
+        let read = ranges.binaries.iter().find(|b| b.progid == progid);
+        let Some(b) = read.filter(|b| b.order.is_some() && !b.functions.is_empty()) else {
+            continue;
+        };
+        let hottest: Vec<u32> = b.functions.iter().take(HOTTEST).map(|f| f.rva).collect();
+        report
+            .verdicts
+            .retain(|v| !(v.code == VerdictCode::SpdStale && v.progid == Some(progid)));
+        if let Some(message) = stale_message(m, profile, &hottest, "LBR ranges") {
+            report.verdicts.push(Verdict {
+                progid: Some(progid),
+                code: VerdictCode::SpdStale,
+                message,
+            });
+        }
+    }
+    report
+        .verdicts
+        .sort_by_key(|v| std::cmp::Reverse(v.severity()));
 }
 
 /// What `spd-mismatch` says: the words SPDConvert uses, and both identities.

@@ -35,6 +35,7 @@ pub(crate) mod ranges;
 pub(crate) mod sampled;
 pub(crate) mod share;
 pub(crate) mod slices;
+pub(crate) mod spdcompare;
 pub(crate) mod stacks;
 pub mod summary;
 

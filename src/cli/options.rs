@@ -506,7 +506,8 @@ pub(super) const OPTIONS: &[Opt] = &[
         "compare",
         Group::Output,
         "sptdump /compare BASE NEW: per binary and event, how far NEW's samples\n\
-         overlap BASE's, and what NEW samples that BASE does not",
+         overlap BASE's, and what NEW samples that BASE does not; with an SPD as\n\
+         NEW, the trace's function shares beside the SPD's",
         |g| g.compare = true,
     ),
     Opt {

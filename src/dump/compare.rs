@@ -1,5 +1,6 @@
 //! `/compare BASE NEW`: two traces read apart, then how NEW differs from BASE
-//! (docs/output.md, "How two traces differ").
+//! (docs/output.md, "How two traces differ"); a NEW that is an SPD is set beside BASE
+//! instead (`spdcompare.rs`).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -26,6 +27,9 @@ pub(super) fn compare<P: Printer>(
     traces: &Traces<'_>,
     min_overlap: Option<f64>,
 ) -> io::Result<(Vec<Outcome>, Status)> {
+    if let Some(spd) = super::spdcompare::spd_given(traces) {
+        return super::spdcompare::beside(printer, plan, traces, &spd, min_overlap);
+    }
     let mut outcomes = Vec::new();
     let mut sides = Vec::new();
     for i in 0..2 {

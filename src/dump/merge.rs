@@ -50,6 +50,7 @@ impl Merged {
         }
         let tables = Tables::listing(&self.binaries);
         super::symbols::attach(out, file, &tables, plan, &mut symbols)?;
+        super::spdnames::attach(out, file, &tables, plan, "the merged traces", &mut symbols)?;
         Ok(Kept {
             summary: self.summary,
             stacks: self.stacks,

@@ -30,6 +30,8 @@ mod out;
 mod outcome;
 mod plan;
 mod run;
+mod spdcompare;
+mod spdnames;
 mod symbols;
 mod trace;
 mod traces;

@@ -263,7 +263,10 @@ fn tables<P: Printer>(
 /// file, which can be read where the identity lies), and how to check a trace against it.
 fn spd_as_trace(input: &mut Input, file: &FileInfo<'_>, first: &[u8]) -> Diagnostic {
     let named = if file.is_stdin() { "FILE" } else { file.path };
-    let check = format!("to check a trace against it: sptdump /match:{named} TRACE");
+    let check = format!(
+        "to check a trace against it: sptdump /match:{named} TRACE; to set a trace beside \
+         it: sptdump /compare TRACE {named}"
+    );
     let (what, hint) = match input.seekable().map(|(f, len)| spd::read(f, len)) {
         Some(Ok(spd)) => {
             let what = format!(
@@ -312,6 +315,7 @@ fn attach_pdbs<P: Printer>(
     // Under /merge the symbol path is searched once, for the merged binaries.
     if plan.views_per_trace() {
         super::symbols::attach(out, file, tables, plan, &mut symbols)?;
+        super::spdnames::attach(out, file, tables, plan, "this trace", &mut symbols)?;
     }
     Ok(symbols)
 }
@@ -433,6 +437,7 @@ fn verdicts<P: Printer>(
         if let Some(lbr) = &kept.lbr {
             let ranges = ranges::ranges(lbr, &kept.tables, &kept.symbols);
             check::thin(&mut report, summary, &kept.symbols, &ranges);
+            check::stale_by_ranges(&mut report, &results, &ranges);
         }
         let diagnostics = out.tally;
         out.print(|p| p.check(file, &report, diagnostics))?;

@@ -17,7 +17,9 @@ use crate::analysis::profile::{BinaryStacks, StackProfile};
 use crate::analysis::ranges::{self, RangeReport};
 use crate::analysis::stacks::{self, StackCounts};
 use crate::analysis::summary::Summary;
-use crate::analysis::{callgraph, check, functions, lines, memory, profile, sampled, share};
+use crate::analysis::{
+    callgraph, check, functions, lines, memory, profile, sampled, share, spdcompare,
+};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
 use crate::format::stackorder::StackOrder;
@@ -701,6 +703,7 @@ struct ReportInput<'p> {
     lines: Option<lines::LinesReport>,
     calls: callgraph::CallGraph,
     ranges: Option<RangeReport>,
+    spds: Vec<spdcompare::SpdCompareReport>,
 }
 
 /// What `/html` reports of `kept` and its call `stacks`, when it is asked for; under
@@ -724,6 +727,13 @@ fn report_input<'p>(
         .lbr
         .as_ref()
         .map(|lbr| ranges::ranges(lbr, &kept.tables, &kept.symbols));
+    let spds = spdcompare::of_matches(
+        counted.summary,
+        &kept.tables,
+        &kept.symbols,
+        &plan.matches,
+        plan.top,
+    );
     Some(ReportInput {
         path,
         label: file.label().into_owned(),
@@ -732,6 +742,7 @@ fn report_input<'p>(
         lines,
         calls,
         ranges,
+        spds,
     })
 }
 
@@ -758,6 +769,7 @@ fn report<P: Printer>(
             lines: input.lines.as_ref(),
             calls: &input.calls,
             ranges: input.ranges.as_ref(),
+            spds: &input.spds,
             flame: &flame,
             icicle: &icicle,
             flame_title,

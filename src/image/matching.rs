@@ -22,6 +22,7 @@ use std::sync::Arc;
 use crate::format::progid::ProgramId;
 use crate::format::tables::{Tables, base_name};
 use crate::image::ident::{self, IdentError, Identity, Kind};
+use crate::image::spdprofile::{SpdProfile, SpdReadError};
 use crate::image::symbols::Symbols;
 
 /// How a file's identity relates to the trace.
@@ -88,6 +89,9 @@ pub struct MatchFile {
     pub path: String,
     /// Its identity, or why it has none.
     pub identity: Result<Identity, Arc<IdentError>>,
+    /// For an SPD, its functions, or why its function table could not be read; `None` for
+    /// any other file.
+    pub spd: Option<Result<Arc<SpdProfile>, Arc<SpdReadError>>>,
 }
 
 impl PartialEq for MatchFile {
@@ -132,9 +136,17 @@ impl MatchFile {
     /// Reads the identity of the image or PDB at `path`; a file without one is kept with the
     /// reason, which the `/match` section shows.
     pub fn read(path: &Path) -> MatchFile {
+        let identity = ident::read(path).map_err(Arc::new);
+        let spd = match &identity {
+            Ok(id) if id.kind == Kind::Spd => {
+                Some(SpdProfile::read(path).map(Arc::new).map_err(Arc::new))
+            }
+            _ => None,
+        };
         MatchFile {
             path: path.to_string_lossy().into_owned(),
-            identity: ident::read(path).map_err(Arc::new),
+            identity,
+            spd,
         }
     }
 }

@@ -2,9 +2,10 @@
 //!
 //! [`ident`] reads the identity (GUID, age) of a PE image, a PDB or an SPD ([`spd`] reads
 //! the last), [`matching`] judges it against a trace's program IDs (`/match`), and
-//! [`symbols`] reads a PDB's functions to name sampled addresses (`/pdb`), [`code`] an image's
-//! instructions (`/image`), and [`lines`] their
-//! source lines and the functions inlined at them. This is the only
+//! [`symbols`] reads a PDB's functions to name sampled addresses (`/pdb`), [`lines`] their
+//! source lines and the functions inlined at them, [`code`] an image's instructions
+//! (`/image`), and [`spdprofile`] an SPD's functions and counts (the names of a binary no PDB
+//! names, and what `/compare TRACE SPD` sets beside a trace). This is the only
 //! layer that opens PE, PDB and SPD files.
 
 pub mod code;
@@ -13,6 +14,7 @@ pub mod ident;
 pub mod lines;
 pub mod matching;
 pub mod spd;
+pub mod spdprofile;
 pub mod symbolpath;
 pub mod symbols;
 pub mod symstore;

@@ -181,12 +181,23 @@ impl Symbols {
     /// Functions given by hand as (RVA, size, name), for tests of what uses symbols.
     #[cfg(test)]
     pub(crate) fn from_functions(functions: &[(u32, u32, &str)]) -> Symbols {
-        let procedures = functions
+        let named = functions
             .iter()
-            .map(|&(rva, size, name)| Candidate {
+            .map(|&(rva, size, name)| (rva, size, name.to_owned()))
+            .collect();
+        Symbols::from_named(named)
+    }
+
+    /// Functions known by their (RVA, size, name) alone, as an SPD gives them: no PDB behind
+    /// them, so no source lines and no inline frames. Of several at one RVA, the first is
+    /// kept.
+    pub fn from_named(functions: Vec<(u32, u32, String)>) -> Symbols {
+        let procedures = functions
+            .into_iter()
+            .map(|(rva, size, name)| Candidate {
                 rva,
                 size: Some(size),
-                name: name.to_owned(),
+                name,
                 procedure: None,
             })
             .collect();

@@ -33,6 +33,7 @@ use crate::analysis::compare::{CompareReport, FunctionsCompared};
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
 use crate::analysis::ranges::RangeReport;
+use crate::analysis::spdcompare::SpdCompareReport;
 use crate::analysis::summary::counted;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::tables::{Tables, base_name};
@@ -55,6 +56,8 @@ pub(crate) struct Report<'a> {
     pub calls: &'a CallGraph,
     /// The LBR records read as ranges: what SPGO will learn (`/coverage`, `/dyninst`).
     pub ranges: Option<&'a RangeReport>,
+    /// Each `/match` SPD that matches a binary, beside it (as `/compare TRACE SPD`).
+    pub spds: &'a [SpdCompareReport],
     /// The flame graph's SVG, drawn bottom-up and top-down, and what it shows.
     pub flame: &'a [u8],
     pub icicle: &'a [u8],
@@ -120,6 +123,7 @@ pub(crate) fn write(out: impl Write, r: &Report<'_>) -> io::Result<()> {
         @if let Some(lines) = r.lines { (source_lines(lines)) }
         (call_graph(r.calls))
         @if let Some(ranges) = r.ranges { (lbr_ranges(ranges)) }
+        @if !r.spds.is_empty() { (beside_spds(r.spds)) }
     };
     let flame = Flame {
         heading: "Flame graph",
@@ -429,6 +433,45 @@ fn functions(lines: &[FunctionsLine]) -> Markup {
                             td.n data-v=(row.exclusive()) { (row.exclusive()) }
                             td.n data-v=(row.exclusive()) { (percent(row.exclusive(), line.hits())) }
                             td.mono { (row.key()) @if row.inlined() { " (inlined)" } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A share as a percentage, with two decimals.
+fn share_percent(share: f64) -> String {
+    format!("{:.2}%", 100.0 * share)
+}
+
+/// Each matching SPD beside the binary it is of: the trace's function shares by IP samples,
+/// the SPD's by entry count and by estimated dynamic instructions (inferred, marked `*`).
+fn beside_spds(reports: &[SpdCompareReport]) -> Markup {
+    let or_dash = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
+    html! {
+        h2 id="spd" { "Beside the SPD" }
+        p { "Each function's share of the binary's IP samples beside its shares in the SPD given with /match. "
+            "* inferred: dynamic instructions are the sum of block count × instructions, our estimate; "
+            "- the SPD has no record of the function." }
+        @for r in reports {
+            h3 { (r.binary) " (progid " (r.progid) ") beside " code { (r.spd) } ": "
+                (count(r.trace_total, "IP sample")) "; the SPD: " (r.entry_total) " entries"
+                ", " (r.dyninst_total) " dynamic instructions*" }
+            table.sortable.spd {
+                thead { tr { th.n { "samples" } th.n { "trace" } th.n { "entries" } th.n { "entry" }
+                    th.n { "dyninst*" } th.n { "dyninst" } th { "function" } } }
+                tbody {
+                    @for row in &r.rows {
+                        tr {
+                            td.n data-v=(row.trace_samples) { (row.trace_samples) }
+                            td.n data-v=(row.trace_share) { (share_percent(row.trace_share)) }
+                            td.n data-v=(row.spd_entry.unwrap_or(0)) { (or_dash(row.spd_entry)) }
+                            td.n data-v=(row.spd_entry_share) { (share_percent(row.spd_entry_share)) }
+                            td.n data-v=(row.spd_dyninst.unwrap_or(0)) { (or_dash(row.spd_dyninst)) }
+                            td.n data-v=(row.spd_dyninst_share) { (share_percent(row.spd_dyninst_share)) }
+                            td.mono { (row.function) }
                         }
                     }
                 }

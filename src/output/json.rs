@@ -34,6 +34,7 @@ use crate::analysis::profile::Folded;
 use crate::analysis::rangediff::BinaryMoved;
 use crate::analysis::ranges::RangeReport;
 use crate::analysis::share;
+use crate::analysis::spdcompare::SpdCompareReport;
 use crate::analysis::summary::counted;
 use crate::analysis::summary::{Summary, SummaryLine};
 use crate::format::diag::{Diagnostic, Severity, Tally};
@@ -307,6 +308,25 @@ struct CompareFunctionLine<'a> {
     base_exclusive: f64,
     new_exclusive: f64,
     delta: f64,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "compare_spd")]
+struct SpdCompareLine<'a> {
+    path: &'a str,
+    spd: &'a str,
+    progid: u16,
+    name: &'a str,
+    function: &'a str,
+    rva: Option<u32>,
+    hash: Option<String>,
+    trace_samples: u128,
+    trace_share: f64,
+    spd_entry: Option<u64>,
+    spd_entry_share: f64,
+    spd_dyninst: Option<u64>,
+    spd_dyninst_share: f64,
+    dyninst_inferred: bool,
 }
 
 #[derive(Clone, Serialize)]
@@ -700,6 +720,28 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
             errors: report.count(Severity::Error) + diagnostics.errors,
             warnings: report.count(Severity::Warning) + diagnostics.warnings,
         })
+    }
+
+    fn spd_compare(&mut self, file: &FileInfo<'_>, report: &SpdCompareReport) -> io::Result<()> {
+        for row in &report.rows {
+            self.line(&SpdCompareLine {
+                path: file.path,
+                spd: &report.spd,
+                progid: report.progid,
+                name: &report.binary,
+                function: &row.function,
+                rva: row.rva,
+                hash: row.hash.map(|h| format!("{h:016X}")),
+                trace_samples: row.trace_samples,
+                trace_share: row.trace_share,
+                spd_entry: row.spd_entry,
+                spd_entry_share: row.spd_entry_share,
+                spd_dyninst: row.spd_dyninst,
+                spd_dyninst_share: row.spd_dyninst_share,
+                dyninst_inferred: true,
+            })?;
+        }
+        Ok(())
     }
 
     fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()> {

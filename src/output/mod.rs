@@ -19,6 +19,7 @@ use crate::analysis::lines::LinesReport;
 use crate::analysis::profile::Folded;
 use crate::analysis::rangediff::BinaryMoved;
 use crate::analysis::ranges::RangeReport;
+use crate::analysis::spdcompare::SpdCompareReport;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::Header;
@@ -124,6 +125,7 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         check(file: &FileInfo<'_>, report: &CheckReport, diagnostics: Tally);
         compare(file: &FileInfo<'_>, report: &CompareReport);
         ranges_compared(file: &FileInfo<'_>, binaries: &[BinaryMoved]);
+        spd_compare(file: &FileInfo<'_>, report: &SpdCompareReport);
         folded(folded: &Folded<'_>);
         matches(results: &[MatchResult<'_>], tables: &Tables);
         symbols(file: &FileInfo<'_>, found: &BinarySymbols);

@@ -15,6 +15,7 @@ use crate::analysis::lines::LinesReport;
 use crate::analysis::profile::Folded;
 use crate::analysis::rangediff::BinaryMoved;
 use crate::analysis::ranges::RangeReport;
+use crate::analysis::spdcompare::SpdCompareReport;
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::header::Header;
@@ -137,6 +138,9 @@ pub(crate) trait Printer {
     /// How what each trace's LBR ranges give moved from BASE to NEW (`/compare` with
     /// `/coverage` or `/dyninst`); `file` is NEW.
     fn ranges_compared(&mut self, file: &FileInfo<'_>, binaries: &[BinaryMoved]) -> io::Result<()>;
+    /// A trace's binary beside the SPD of its build (`/compare TRACE SPD`); `file` is the
+    /// trace.
+    fn spd_compare(&mut self, file: &FileInfo<'_>, report: &SpdCompareReport) -> io::Result<()>;
     /// The verdicts of `/match`, one per file.
     fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()>;
     /// The verdict of `/validate`: the diagnostics found, and whether they pass (with

@@ -34,6 +34,7 @@ use crate::analysis::lines::LinesReport;
 use crate::analysis::profile::Folded;
 use crate::analysis::rangediff::BinaryMoved;
 use crate::analysis::ranges::RangeReport;
+use crate::analysis::spdcompare::SpdCompareReport;
 use crate::analysis::summary::Summary;
 use crate::analysis::summary::counted;
 use crate::format::diag::{Diagnostic, Severity, Tally};
@@ -51,6 +52,7 @@ use crate::output::{FileInfo, Printer, Recorded, push_dec};
 mod lbr;
 mod records;
 mod sink;
+mod spdcompare;
 mod summary;
 mod verdicts;
 
@@ -341,6 +343,10 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
             if errors == 1 { "" } else { "s" },
             if warnings == 1 { "" } else { "s" }
         )
+    }
+
+    fn spd_compare(&mut self, file: &FileInfo<'_>, report: &SpdCompareReport) -> io::Result<()> {
+        spdcompare::spd_compare(self, file, report)
     }
 
     fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()> {

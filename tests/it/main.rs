@@ -30,6 +30,7 @@ mod schema;
 mod spd;
 mod spd_schema;
 mod spd_table;
+mod spd_trace;
 mod spddump;
 mod stacks;
 mod strindex;

@@ -22,7 +22,7 @@ use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 33] = [
+const LINE_TYPES: [&str; 34] = [
     "file",
     "header",
     "string",
@@ -50,6 +50,7 @@ const LINE_TYPES: [&str; 33] = [
     "compare_function",
     "compare_lbr",
     "compare_lbr_function",
+    "compare_spd",
     "call_edge",
     "lbr_ranges",
     "coverage",
@@ -489,6 +490,14 @@ fn runs() -> &'static [Run] {
                 "testdata/pe/app-only.spt",
             ],
             &["/json", "/compare", "testdata/sample.spt", pe],
+            &["/json", "/compare", pe, "testdata/pe/app.spd"],
+            &[
+                "/json",
+                "/compare",
+                "/pdb:testdata/pe/core.pdb",
+                pe,
+                "testdata/pe/core.spd",
+            ],
             &["/json", "/validate", "missing.spt", "testdata/sample.spt"],
             &[
                 "/json",
@@ -640,6 +649,7 @@ fn every_line_of_every_json_mode_validates() {
                 "source_line",
                 "compare_function",
                 "compare_lbr_function",
+                "compare_spd",
                 "dyninst",
             ];
             let numbers = if shares.contains(&kind) {

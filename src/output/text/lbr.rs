@@ -133,7 +133,7 @@ fn read(report: &RangeReport) -> impl Iterator<Item = &BinaryRanges> {
 }
 
 /// A table of right-aligned figures and a last column of names, under its headings.
-fn table<const N: usize>(
+pub(super) fn table<const N: usize>(
     o: &mut impl Write,
     headings: [&str; N],
     rows: &[[String; N]],
