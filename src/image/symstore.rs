@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-#[cfg(feature = "network")]
 use super::ident::{self, Kind};
-#[cfg(feature = "network")]
 use crate::format::progid::{SymKey, registry_form};
 
 use super::symbolpath::{ElementKind, Store, SymbolPath, unsafe_name};
@@ -213,7 +211,6 @@ fn search<T>(
                 .push(format!("{}: {}", ptr.display(), m.trim()));
         }
     }
-    compressed(&keyed, name, lookup);
     for file in candidates {
         lookup.looked.push(file.clone());
         if !file.is_file() {
@@ -240,21 +237,128 @@ fn search<T>(
             }
         }
     }
+    compressed(&keyed, place, (name, key), fits, lookup);
 }
 
-/// A note when KEY's folder holds only the compressed form (`NAME.pd_`, a CAB), which this
-/// build does not expand: it is never mistaken for a PDB.
-fn compressed<T>(keyed: &Path, name: &str, lookup: &mut Lookup<T>) {
-    // `app.pdb` → `app.pd_`.
+/// The compressed form of `name` in KEY's folder (`NAME.pd_`, a CAB, as `symstore /compress`
+/// and symbol servers keep it), when KEY's folder has no `NAME` itself: expanded, checked,
+/// and found like any other file.
+fn compressed<T>(
+    keyed: &Path,
+    place: &Place<'_>,
+    (name, key): (&str, &str),
+    fits: &mut impl FnMut(&Path) -> Result<T, String>,
+    lookup: &mut Lookup<T>,
+) {
+    let cab = keyed.join(cab_name(name));
+    if cab == keyed.join(name) || !cab.is_file() || keyed.join(name).is_file() {
+        return;
+    }
+    lookup.looked.push(cab.clone());
+    let shown = cab.display().to_string();
+    let expanding = Expanding {
+        place,
+        name,
+        key,
+        downloaded: false,
+    };
+    expanding.expand(&cab, &shown, fits, lookup);
+}
+
+/// `app.pdb` → `app.pd_`: the name of a file's compressed form.
+fn cab_name(name: &str) -> String {
     let mut cab = name.to_owned();
     cab.pop();
     cab.push('_');
-    let cab = keyed.join(cab);
-    if cab != keyed.join(name) && cab.is_file() && !keyed.join(name).is_file() {
-        lookup.notes.push(format!(
-            "{} is compressed (a CAB), which is not supported yet: not used",
-            cab.display()
-        ));
+    cab
+}
+
+/// A CAB holding `name`, to be expanded for a lookup at `place`.
+struct Expanding<'a> {
+    place: &'a Place<'a>,
+    name: &'a str,
+    key: &'a str,
+    /// Whether the CAB came from a symbol server: what it holds is then fetched, cached or
+    /// not.
+    downloaded: bool,
+}
+
+impl Expanding<'_> {
+    /// Expands `cab` (named `shown` in notes) into the cache, or a scratch file with no
+    /// cache; keeps what it holds only when it is of the key asked for, and reads it where
+    /// it is kept.
+    fn expand<T>(
+        &self,
+        cab: &Path,
+        shown: &str,
+        fits: &mut impl FnMut(&Path) -> Result<T, String>,
+        lookup: &mut Lookup<T>,
+    ) {
+        let (name, key) = (self.name, self.key);
+        let from = self.place.from;
+        let not_used = |why: String| format!("{shown} (found by {from}) is not used: {why}");
+        let pending = match self.place.cache {
+            Some(cache) => Pending::in_cache(Path::new(cache), name, key),
+            None => Pending::scratch(name),
+        };
+        let expanded = pending
+            .map_err(|e| e.to_string())
+            .and_then(|(pending, mut file)| {
+                expand(cab, name, &mut file)?;
+                drop(file);
+                is_keyed(&pending.temporary, name, key)?;
+                pending.keep().map_err(|e| e.to_string())
+            });
+        let (file, shown_as, cached) = match expanded {
+            Ok(Kept::Cache(file)) => (file.clone(), file, true),
+            Ok(Kept::Scratch(file)) => (file, PathBuf::from(shown), false),
+            Err(why) => return lookup.notes.push(not_used(why)),
+        };
+        match fits(&file) {
+            Err(why) => lookup.notes.push(not_used(why)),
+            Ok(value) => {
+                lookup.found = Some(Found {
+                    value,
+                    file: shown_as,
+                    from: from.to_owned(),
+                    fetched: cached || self.downloaded,
+                });
+            }
+        }
+    }
+}
+
+/// The most a file expanded from a CAB may hold: a PDB's largest (4 GiB).
+const EXPANDED_AT_MOST: u64 = 4 << 30;
+
+/// Writes the file `name` that the CAB `cab` holds to `out`, expanded (MSZIP or LZX, by
+/// the `cab` crate; a panic of its reader on a damaged file is an error).
+fn expand(cab: &Path, name: &str, out: &mut File) -> Result<(), String> {
+    let expanded = super::guard::guarded(|| -> io::Result<()> {
+        let mut cabinet = cab::Cabinet::new(File::open(cab)?)?;
+        let inner = cabinet
+            .folder_entries()
+            .flat_map(|f| f.file_entries())
+            .map(|f| f.name().to_owned())
+            .find(|n| {
+                n.rsplit(['\\', '/'])
+                    .next()
+                    .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            });
+        let Some(inner) = inner else {
+            return Err(io::Error::other(format!("the CAB holds no {name}")));
+        };
+        let reader = cabinet.read_file(&inner)?;
+        let copied = io::copy(&mut io::Read::take(reader, EXPANDED_AT_MOST + 1), out)?;
+        if copied > EXPANDED_AT_MOST {
+            return Err(io::Error::other("it expands past 4 GiB"));
+        }
+        Ok(())
+    });
+    match expanded {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(format!("it could not be expanded (a CAB): {e}")),
+        Err(panicked) => Err(format!("it could not be expanded (a CAB): {panicked}")),
     }
 }
 
@@ -284,7 +388,6 @@ impl Pending {
 
     /// A scratch file, never kept: what a symbol server sends when the path has no cache,
     /// read and then deleted.
-    #[cfg_attr(not(feature = "network"), allow(dead_code))]
     fn scratch(name: &str) -> io::Result<(Pending, File)> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -327,7 +430,7 @@ enum Kept {
     /// In the cache, at its place.
     Cache(PathBuf),
     /// In a scratch file, deleted at the end of the run.
-    Scratch(#[cfg_attr(not(feature = "network"), allow(dead_code))] PathBuf),
+    Scratch(PathBuf),
 }
 
 /// The scratch files kept so far: what symbol servers sent when the path had no cache.
@@ -437,8 +540,7 @@ impl Server<'_> {
     ) {
         let (name, key) = (segment(self.name), segment(self.key));
         let base = base.trim_end_matches('/');
-        let flat = format!("{base}/{name}/{key}/{name}");
-        if self.ask(&flat, fits, lookup) == Asked::Answered {
+        if self.ask_either(&format!("{base}/{name}/{key}"), fits, lookup) == Asked::Answered {
             return;
         }
         // Any answer but 200 says the store is not two-tier.
@@ -446,8 +548,68 @@ impl Server<'_> {
         if let Ok(Some(_)) = symserver::get(&index, self.fetch) {
             let tier: String = self.name.chars().take(2).collect::<String>().to_lowercase();
             let tier = segment(&tier);
-            self.ask(&format!("{base}/{tier}/{name}/{key}/{name}"), fits, lookup);
+            self.ask_either(&format!("{base}/{tier}/{name}/{key}"), fits, lookup);
         }
+    }
+
+    /// Asks for `FOLDER/NAME` and, when it is not there, for its compressed form
+    /// `FOLDER/NAME.pd_`, as symbol servers keep files compressed.
+    fn ask_either<T>(
+        &self,
+        folder: &str,
+        fits: &mut impl FnMut(&Path) -> Result<T, String>,
+        lookup: &mut Lookup<T>,
+    ) -> Asked {
+        let name = segment(self.name);
+        if self.ask(&format!("{folder}/{name}"), fits, lookup) == Asked::Answered {
+            return Asked::Answered;
+        }
+        let cab = segment(&cab_name(self.name));
+        if cab == name {
+            return Asked::Missing;
+        }
+        self.ask_compressed(&format!("{folder}/{cab}"), fits, lookup)
+    }
+
+    /// Asks for the compressed form at `url`: downloaded into a scratch file, then expanded
+    /// as a local one is.
+    fn ask_compressed<T>(
+        &self,
+        url: &str,
+        fits: &mut impl FnMut(&Path) -> Result<T, String>,
+        lookup: &mut Lookup<T>,
+    ) -> Asked {
+        let shown = redacted(url);
+        let from = self.place.from;
+        lookup.looked.push(PathBuf::from(&shown));
+        let download = match symserver::get(url, self.fetch) {
+            Ok(None) => return Asked::Missing,
+            Ok(Some(download)) => download,
+            Err(why) => {
+                lookup.notes.push(format!("{why} (asked by {from})"));
+                return Asked::Answered;
+            }
+        };
+        let written = Pending::scratch(&cab_name(self.name)).and_then(|(cab, mut file)| {
+            download.write_to(&mut file).map_err(io::Error::other)?;
+            Ok(cab)
+        });
+        let cab = match written {
+            Ok(cab) => cab,
+            Err(e) => {
+                lookup.notes.push(format!("{shown} (asked by {from}): {e}"));
+                return Asked::Answered;
+            }
+        };
+        let expanding = Expanding {
+            place: self.place,
+            name: self.name,
+            key: self.key,
+            downloaded: true,
+        };
+        expanding.expand(&cab.temporary, &shown, fits, lookup);
+        // The CAB itself is deleted here: only what it holds is kept.
+        Asked::Answered
     }
 
     /// Asks for `url`; what comes is written into the cache under a temporary name (or a
@@ -522,21 +684,25 @@ impl Server<'_> {
     /// Whether `file` is what was asked for: a PDB (for a `.pdb` name) of the key asked
     /// for. The reason when it is not.
     fn is_keyed(&self, file: &Path) -> Result<(), String> {
-        let id = ident::read(file).map_err(|e| e.to_string())?;
-        if self.name.to_ascii_lowercase().ends_with(".pdb") && id.kind != Kind::Pdb {
-            return Err(format!("it is a {}, not a PDB", id.kind));
-        }
-        let key = SymKey::new(id.guid, id.age).to_string();
-        if key != self.key {
-            return Err(format!(
-                "it is {{{}}} age {}, the key asked for is {}",
-                registry_form(&id.guid),
-                id.age,
-                self.key
-            ));
-        }
-        Ok(())
+        is_keyed(file, self.name, self.key)
     }
+}
+
+/// Whether `file` is the one `key` names: a PDB (when `name` is one) of that GUID and age.
+fn is_keyed(file: &Path, name: &str, key: &str) -> Result<(), String> {
+    let id = ident::read(file).map_err(|e| e.to_string())?;
+    if name.to_ascii_lowercase().ends_with(".pdb") && id.kind != Kind::Pdb {
+        return Err(format!("it is a {}, not a PDB", id.kind));
+    }
+    let found = SymKey::new(id.guid, id.age).to_string();
+    if found != key {
+        return Err(format!(
+            "it is {{{}}} age {}, the key asked for is {key}",
+            registry_form(&id.guid),
+            id.age,
+        ));
+    }
+    Ok(())
 }
 
 /// `text` as one segment of a URL's path: every byte but letters, digits, `-`, `.`, `_`
@@ -642,12 +808,13 @@ mod tests {
     }
 
     #[test]
-    fn a_compressed_file_is_named_not_used() {
+    fn a_compressed_file_that_is_not_a_cab_is_named_not_used() {
         let d = tree(&[(&format!("s/app.pdb/{KEY}/app.pd_"), "good")]);
         let l = find(&SymbolPath::parse(&at(&d, "s")), "app.pdb", KEY, good);
         assert!(l.found.is_none());
         assert!(
-            l.notes[0].contains("app.pd_ is compressed"),
+            l.notes[0].contains("app.pd_ (found by")
+                && l.notes[0].contains("could not be expanded (a CAB)"),
             "{:?}",
             l.notes
         );

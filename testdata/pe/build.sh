@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the PE and PDB fixtures in this folder and the tool dumps the tests compare
 # against. Needs Debian's clang-16, lld-16 and llvm-16 (apt-get install clang-16 lld-16
-# llvm-16) and python3; the tests themselves need none of them.
+# llvm-16), gcab and python3; the tests themselves need none of them.
 #
 # Everything is freestanding x86-64 Windows code, built without a C runtime:
 #
@@ -180,3 +180,7 @@ for image in inline.exe members.exe app.exe core.dll; do
         $SYMBOLIZER --obj="$image" --inlines --relative-address --output-style=JSON \
         > "${image%.*}.symbolizer.txt"
 done
+
+# app.pdb as a symbol store keeps it compressed (NAME.pd_, a cabinet, MSZIP), made by gcab
+# (Debian's gcab), a writer independent of the reader /symbols expands it with.
+gcab -c -z app.pd_ app.pdb

@@ -307,3 +307,68 @@ fn match_alone_asks_whether_the_path_holds_each_pdb() {
     assert_eq!(status(&o), 2);
     assert!(stderr(&o).contains("/match needs FILES"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_compressed_pdb_is_expanded_into_the_cache_and_names_functions_as_pdb_does() {
+    // app.pd_ is app.pdb in a cabinet (MSZIP), written by gcab (testdata/pe/build.sh).
+    let d = tempfile::tempdir().unwrap();
+    put(d.path(), "app.pd_", &format!("s/app.pdb/{APP_KEY}/app.pd_"));
+    let (cache, store) = (d.path().join("c"), d.path().join("s"));
+    let path = format!("srv*{}*{}", s(&cache), s(&store));
+    let lines = symbols_lines(&path);
+    let app = lines.iter().find(|l| l["name"] == "app.exe").unwrap();
+    let cached = cache.join(format!("app.pdb/{APP_KEY}/app.pdb"));
+    assert_eq!(
+        (&app["pdb"], &app["fetched"]),
+        (&s(&cached).into(), &true.into())
+    );
+    assert_eq!(
+        fs::read(&cached).unwrap(),
+        fs::read(crate_root().join("testdata/pe/app.pdb")).unwrap(),
+        "expanded whole"
+    );
+    let by_path = functions(&[&format!("/symbols:{}", s(&store))]);
+    assert_eq!(by_path, functions(&["/pdb:testdata/pe/app.pdb"]));
+    // Without a cache, it is expanded into a scratch file the run deletes.
+    let scratch = || {
+        fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.starts_with("sptdump-") && name.ends_with("-app.pdb")
+            })
+            .count()
+    };
+    let before = scratch();
+    let plain = symbols_lines(&s(&store));
+    let app = plain.iter().find(|l| l["name"] == "app.exe").unwrap();
+    assert_eq!(app["fetched"], false);
+    assert!(app["pdb"].as_str().unwrap().ends_with("app.pd_"), "{app}");
+    assert_eq!(listing(&store).len(), 3, "the store is left as it was");
+    assert!(scratch() <= before, "no scratch file is left behind");
+}
+
+#[test]
+fn a_damaged_compressed_pdb_is_named_and_not_used() {
+    let d = tempfile::tempdir().unwrap();
+    let cab = put(d.path(), "app.pd_", &format!("s/app.pdb/{APP_KEY}/app.pd_"));
+    let mut bytes = fs::read(&cab).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    fs::write(&cab, bytes).unwrap();
+    let cache = d.path().join("c");
+    let arg = format!("/symbols:srv*{}*{}", s(&cache), s(&d.path().join("s")));
+    let o = run(&["/functions", &arg, TRACE]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("app.pd_ (found by srv*")
+            && stderr(&o).contains("could not be expanded"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !listing(&cache).iter().any(|p| p.is_file()),
+        "nothing is left in the cache: {:?}",
+        listing(&cache)
+    );
+}

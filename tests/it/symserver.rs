@@ -225,6 +225,8 @@ fn a_fetched_pdb_is_cached_whole_and_found_there_offline() {
         [
             format!("/symbols/{}", app_path()),
             format!("/symbols/core.pdb/{CORE_KEY}/core.pdb"),
+            // Not there: its compressed form, as symbol servers keep files.
+            format!("/symbols/core.pdb/{CORE_KEY}/core.pd_"),
             "/symbols/index2.txt".to_owned()
         ]
     );
@@ -370,9 +372,10 @@ fn a_two_tier_store_is_served() {
     assert_eq!(lines[0]["pdb"], format!("{}/{tiered}", server.url()));
     let asked = server.requests();
     assert_eq!(
-        asked[..3],
+        asked[..4],
         [
             format!("/symbols/{}", app_path()),
+            format!("/symbols/app.pdb/{APP_KEY}/app.pd_"),
             "/symbols/index2.txt".to_owned(),
             format!("/symbols/{tiered}")
         ]
@@ -451,6 +454,7 @@ fn hostile_names_never_reach_a_url() {
         [
             format!("/symbols/{}", app_path()),
             format!("/symbols/{escaped}"),
+            format!("/symbols/{}_", &escaped[..escaped.len() - 1]),
             "/symbols/index2.txt".to_owned()
         ]
     );
@@ -490,4 +494,49 @@ fn a_cache_element_keeps_what_a_later_server_sends() {
     assert_eq!(lines[0]["pdb"], s(&cached));
     assert_eq!(lines[0]["fetched"], true);
     assert_eq!(std::fs::read(&cached).unwrap(), fixture("app.pdb"));
+}
+
+#[test]
+fn a_compressed_pdb_is_fetched_expanded_and_cached_as_the_pdb() {
+    // app.pd_ is app.pdb in a cabinet (MSZIP), written by gcab (testdata/pe/build.sh).
+    let d = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let compressed = format!("app.pdb/{APP_KEY}/app.pd_");
+    let server = Server::start(&[(&compressed, Reply::File(fixture("app.pd_")))]);
+    let cache = d.path().join("cache");
+    let o = json_run(
+        &format!("srv*{}*{}", s(&cache), server.url()),
+        tmp.path(),
+        &[],
+    );
+    let lines = lines_of(&o, "symbols");
+    let cached = cache.join(app_path());
+    assert_eq!(
+        (&lines[0]["pdb"], &lines[0]["fetched"]),
+        (&s(&cached).into(), &true.into())
+    );
+    assert_eq!(std::fs::read(&cached).unwrap(), fixture("app.pdb"));
+    assert_eq!(
+        files(&cache),
+        std::slice::from_ref(&cached),
+        "the CAB is not kept"
+    );
+    assert_eq!(
+        server.requests()[..2],
+        [
+            format!("/symbols/{}", app_path()),
+            format!("/symbols/{compressed}")
+        ]
+    );
+    // Without a cache: expanded into a scratch file, read and deleted.
+    let o = json_run(&format!("srv*{}", server.url()), tmp.path(), &[]);
+    let lines = lines_of(&o, "symbols");
+    assert_eq!(
+        (&lines[0]["pdb"], &lines[0]["fetched"]),
+        (
+            &format!("{}/{compressed}", server.url()).into(),
+            &true.into()
+        )
+    );
+    assert!(files(tmp.path()).is_empty(), "{:?}", files(tmp.path()));
 }
