@@ -571,6 +571,26 @@ impl Server<'_> {
         self.ask_compressed(&format!("{folder}/{cab}"), fits, lookup)
     }
 
+    /// Asks for `url` (shown as `shown`, listed among the places looked at): what comes, or
+    /// what asking came to when nothing does (a failure is a note).
+    fn get<T>(
+        &self,
+        url: &str,
+        shown: &str,
+        lookup: &mut Lookup<T>,
+    ) -> Result<symserver::Download, Asked> {
+        lookup.looked.push(PathBuf::from(shown));
+        match symserver::get(url, self.fetch) {
+            Ok(None) => Err(Asked::Missing),
+            Ok(Some(download)) => Ok(download),
+            Err(why) => {
+                let from = self.place.from;
+                lookup.notes.push(format!("{why} (asked by {from})"));
+                Err(Asked::Answered)
+            }
+        }
+    }
+
     /// Asks for the compressed form at `url`: downloaded into a scratch file, then expanded
     /// as a local one is.
     fn ask_compressed<T>(
@@ -581,14 +601,9 @@ impl Server<'_> {
     ) -> Asked {
         let shown = redacted(url);
         let from = self.place.from;
-        lookup.looked.push(PathBuf::from(&shown));
-        let download = match symserver::get(url, self.fetch) {
-            Ok(None) => return Asked::Missing,
-            Ok(Some(download)) => download,
-            Err(why) => {
-                lookup.notes.push(format!("{why} (asked by {from})"));
-                return Asked::Answered;
-            }
+        let download = match self.get(url, &shown, lookup) {
+            Ok(download) => download,
+            Err(asked) => return asked,
         };
         let written = Pending::scratch(&cab_name(self.name)).and_then(|(cab, mut file)| {
             download.write_to(&mut file).map_err(io::Error::other)?;
@@ -622,14 +637,9 @@ impl Server<'_> {
     ) -> Asked {
         let shown = redacted(url);
         let from = self.place.from;
-        lookup.looked.push(PathBuf::from(&shown));
-        let download = match symserver::get(url, self.fetch) {
-            Ok(None) => return Asked::Missing,
-            Ok(Some(download)) => download,
-            Err(why) => {
-                lookup.notes.push(format!("{why} (asked by {from})"));
-                return Asked::Answered;
-            }
+        let download = match self.get(url, &shown, lookup) {
+            Ok(download) => download,
+            Err(asked) => return asked,
         };
         let pending = match self.place.cache {
             Some(cache) => Pending::in_cache(Path::new(cache), self.name, self.key),

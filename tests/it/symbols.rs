@@ -64,6 +64,22 @@ fn functions(extra: &[&str]) -> String {
         .collect()
 }
 
+/// A trace in `dir` of a binary of each of `names`, all of app.exe's GUID and age, with an IP
+/// sample each.
+pub(crate) fn named_trace(dir: &Path, names: &[&str]) -> PathBuf {
+    let mut b = SptBuilder::new();
+    let ids: Vec<u16> = names
+        .iter()
+        .map(|n| b.binary(n, "7A76D39E-EF6D-104E-4C4C-44205044422E", 1))
+        .collect();
+    for id in ids {
+        b.binary_id(id).ip(RETIRE_INSTR, &[0x1000]);
+    }
+    let trace = dir.join("hostile.spt");
+    fs::write(&trace, b.build()).unwrap();
+    trace
+}
+
 pub(crate) fn s(p: &Path) -> String {
     p.display().to_string()
 }
@@ -249,16 +265,7 @@ fn hostile_names_are_never_looked_up_nor_written_outside_the_cache() {
         ".exe",
         "ap\u{7}p.exe",
     ];
-    let mut b = SptBuilder::new();
-    let ids: Vec<u16> = names
-        .iter()
-        .map(|n| b.binary(n, "7A76D39E-EF6D-104E-4C4C-44205044422E", 1))
-        .collect();
-    for id in ids {
-        b.binary_id(id).ip(RETIRE_INSTR, &[0x1000]);
-    }
-    let trace = d.path().join("hostile.spt");
-    fs::write(&trace, b.build()).unwrap();
+    let trace = named_trace(d.path(), &names);
     // A store that would answer `app.pdb`, one level up from where the names point.
     put(
         d.path(),

@@ -13,10 +13,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 
 use crate::support::{crate_root, json_lines, status, stderr, stdout};
-use crate::symbols::{APP_KEY, CORE_KEY, TRACE, listing, put, s};
+use crate::symbols::{APP_KEY, CORE_KEY, TRACE, listing, named_trace, put, s};
 
 /// What the server answers for a path (a path it does not know: 404).
 #[derive(Clone)]
@@ -427,16 +426,7 @@ fn hostile_names_never_reach_a_url() {
         "app.exe",
         "%2e%2e%2fapp.exe",
     ];
-    let mut b = SptBuilder::new();
-    let ids: Vec<u16> = names
-        .iter()
-        .map(|n| b.binary(n, "7A76D39E-EF6D-104E-4C4C-44205044422E", 1))
-        .collect();
-    for id in ids {
-        b.binary_id(id).ip(RETIRE_INSTR, &[0x1000]);
-    }
-    let trace = d.path().join("hostile.spt");
-    std::fs::write(&trace, b.build()).unwrap();
+    let trace = named_trace(d.path(), &names);
     put(d.path(), "app.pdb", "app.pdb");
     let server = Server::start(&[(&app_path(), Reply::File(fixture("app.pdb")))]);
     let cache = d.path().join("cache");
