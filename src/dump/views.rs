@@ -703,6 +703,7 @@ struct ReportInput<'p> {
     lines: Option<lines::LinesReport>,
     calls: callgraph::CallGraph,
     ranges: Option<RangeReport>,
+    annotated: Option<AnnotateReport>,
     spds: Vec<spdcompare::SpdCompareReport>,
 }
 
@@ -727,6 +728,9 @@ fn report_input<'p>(
         .lbr
         .as_ref()
         .map(|lbr| ranges::ranges(lbr, &kept.tables, &kept.symbols));
+    let annotated = ranges
+        .as_ref()
+        .and_then(|r| hottest_annotated(plan, &counted, r));
     let spds = spdcompare::of_matches(
         counted.summary,
         &kept.tables,
@@ -742,8 +746,31 @@ fn report_input<'p>(
         lines,
         calls,
         ranges,
+        annotated,
         spds,
     })
+}
+
+/// The most instructions a function may have for the report to show it annotated: a page's
+/// worth.
+const ANNOTATED_AT_MOST: usize = 200;
+
+/// The hottest function by the LBR ranges (of the first binary read under an order),
+/// annotated as `/annotate` does, when it is short enough to read on the report's page.
+fn hottest_annotated(
+    plan: &Plan,
+    counted: &Counted<'_>,
+    ranges: &RangeReport,
+) -> Option<AnnotateReport> {
+    let (binary, hottest) = ranges
+        .binaries
+        .iter()
+        .filter(|b| b.order.is_some())
+        .find_map(|b| Some((b, b.functions.first()?)))?;
+    let name = format!("{}!{}", binary.name, hottest.name);
+    let report = annotate::annotate(counted, Some(ranges), &name, &plan.source_paths);
+    let short = report.functions.iter().map(|f| f.rows.len()).sum::<usize>() <= ANNOTATED_AT_MOST;
+    (short && !report.functions.is_empty()).then_some(report)
 }
 
 /// `/html`: the report of the profile, its flame graphs drawn of the `(title, folded)`
@@ -769,6 +796,7 @@ fn report<P: Printer>(
             lines: input.lines.as_ref(),
             calls: &input.calls,
             ranges: input.ranges.as_ref(),
+            annotated: input.annotated.as_ref(),
             spds: &input.spds,
             flame: &flame,
             icicle: &icicle,

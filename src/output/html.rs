@@ -21,12 +21,15 @@
 //! SVG, which inferno writes and escapes itself, goes in as it is. The same input gives the
 //! same bytes.
 
+mod annotated;
+
 use std::io::{self, Write};
 
 use maud::{Markup, PreEscaped, html};
 
 use super::percent;
 use super::text::match_row;
+use crate::analysis::annotate::AnnotateReport;
 use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::{CompareReport, FunctionsCompared};
@@ -56,6 +59,9 @@ pub(crate) struct Report<'a> {
     pub calls: &'a CallGraph,
     /// The LBR records read as ranges: what SPGO will learn (`/coverage`, `/dyninst`).
     pub ranges: Option<&'a RangeReport>,
+    /// The hottest function by the ranges, instruction by instruction, when it is short
+    /// enough to read on the page.
+    pub annotated: Option<&'a AnnotateReport>,
     /// Each `/match` SPD that matches a binary, beside it (as `/compare TRACE SPD`).
     pub spds: &'a [SpdCompareReport],
     /// The flame graph's SVG, drawn bottom-up and top-down, and what it shows.
@@ -77,6 +83,7 @@ code, .mono { font-family: ui-monospace, monospace; }
 .error { color: #b00020; } .warning { color: #a05a00; } .note { color: #444; }
 td.grew { color: #b00020; } td.shrank { color: #0040b0; }
 pre.cmd { background: #f6f6f6; padding: 6px 10px; }
+table.annotated td { padding: 0 10px; border: 0; } tr.source td { color: #555; padding-top: 4px; }
 .hidden { display: none; }
 ";
 
@@ -123,6 +130,7 @@ pub(crate) fn write(out: impl Write, r: &Report<'_>) -> io::Result<()> {
         @if let Some(lines) = r.lines { (source_lines(lines)) }
         (call_graph(r.calls))
         @if let Some(ranges) = r.ranges { (lbr_ranges(ranges)) }
+        @if let Some(a) = r.annotated { (annotated::section(a)) }
         @if !r.spds.is_empty() { (beside_spds(r.spds)) }
     };
     let flame = Flame {

@@ -695,3 +695,49 @@ fn compared_ranges_in_text_name_both_sides_and_the_function_that_moved_most() {
     assert!(rows[1..].iter().all(|r| r.contains(" +0.00 ")), "{block}");
     assert!(block.lines().next().unwrap().contains(", showing 2"));
 }
+
+#[test]
+fn the_report_annotates_the_hottest_function_as_annotate_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    let option = format!("/html:{}", html.display());
+    let files = ["/pdb:lbr.pdb", "/image:lbr.exe", "lbr.spt"];
+    let o = run_in(&fixtures::dir(), &[&[option.as_str()][..], &files].concat());
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let page = scraper::Html::parse_document(&std::fs::read_to_string(&html).unwrap());
+    let select = |s: &str| scraper::Selector::parse(s).unwrap();
+    let heading: String = page
+        .select(&select("h2#annotated + h3"))
+        .next()
+        .expect("the section")
+        .text()
+        .collect();
+    // scramble ran the most instructions (/dyninst's first row).
+    assert!(heading.starts_with("lbr.exe!scramble at 0x"), "{heading}");
+    let cells = |r: scraper::ElementRef<'_>| -> Vec<String> {
+        r.select(&select("td")).map(|c| c.text().collect()).collect()
+    };
+    let rows: Vec<(String, String, String)> = page
+        .select(&select("table.annotated tbody tr:not(.source)"))
+        .map(|r| {
+            let c = cells(r);
+            (c[c.len() - 2].clone(), c[0].clone(), c[1].clone())
+        })
+        .collect();
+    let args = [&["/json", "/annotate:scramble"][..], &files].concat();
+    let lines = json_lines(&run_in(&fixtures::dir(), &args));
+    let expected: Vec<(String, String, String)> = of_type(&lines, "annotate")
+        .iter()
+        .map(|l| {
+            (
+                format!("0x{:08X}", l["rva"].as_u64().unwrap()),
+                l["count"].to_string(),
+                l["taken"].to_string(),
+            )
+        })
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(rows, expected);
+    // Source lines above their instructions, as /annotate shows them.
+    assert!(page.select(&select("table.annotated tr.source")).count() > 0);
+}
