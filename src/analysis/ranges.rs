@@ -34,6 +34,22 @@ pub(crate) struct FunctionRun {
     pub(crate) covered: u32,
 }
 
+/// A conditional jump the ranges ran through, and how often it was taken: the bias SPGO
+/// lays its code out by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BranchRun {
+    /// The function that holds it.
+    pub(crate) function: String,
+    pub(crate) rva: u32,
+    /// How often it ran (its count by the ranges).
+    pub(crate) count: u128,
+    /// How often it was taken (the ranges it ended); the rest fell through.
+    pub(crate) taken: u128,
+}
+
+/// How many of a binary's conditional jumps [`BinaryRanges::branches`] keeps.
+const BRANCHES: usize = 20;
+
 /// The ranges of one binary and what they add up to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct BinaryRanges {
@@ -60,6 +76,8 @@ pub(crate) struct BinaryRanges {
     pub(crate) taken: FxHashMap<u32, u128>,
     /// What kept ranges from being read: a PDB or an image missing, a machine not decoded.
     pub(crate) missing: Vec<String>,
+    /// The conditional jumps that ran most, at most 20, the most first (then by RVA).
+    pub(crate) branches: Vec<BranchRun>,
 }
 
 impl BinaryRanges {
@@ -136,10 +154,32 @@ fn read(b: &mut BinaryRanges, reading: &Reading, functions: &Symbols, code: &Cod
         memo: &mut memo,
     };
     b.functions = per_function(&b.counts, functions, &mut decoded);
+    b.branches = conditional(b, functions, &mut decoded);
     b.instructions = b
         .functions
         .iter()
         .fold(0u128, |sum, f| sum.saturating_add(f.instructions));
+}
+
+/// The conditional jumps of `b` with a count, the most run first, [`BRANCHES`] of them.
+fn conditional(b: &BinaryRanges, functions: &Symbols, decoded: &mut Decoded<'_>) -> Vec<BranchRun> {
+    let mut runs: Vec<BranchRun> = b
+        .counts
+        .iter()
+        .filter(|&(&rva, _)| decoded.at(rva).is_some_and(|i| i.flow == Flow::Conditional))
+        .filter_map(|(&rva, &count)| {
+            let (f, _) = functions.lookup(rva)?;
+            Some(BranchRun {
+                function: f.name.to_owned(),
+                rva,
+                count,
+                taken: b.taken.get(&rva).copied().unwrap_or(0),
+            })
+        })
+        .collect();
+    runs.sort_unstable_by(|x, y| y.count.cmp(&x.count).then(x.rva.cmp(&y.rva)));
+    runs.truncate(BRANCHES);
+    runs
 }
 
 /// The order used, given the ranges and the consistent ones under each order: the one with

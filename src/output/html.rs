@@ -582,6 +582,29 @@ fn lbr_ranges(report: &RangeReport) -> Markup {
                         }
                     }
                 }
+                @if !b.branches.is_empty() {
+                    h3 { (b.name) ": the conditional branches run most, and how often each was taken" }
+                    table.sortable.branches {
+                        thead { tr {
+                            th.n { "ran" } th.n { "taken" } th.n { "taken share" }
+                            th.n { "fell through" } th { "function" } th { "RVA" }
+                        } }
+                        tbody {
+                            @for r in &b.branches {
+                                @let fell = r.count.saturating_sub(r.taken);
+                                @let share = format!("{:.6}", r.taken as f64 / r.count.max(1) as f64);
+                                tr {
+                                    td.n data-v=(r.count) { (r.count) }
+                                    td.n data-v=(r.taken) { (r.taken) }
+                                    td.n data-v=(share) { (percent(r.taken, r.count)) }
+                                    td.n data-v=(fell) { (fell) }
+                                    td.mono { (r.function) }
+                                    td.mono { (format!("0x{:08X}", r.rva)) }
+                                }
+                            }
+                        }
+                    }
+                }
             }
         }
     }

@@ -715,7 +715,9 @@ fn the_report_annotates_the_hottest_function_as_annotate_does() {
     // scramble ran the most instructions (/dyninst's first row).
     assert!(heading.starts_with("lbr.exe!scramble at 0x"), "{heading}");
     let cells = |r: scraper::ElementRef<'_>| -> Vec<String> {
-        r.select(&select("td")).map(|c| c.text().collect()).collect()
+        r.select(&select("td"))
+            .map(|c| c.text().collect())
+            .collect()
     };
     let rows: Vec<(String, String, String)> = page
         .select(&select("table.annotated tbody tr:not(.source)"))
@@ -740,4 +742,52 @@ fn the_report_annotates_the_hottest_function_as_annotate_does() {
     assert_eq!(rows, expected);
     // Source lines above their instructions, as /annotate shows them.
     assert!(page.select(&select("table.annotated tr.source")).count() > 0);
+}
+
+#[test]
+fn the_report_lists_the_conditional_branches_run_most_as_annotate_counts_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    let option = format!("/html:{}", html.display());
+    let files = ["/pdb:lbr.pdb", "/image:lbr.exe", "lbr.spt"];
+    let o = run_in(&fixtures::dir(), &[&[option.as_str()][..], &files].concat());
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let page = scraper::Html::parse_document(&std::fs::read_to_string(&html).unwrap());
+    let select = |s: &str| scraper::Selector::parse(s).unwrap();
+    let rows: Vec<Vec<String>> = page
+        .select(&select("table.branches tbody tr"))
+        .map(|r| {
+            r.select(&select("td"))
+                .map(|c| c.text().collect())
+                .collect()
+        })
+        .collect();
+    assert!(rows.len() >= 5, "{rows:?}");
+    let ran: Vec<u64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert!(
+        ran.windows(2).all(|w| w[0] >= w[1]),
+        "the most run first: {ran:?}"
+    );
+    // Each row is a conditional jump of its function, with /annotate's count and taken.
+    let mut annotated: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for r in &rows {
+        let function = &r[4];
+        let lines = annotated.entry(function.clone()).or_insert_with(|| {
+            let option = format!("/annotate:{function}");
+            let args = [&["/json", option.as_str()][..], &files].concat();
+            json_lines(&run_in(&fixtures::dir(), &args))
+        });
+        let line = of_type(lines, "annotate")
+            .into_iter()
+            .find(|l| format!("0x{:08X}", l["rva"].as_u64().unwrap()) == r[5])
+            .unwrap_or_else(|| panic!("{r:?} is an instruction of {function}"));
+        let text = line["text"].as_str().unwrap();
+        assert!(text.starts_with('j') && !text.starts_with("jmp"), "{text}");
+        assert_eq!(
+            (line["count"].to_string(), line["taken"].to_string()),
+            (r[0].clone(), r[1].clone())
+        );
+        let fell: u64 = r[3].parse().unwrap();
+        assert_eq!(fell, line["fall_through"].as_u64().unwrap());
+    }
 }
