@@ -43,6 +43,8 @@ usage: spddump [options] FILE.spd...
   /coverage      blocks with a count, per function and overall (our estimate)
   /dyninst[:N]   the top N (50) functions by estimated dynamic instructions (our
                  estimate: the sum of block count x instructions)
+  /image:FILES   the images of the SPD's binary (comma-separated, or repeated): /cg
+                 names the callees that are imports by the names they import
   /json          JSON Lines instead of text
   /help, /?      this help
 
@@ -58,6 +60,8 @@ enum Command {
     Show {
         views: SpdViews,
         files: Vec<OsString>,
+        /// `/image`: the images whose imports name callees.
+        images: Vec<String>,
     },
 }
 
@@ -76,9 +80,29 @@ fn main() -> ExitCode {
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let ran = match command {
         Command::Help => out.write_all(HELP.as_bytes()).map(|()| EXIT_OK),
-        Command::Show { views, files } => show_all(&mut out, &views, &files),
+        Command::Show {
+            mut views,
+            files,
+            images,
+        } => {
+            let read = read_images(&mut views, &images);
+            show_all(&mut out, &views, &files).map(|status| status.max(read))
+        }
     };
     finish(ran, out)
+}
+
+/// Reads the names the `/image` files import into `views`; a file that is not an image is
+/// said, and the exit status says so.
+fn read_images(views: &mut SpdViews, images: &[String]) -> u8 {
+    let mut status = EXIT_OK;
+    for image in images {
+        if let Err(why) = views.imports.read(Path::new(image)) {
+            eprintln!("spddump: {image}: {why}");
+            status = EXIT_ERRORS;
+        }
+    }
+    status
 }
 
 /// Shows each file; the exit status says whether any failed.
@@ -156,7 +180,7 @@ fn spelled(arg: &OsString) -> Option<Spelled> {
 /// The options' names.
 const OPTIONS: &[&str] = &[
     "all", "header", "module", "symbol", "func", "funcid", "cg", "fg", "coverage", "dyninst",
-    "json", "help", "?", "h",
+    "image", "json", "help", "?", "h",
 ];
 
 /// Whether an option's name is a word (letters, digits, `-`, `?`): `/word` that names no
@@ -174,6 +198,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, Usage> {
     let mut views = SpdViews::default();
     let mut all = false;
     let mut files = Vec::new();
+    let mut images = Vec::new();
     let mut args = args.into_iter();
     let mut options_ended = false;
     while let Some(arg) = args.next() {
@@ -198,6 +223,17 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, Usage> {
             files.push(arg);
             continue;
         }
+        if option.name == "image" {
+            let value = option.value.filter(|v| !v.is_empty());
+            let value = value.ok_or_else(|| Usage("/image needs a file (/image:FILE)".into()))?;
+            images.extend(
+                value
+                    .split(',')
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_owned),
+            );
+            continue;
+        }
         if apply(&mut views, &mut all, option, &mut args)? {
             return Ok(Command::Help);
         }
@@ -212,7 +248,11 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, Usage> {
             ..SpdViews::all()
         };
     }
-    Ok(Command::Show { views, files })
+    Ok(Command::Show {
+        views,
+        files,
+        images,
+    })
 }
 
 /// Applies one option; true when it asks for the help.

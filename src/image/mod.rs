@@ -11,6 +11,7 @@
 pub mod code;
 pub(crate) mod guard;
 pub mod ident;
+pub mod imports;
 pub mod lines;
 pub mod matching;
 pub mod spd;

@@ -39,6 +39,8 @@
 #                         namespaces and members of a struct and a union (members.cpp),
 #                         and whose entry point is in a second module (members-entry.cpp):
 #                         the fixture of C++ names of inlined functions
+#   imports.exe           a console program that calls core.dll's exports through its
+#                         import table (imports.c): the image of spddump /cg /image
 #   lbr.exe, lbr.pdb      a console program built with -O2 with loops, branches biased one
 #                         way, calls, tail calls and inlined code, and no indirect branch
 #                         (lbr.c): the image the test kit walks to make LBR traces whose
@@ -102,6 +104,11 @@ mkdir -p v2 age2
 $LINK "${LDFLAGS[@]}" /dll /noentry /debug \
     /pdb:v2/core.pdb /pdbaltpath:%_PDB% /implib:"$work/core-v2.lib" /out:v2/core.dll \
     "$work/core-v2.obj"
+# imports.exe calls core.dll's exports through its import table, linked with the import
+# library the core.dll link wrote.
+$CC "${CFLAGS[@]}" -c imports.c -o "$work/imports.obj"
+$LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /out:imports.exe \
+    "$work/imports.obj" "$work/core.lib"
 $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /out:nodebug.exe "$work/app.obj"
 $LINK /nologo /nodefaultlib /machine:x64 /timestamp:0 /subsystem:console /entry:main_entry \
     /out:nodebugdir.exe "$work/app.obj"

@@ -249,3 +249,92 @@ fn a_reader_that_goes_away_ends_it_quietly() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// The `spd_call` lines of `spddump /json /cg ARGS SPD` whose callees are imports: callee
+/// hash and name.
+fn import_calls(args: &[&str], spd: &Path) -> Vec<(String, Value)> {
+    let mut all = vec!["/json", "/cg"];
+    all.extend_from_slice(args);
+    let spd = spd.to_str().unwrap();
+    all.push(spd);
+    let o = spddump(&all);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "spd_call" && l["import"] == true)
+        .map(|l| {
+            (
+                l["callee"].as_str().unwrap().to_owned(),
+                l["callee_name"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_image_names_the_callees_it_imports() {
+    // main_entry calls core.dll's three exports through imports.exe's import table, and
+    // ExitProcess, which imports.exe does not import.
+    let mut spd = SpdBuilder::new("imports.exe", APP, 1);
+    let main = spd
+        .functions
+        .iter_mut()
+        .find(|f| f.name == "main_entry")
+        .unwrap();
+    let with = std::mem::replace(main, main.clone());
+    *main = with
+        .imports("core_add", 3, &[1])
+        .imports("core_scale", 2, &[1])
+        .imports("core_version", 1, &[2]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("imports.spd");
+    std::fs::write(&path, spd.build()).unwrap();
+    let hash = |name: &str| format!("{:016X}", sptdump_testkit::spd::function_hash(name));
+    let named = import_calls(&["/image:testdata/pe/imports.exe"], &path);
+    let expected: Vec<(String, Value)> = [
+        ("__imp_ExitProcess", Value::Null),
+        ("__imp_core_add", "core_add".into()),
+        ("__imp_core_scale", "core_scale".into()),
+        ("__imp_core_version", "core_version".into()),
+    ]
+    .into_iter()
+    .map(|(key, name)| (hash(key), name))
+    .collect();
+    assert_eq!(named, expected);
+    // Without the image, the hash alone.
+    let bare = import_calls(&[], &path);
+    assert!(bare.iter().all(|(_, name)| name.is_null()), "{bare:?}");
+    // In text, the name where the hash was.
+    let o = spddump(&[
+        "/cg",
+        "/image:testdata/pe/imports.exe",
+        path.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.contains(&hash("__imp_core_scale")) && l.trim_end().ends_with("core_scale")),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_image_that_cannot_be_read_is_said_and_the_spd_still_shown() {
+    let o = spddump(&["/cg", "/image:testdata/pe/app.pdb", "testdata/pe/app.spd"]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.starts_with("spddump: testdata/pe/app.pdb: not an image"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Call graph"));
+    let o = spddump(&["/cg", "/image:", "testdata/pe/app.spd"]);
+    assert_eq!(o.status.code(), Some(2));
+}

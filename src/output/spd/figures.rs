@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use crate::image::imports::ImportNames;
 use crate::image::spd::function::{CALLEE_FUNCTION, CALLEE_IMPORT, Callee, Function, Profile};
 use crate::image::spd::table::FunctionTable;
 
@@ -75,10 +76,16 @@ pub fn ranked_by_dyninst(table: &FunctionTable, n: usize) -> (Vec<(usize, Profil
     (all, total)
 }
 
-/// The name of a callee, when this SPD holds it (a function of this SPD, found by hash).
-pub(crate) fn callee_name<'t>(table: &'t FunctionTable, c: &Callee<'_>) -> Option<Cow<'t, str>> {
+/// The name of a callee, when this SPD holds it (a function of this SPD, found by hash) or,
+/// for an import, when an image given with `/image` imports a name of its hash.
+pub(crate) fn callee_name<'t>(
+    table: &'t FunctionTable,
+    imports: &'t ImportNames,
+    c: &Callee<'_>,
+) -> Option<Cow<'t, str>> {
     match c.kind {
         CALLEE_FUNCTION => table.by_hash(c.hash).map(|f| f.name()),
+        CALLEE_IMPORT => imports.get(c.hash).map(Cow::Borrowed),
         _ => None,
     }
 }

@@ -15,6 +15,7 @@
 //! is our reading of the format (consistent in every known SPD); keys named `unknown...`
 //! hold fields whose meaning is not known, raw. Each line is a small serialize-only struct.
 
+use crate::image::imports::ImportNames;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
@@ -221,11 +222,12 @@ struct CallLine<'a> {
 pub(super) fn calls<'t, W: Write>(
     s: &mut Sink<'_, W>,
     t: &'t FunctionTable,
+    imports: &ImportNames,
     functions: impl Iterator<Item = Function<'t>>,
 ) -> io::Result<()> {
     for f in functions {
         for c in f.callees() {
-            let name = callee_name(t, &c);
+            let name = callee_name(t, imports, &c);
             line(
                 s.out,
                 &CallLine {

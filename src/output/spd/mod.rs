@@ -20,6 +20,7 @@
 use std::fmt;
 use std::io::{self, Read, Seek, Write};
 
+use crate::image::imports::ImportNames;
 use crate::image::spd::table::{FunctionTable, TableError};
 use crate::image::spd::{self, Header, SpdError};
 
@@ -58,6 +59,8 @@ pub struct SpdViews {
     pub dyninst: Option<usize>,
     /// `/json`: JSON Lines instead of text.
     pub json: bool,
+    /// `/image`: the names its images import, to name the callees that are imports.
+    pub imports: ImportNames,
 }
 
 impl SpdViews {
@@ -74,6 +77,7 @@ impl SpdViews {
             coverage: true,
             dyninst: Some(DEFAULT_DYNINST),
             json: false,
+            imports: ImportNames::default(),
         }
     }
 
@@ -90,6 +94,7 @@ impl SpdViews {
             coverage,
             dyninst,
             json: _,
+            imports: _,
         } = self;
         *header
             || *module
@@ -107,6 +112,7 @@ impl SpdViews {
         let header_only = SpdViews {
             header: self.header,
             json: self.json,
+            imports: self.imports.clone(),
             ..SpdViews::default()
         };
         *self != header_only
@@ -207,8 +213,8 @@ fn show_table<W: Write>(
     }
     if views.cg {
         match s.json {
-            true => json::calls(s, table, table.functions())?,
-            false => text::calls(s.out, table, table.functions())?,
+            true => json::calls(s, table, &views.imports, table.functions())?,
+            false => text::calls(s.out, table, &views.imports, table.functions())?,
         }
     }
     if views.fg {
@@ -230,7 +236,7 @@ fn show_table<W: Write>(
         }
     }
     match &views.funcid {
-        Some(q) => funcid(s, table, q),
+        Some(q) => funcid(s, table, &views.imports, q),
         None => Ok(Ok(())),
     }
 }
@@ -240,6 +246,7 @@ fn show_table<W: Write>(
 fn funcid<W: Write>(
     s: &mut Sink<'_, W>,
     table: &FunctionTable,
+    imports: &ImportNames,
     q: &str,
 ) -> io::Result<Result<(), SpdFailure>> {
     let query = FunctionQuery::parse(q);
@@ -251,12 +258,12 @@ fn funcid<W: Write>(
         match s.json {
             true => {
                 json::function(s, &f)?;
-                json::calls(s, table, std::iter::once(f))?;
+                json::calls(s, table, imports, std::iter::once(f))?;
                 json::flow(s, std::iter::once(f))?;
             }
             false => {
                 text::detail(s.out, table, &f)?;
-                text::calls(s.out, table, std::iter::once(f))?;
+                text::calls(s.out, table, imports, std::iter::once(f))?;
                 text::flow(s.out, std::iter::once(f))?;
             }
         }

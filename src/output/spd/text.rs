@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 
 use crate::format::progid::{SymKey, registry_form};
+use crate::image::imports::ImportNames;
 use crate::image::spd::Header;
 use crate::image::spd::function::Function;
 use crate::image::spd::table::FunctionTable;
@@ -182,6 +183,7 @@ pub(super) fn detail(out: &mut impl Write, t: &FunctionTable, f: &Function<'_>) 
 pub(super) fn calls<'t>(
     out: &mut impl Write,
     t: &'t FunctionTable,
+    imports: &ImportNames,
     functions: impl Iterator<Item = Function<'t>>,
 ) -> io::Result<()> {
     writeln!(
@@ -195,7 +197,7 @@ pub(super) fn calls<'t>(
         }
         writeln!(out, "  {}  {:016X}", f.name(), f.hash())?;
         for c in callees {
-            let name = callee_name(t, &c).map_or_else(|| "-".into(), |n| n.into_owned());
+            let name = callee_name(t, imports, &c).map_or_else(|| "-".into(), |n| n.into_owned());
             let sites: Vec<String> = c.sites().map(|s| s.to_string()).collect();
             writeln!(
                 out,

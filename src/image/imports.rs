@@ -1,0 +1,91 @@
+//! The names an image imports, by the hash an SPD keys them with: SPDDump's `/cg` names a
+//! callee of type 3 (an import) when its hash is djb2-64 of `__imp_` and a name the image
+//! imports. The hash is the one external functions of an SPD are keyed by (docs/format.md);
+//! that imports are hashed with the `__imp_` prefix is our reading, confirmed by the callees
+//! of the known SPDs, whose import hashes are those of names such as `__imp_ZwClose`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use object::{NameOrOrdinal, Object};
+
+/// djb2 over 64 bits: `h = 5381`, then `h = h * 33 + byte`, wrapping.
+pub fn djb2_64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(5381u64, |h, &c| {
+        h.wrapping_mul(33).wrapping_add(u64::from(c))
+    })
+}
+
+/// The imports of one or more images, by their SPD hash.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportNames {
+    by_hash: BTreeMap<u64, String>,
+}
+
+impl ImportNames {
+    /// The import named by `hash`, if an image given imports it.
+    pub fn get(&self, hash: u64) -> Option<&str> {
+        self.by_hash.get(&hash).map(String::as_str)
+    }
+
+    /// How many names are known.
+    pub fn len(&self) -> usize {
+        self.by_hash.len()
+    }
+
+    /// Whether no name is known.
+    pub fn is_empty(&self) -> bool {
+        self.by_hash.is_empty()
+    }
+
+    /// Adds the names the image at `path` imports (by name; imports by ordinal have none).
+    /// The error says why the file could not be read as an image.
+    pub fn read(&mut self, path: &Path) -> Result<usize, String> {
+        let data = std::fs::read(path).map_err(|e| e.to_string())?;
+        let file = object::File::parse(&*data).map_err(|e| format!("not an image: {e}"))?;
+        let imports = file
+            .imports()
+            .map_err(|e| format!("its import table cannot be read: {e}"))?;
+        let mut added = 0;
+        for import in imports {
+            let import = import.map_err(|e| format!("its import table cannot be read: {e}"))?;
+            if let NameOrOrdinal::Name(name) = import.name() {
+                added += usize::from(self.add(name));
+            }
+        }
+        Ok(added)
+    }
+
+    fn add(&mut self, name: &[u8]) -> bool {
+        let mut key = b"__imp_".to_vec();
+        key.extend_from_slice(name);
+        let name = String::from_utf8_lossy(name).into_owned();
+        self.by_hash.insert(djb2_64(&key), name).is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_is_the_one_the_known_spds_key_external_functions_by() {
+        // Two external functions of the shared suite's 2023-08-31 EbpfCore SPD, as its
+        // symbol table stores them.
+        assert_eq!(djb2_64(b"ebpf_create_registry_key"), 0xCC22_20BA_8D48_E535);
+        assert_eq!(
+            djb2_64(b"ebpf_create_registry_key_ansi"),
+            0x099F_3664_CA2F_9A1F
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_an_image_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.exe");
+        std::fs::write(&path, b"MZ but nothing more").unwrap();
+        let mut names = ImportNames::default();
+        assert!(names.read(&path).unwrap_err().starts_with("not an image"));
+        assert!(names.is_empty());
+    }
+}
