@@ -2,7 +2,7 @@
 """Whole-process benchmark of sptdump against the C yardstick, on synthetic traces.
 
 usage: scripts/bench.py [--size MIB] [--big MIB] [--runs N] [--yardstick PATH/TO/yardstick.c]
-                        [--refcount PATH/TO/refcount.c] [--inline-only] [--spd-only] [--lbr-only]
+                        [--refcount PATH/TO/refcount.c] [--inline-only] [--spd-only] [--lbr-only] [--symbols-only]
 
 The yardstick is a C program kept beside the repository (../shared/perf/yardstick.c, or the
 path given with --yardstick, or $SPTDUMP_YARDSTICK). Without it the sptdump commands are still
@@ -284,6 +284,38 @@ def lbr_bench(runs, mib):
               f"{verdict}")
 
 
+def symbols_bench(runs):
+    """/symbols with everything in its cache against /pdb naming the same files, /functions
+    on testdata/pe/profile.spt: looking files up along a symbol path must cost nothing a user
+    would see. Target: no more than /pdb (within 5%, the spread of runs this short)."""
+    sh(["cargo", "build", "--release", "--quiet", "--bin", "sptdump"], cwd=ROOT)
+    pe = os.path.join(ROOT, "testdata", "pe")
+    cache = fresh_dir("symbols-cache")
+    keys = {"app": "7A76D39EEF6D104E4C4C44205044422E1", "core": "5DFC88D605FC4E3C4C4C44205044422E1"}
+    for name, key in keys.items():
+        folder = os.path.join(cache, f"{name}.pdb", key)
+        os.makedirs(folder)
+        shutil.copy(os.path.join(pe, f"{name}.pdb"), folder)
+    trace = os.path.join(pe, "profile.spt")
+    pdbs = ",".join(os.path.join(pe, f"{name}.pdb") for name in keys)
+    # The URL after the cache is never asked: everything is found in the cache first.
+    commands = {
+        "/pdb": [SPTDUMP, "/functions", "/pdb:" + pdbs, trace],
+        "/symbols, cached": [SPTDUMP, "/functions",
+                             f"/symbols:srv*{cache}*https://symbols.invalid/store", trace],
+    }
+    walls = {name: [] for name in commands}
+    for _ in range(max(runs, 21)):
+        for name, cmd in commands.items():
+            walls[name].append(run(cmd))
+    med = {name: statistics.median(w) * 1000 for name, w in walls.items()}
+    ratio = med["/symbols, cached"] / med["/pdb"]
+    verdict = "met" if ratio <= 1.05 else "MISSED"
+    print(f"/functions on profile.spt, {max(runs, 21)} runs each, wall medians: /pdb "
+          f"{med['/pdb']:.2f} ms, /symbols with everything cached {med['/symbols, cached']:.2f} ms "
+          f"({ratio:.2f} x; target <= /pdb: {verdict})")
+
+
 def probe_table(commands):
     """The size in MiB of a table the size of the summary's tables: `/summary`'s peak RSS less
     `/validate`'s."""
@@ -330,9 +362,15 @@ def main():
                     help="only the benchmark of inline frames")
     ap.add_argument("--spd-only", action="store_true",
                     help="only the benchmark of spddump on the shared suite's largest SPD")
+    ap.add_argument("--symbols-only", action="store_true",
+                    help="only /symbols with everything cached against /pdb")
     ap.add_argument("--lbr-only", action="store_true",
                     help="only the LBR views against /summary on an LBR walk of lbr.exe")
     args = ap.parse_args()
+    if args.symbols_only:
+        os.makedirs(WORK, exist_ok=True)
+        symbols_bench(args.runs)
+        return
     if args.lbr_only:
         os.makedirs(WORK, exist_ok=True)
         lbr_bench(args.runs, args.size)
@@ -524,6 +562,7 @@ def main():
     inline_bench(args.runs)
     spd_bench(args.runs)
     lbr_bench(args.runs, args.size)
+    symbols_bench(args.runs)
 
 
 if __name__ == "__main__":
