@@ -228,10 +228,16 @@ fn options_in_every_spelling() {
 /// A reader that stops early ends spddump quietly, with status 0.
 #[test]
 fn a_reader_that_goes_away_ends_it_quietly() {
+    for view in [&["/fg"][..], &["/json", "/fg"]] {
+        reader_goes_away(view);
+    }
+}
+
+fn reader_goes_away(view: &[&str]) {
     let path = crate_root().join("testdata/pe/app.spd");
     let many: Vec<String> = (0..3000).map(|_| path.display().to_string()).collect();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("spddump"))
-        .arg("/fg")
+        .args(view)
         .args(&many)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -242,10 +248,10 @@ fn a_reader_that_goes_away_ends_it_quietly() {
     std::io::Read::read_exact(&mut out, &mut first).unwrap();
     drop(out);
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.status.code(), Some(0), "{view:?}");
     assert!(
         o.stderr.is_empty(),
-        "{}",
+        "{view:?}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
 }

@@ -35,7 +35,8 @@ fn hex(hash: u64) -> String {
 }
 
 fn line(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, value).map_err(io::Error::other)?;
+    // An I/O error stays one (a reader gone is a broken pipe, ended quietly).
+    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)?;
     out.write_all(b"\n")
 }
 
