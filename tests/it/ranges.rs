@@ -791,3 +791,37 @@ fn the_report_lists_the_conditional_branches_run_most_as_annotate_counts_them() 
         assert_eq!(fell, line["fall_through"].as_u64().unwrap());
     }
 }
+
+#[test]
+fn records_whose_pairs_leave_the_image_are_skipped_and_counted() {
+    // The walk's records, and 100 more whose branches lie past the image's end (another
+    // module's code, as a real LBR stack holds when a sample spans a call into a DLL).
+    let walk = lbr_walk();
+    let outside: Vec<(u32, u32)> = (0..16)
+        .map(|i| (0x7FFF_0000 + 0x40 * i, 0x7FFF_0020 + 0x40 * i))
+        .collect();
+    let mut records = walk.records.clone();
+    records.extend(std::iter::repeat_n(outside, 100));
+    let dir = tempfile::tempdir().unwrap();
+    let clean = run(dir.path(), &walk.records, false, &["/dyninst:0"]);
+    let mixed = run(dir.path(), &records, false, &["/dyninst:0"]);
+    let ranges = |lines: &[Value]| of_type(lines, "lbr_ranges")[0].clone();
+    let (c, m) = (ranges(&clean), ranges(&mixed));
+    assert_eq!(m["order"], "newest-first", "{m}");
+    assert_eq!(
+        m["ranges"].as_u64().unwrap(),
+        c["ranges"].as_u64().unwrap() + 100 * 15
+    );
+    assert_eq!(
+        m["consistent"], c["consistent"],
+        "none of theirs is consistent"
+    );
+    assert_eq!(m["instructions"], c["instructions"]);
+    let shares = |lines: &[Value]| -> Vec<(Value, Value)> {
+        of_type(lines, "dyninst")
+            .iter()
+            .map(|l| (l["function"].clone(), l["instructions"].clone()))
+            .collect()
+    };
+    assert_eq!(shares(&mixed), shares(&clean));
+}
