@@ -5,10 +5,12 @@
 //! one binary hold about a million keys, far more than the caches. So the table is laid out
 //! in cache lines:
 //!
-//! - A bucket is one 64-byte line: 8 RVAs or 5 arcs, each with the low 32 bits of its hits.
-//!   The rare sums that pass 2^32 carry into a side table, so hits stay exact. A key is
-//!   looked up by comparing it with every slot of its line at once (no branch per slot), and
-//!   nearly always found in its home bucket: one cache miss per update at most.
+//! - A bucket is one 64-byte line: 8 RVAs or 5 arcs, each with the low 31 bits of its hits.
+//!   The rare sums that pass 2^31 carry into a side table, so hits stay exact: a slot and
+//!   the hits added to it at once are each under 2^31, so their sum never wraps, and its top
+//!   bit is the carry. A key is looked up by comparing it with every slot of its line at
+//!   once (no branch per slot), and nearly always found in its home bucket: one cache miss
+//!   per update at most.
 //! - The home bucket is chosen by multiply-shift, so any bucket count works; the table grows
 //!   (doubles) before it is three quarters full. A full bucket spills into the next one,
 //!   and a key found past its home trades places with one of the home's keys (a different
@@ -17,9 +19,11 @@
 //!   the order of the hashes), so it streams through memory.
 //! - [`add_all`](Counts::add_all) asks for each key's home bucket as the key comes in and
 //!   counts it 32 keys of the same table later, so that the misses overlap instead of
-//!   queueing one behind the other. The keys wait in a small ring that outlives the record:
-//!   a record's first keys were asked for during the table's previous records, and nothing
-//!   waits at a record's start. A key that spilled waits again, its next bucket asked for.
+//!   queueing one behind the other. The keys wait in a small ring that outlives the record,
+//!   each with its home, hashed once: a record's first keys were asked for during the
+//!   table's previous records, and nothing waits at a record's start. A key that spilled
+//!   waits again, its next bucket asked for, in a ring of four (spills are rare: a longer
+//!   wait would see the bucket leave the cache again).
 //!   Reading the table counts the keys still waiting, so no caller has to remember them.
 //!
 //! `benches/counting.rs` measures it against the general map a crate gives.
@@ -36,8 +40,9 @@ pub trait CountKey: Copy + Eq + Ord + Hash + Default + std::fmt::Debug {
     type Bucket: Bucket<Self>;
     /// Spreads the key over 64 bits; the high 32 pick the bucket.
     fn hash(self) -> u64;
-    /// Adds `hits` to the low hits of the slot of `keys` holding `key`, if one does: whether
-    /// one did, and whether its low 32 bits wrapped.
+    /// Adds `hits` (at most [`LOW_MAX`]) to the low hits of the slot of `keys` holding `key`,
+    /// if one does: whether one did, and whether the sum passed [`LOW_MAX`], its top bit
+    /// then taken off the slot, for the caller to carry.
     #[inline(always)]
     fn bump<const N: usize>(
         keys: &[Self; N],
@@ -53,9 +58,9 @@ pub trait CountKey: Copy + Eq + Ord + Hash + Default + std::fmt::Debug {
             return (false, false);
         }
         let low = &mut lows[found.trailing_zeros() as usize];
-        let (sum, wrapped) = low.overflowing_add(hits);
-        *low = sum;
-        (true, wrapped)
+        let sum = *low + hits;
+        *low = sum & LOW_MAX;
+        (true, sum > LOW_MAX)
     }
 }
 
@@ -76,16 +81,17 @@ impl CountKey for u32 {
         // Every slot adds `hits` under a mask, all ones for the key's slot and zero for the
         // others: with no index taken from the compare, the stores' addresses do not wait on
         // the loaded keys, and neither do the next keys' loads. A few vector instructions
-        // for eight RVAs; for five arcs the scalar masks cost more than they save.
-        let (mut found, mut wrapped) = (0u32, 0u32);
+        // for eight RVAs; for five arcs the scalar masks cost more than they save. Only the
+        // key's slot can pass LOW_MAX, so a top bit in any sum is its carry.
+        let (mut found, mut sums) = (0u32, 0u32);
         for (k, low) in keys.iter().zip(lows) {
             let mask = 0u32.wrapping_sub(u32::from(*k == key));
-            let old = *low;
-            *low = old.wrapping_add(hits & mask);
+            let sum = *low + (hits & mask);
+            *low = sum & LOW_MAX;
             found |= mask;
-            wrapped |= u32::from(*low < old);
+            sums |= sum;
         }
-        (found != 0, wrapped != 0)
+        (found != 0, sums > LOW_MAX)
     }
 }
 
@@ -99,7 +105,7 @@ impl CountKey for [u32; 2] {
     }
 }
 
-/// `N` keys and the low 32 bits of their hits, in one cache line. Slots fill in order, and
+/// `N` keys and the low 31 bits of their hits, in one cache line. Slots fill in order, and
 /// free ones hold [`CountKey::EMPTY`].
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
@@ -114,8 +120,8 @@ pub trait Bucket<K>: Copy + std::fmt::Debug {
     const FREE: Self;
     /// Its slots: `N`.
     const SLOTS: usize;
-    /// Adds `hits` to the slot holding `key`, if one does: whether one did, and whether its
-    /// low 32 bits wrapped. `key` must not be [`CountKey::EMPTY`].
+    /// Adds `hits` (at most [`LOW_MAX`]) to the slot holding `key`, if one does: whether one
+    /// did, and whether it carried 2^31 out. `key` must not be [`CountKey::EMPTY`].
     fn bump(&mut self, key: K, hits: u32) -> (bool, bool);
     /// How many slots are taken (they are the first ones).
     fn taken(&self) -> usize;
@@ -154,20 +160,26 @@ impl<K: CountKey, const N: usize> Bucket<K> for CacheLine<K, N> {
     }
 }
 
+/// The bits of a key's hits its slot keeps; the rest are carried apart.
+const LOW_BITS: u32 = 31;
+
+/// The most a slot holds, and the most [`Counts::add_all`] adds to one at once.
+const LOW_MAX: u32 = (1 << LOW_BITS) - 1;
+
 /// Hits per key.
 #[derive(Clone, Debug)]
 pub(crate) struct Counts<K: CountKey> {
     buckets: Vec<K::Bucket>,
     /// Keys in the buckets.
     len: usize,
-    /// Each key's hits above the low 32 bits, in units of 2^32.
+    /// Each key's hits above the low 31 bits, in units of 2^31.
     carries: FxHashMap<K, u128>,
     /// The hits of the key equal to [`CountKey::EMPTY`], which cannot live in a slot.
     empty_key: Option<u128>,
     /// Keys whose home bucket was asked for, not yet counted.
-    asked: Waiting<K>,
+    asked: Waiting<K, AHEAD>,
     /// Keys their home bucket did not settle, their next bucket asked for.
-    spilled: Waiting<K>,
+    spilled: Waiting<K, SPILLS_AHEAD>,
     /// The slot of a full home bucket whose key a spilled one trades places with last.
     turn: usize,
 }
@@ -176,27 +188,48 @@ pub(crate) struct Counts<K: CountKey> {
 /// can have in flight.
 const AHEAD: usize = 32;
 
-/// Keys with their hits, waiting for their bucket to arrive in the cache: a ring, each
-/// key pushed in pushing out the one [`AHEAD`] keys before it.
+/// How many spilled keys wait for their next bucket before they are counted. Spills are
+/// rare (a few keys in a hundred), so a few of them span enough keys for the bucket to
+/// arrive, and not so many that it leaves the cache again before it is used.
+const SPILLS_AHEAD: usize = 4;
+
+/// Keys with their hits and their home bucket, waiting for a bucket to arrive in the cache:
+/// a ring, each key pushed in pushing out the one `N` keys before it. A key's home is
+/// kept from when it was asked for (found again only when the table grows), so that it is
+/// hashed once.
 #[derive(Clone, Debug)]
-struct Waiting<K: CountKey> {
+struct Waiting<K: CountKey, const N: usize> {
     /// [`CountKey::EMPTY`] where free (that key never waits).
-    keys: [(K, u32); AHEAD],
+    keys: [(K, u32); N],
+    homes: [usize; N],
     next: usize,
 }
 
-impl<K: CountKey> Waiting<K> {
+impl<K: CountKey, const N: usize> Waiting<K, N> {
     const EMPTY: Self = Waiting {
-        keys: [(K::EMPTY, 0); AHEAD],
+        keys: [(K::EMPTY, 0); N],
+        homes: [0; N],
         next: 0,
     };
 
-    /// Puts `key` in, and takes out the key that has waited longest, if any.
+    /// Puts `key` in, and takes out the key that has waited longest, if any, with its hits
+    /// and home.
     #[inline(always)]
-    fn push(&mut self, key: K, low: u32) -> Option<(K, u32)> {
-        let (out, out_low) = std::mem::replace(&mut self.keys[self.next], (key, low));
-        self.next = (self.next + 1) % AHEAD;
-        (out != K::EMPTY).then_some((out, out_low))
+    fn push(&mut self, key: K, low: u32, home: usize) -> Option<(K, u32, usize)> {
+        let i = self.next % N;
+        let (out, out_low) = std::mem::replace(&mut self.keys[i], (key, low));
+        let out_home = std::mem::replace(&mut self.homes[i], home);
+        self.next = i + 1;
+        (out != K::EMPTY).then_some((out, out_low, out_home))
+    }
+
+    /// Finds every waiting key's home again, through `home`: the table has grown.
+    fn rehome(&mut self, home: impl Fn(K) -> usize) {
+        for ((key, _), at) in self.keys.iter().zip(&mut self.homes) {
+            if *key != K::EMPTY {
+                *at = home(*key);
+            }
+        }
     }
 
     /// Every key waiting, with its hits.
@@ -244,8 +277,7 @@ impl<K: CountKey> Counts<K> {
     /// The bucket `key` lives in, or would.
     #[inline(always)]
     fn home(&self, key: K) -> usize {
-        // Multiply-shift: the high 32 bits of the hash, scaled to the bucket count.
-        (((key.hash() >> 32) * self.buckets.len() as u64) >> 32) as usize
+        home_of(key, self.buckets.len())
     }
 
     /// Adds `hits` to each of `keys`. Each key's home bucket is asked for as the key comes
@@ -254,19 +286,21 @@ impl<K: CountKey> Counts<K> {
     /// A key its home bucket does not settle waits again, its next bucket asked for.
     #[inline]
     pub(crate) fn add_all(&mut self, keys: impl Iterator<Item = K>, hits: u128) {
-        let Ok(low) = u32::try_from(hits) else {
-            keys.for_each(|key| self.add(key, hits));
-            return;
+        let low = match u32::try_from(hits) {
+            Ok(low) if low <= LOW_MAX => low,
+            _ => {
+                keys.for_each(|key| self.add(key, hits));
+                return;
+            }
         };
         for key in keys {
             if key == K::EMPTY {
                 self.add_slow(0, key, low);
                 continue;
             }
-            prefetch_line(&self.buckets[self.home(key)]);
-            if let Some((key, low)) = self.asked.push(key, low) {
-                // The home is found again: the table may have grown since it was asked for.
-                let home = self.home(key);
+            let home = self.home(key);
+            prefetch_line(&self.buckets[home]);
+            if let Some((key, low, home)) = self.asked.push(key, low, home) {
                 if !self.add_home(home, key, low) {
                     self.spill(home, key, low);
                 }
@@ -281,8 +315,8 @@ impl<K: CountKey> Counts<K> {
         if let Some(next) = self.buckets.get(home + 1) {
             prefetch_line(next);
         }
-        if let Some((key, low)) = self.spilled.push(key, low) {
-            self.add_slow(self.home(key), key, low);
+        if let Some((key, low, home)) = self.spilled.push(key, low, home) {
+            self.add_slow(home, key, low);
         }
     }
 
@@ -316,11 +350,12 @@ impl<K: CountKey> Counts<K> {
     #[inline]
     pub(crate) fn add(&mut self, key: K, hits: u128) {
         let home = self.home(key);
-        if !self.add_home(home, key, hits as u32) {
-            self.add_slow(home, key, hits as u32);
+        let low = hits as u32 & LOW_MAX;
+        if !self.add_home(home, key, low) {
+            self.add_slow(home, key, low);
         }
-        if hits >> 32 != 0 {
-            self.carry(key, hits >> 32);
+        if hits >> LOW_BITS != 0 {
+            self.carry(key, hits >> LOW_BITS);
         }
     }
 
@@ -434,12 +469,12 @@ impl<K: CountKey> Counts<K> {
         self.buckets[at].put(j, sent, sent_low);
     }
 
-    /// Adds `carry` units of 2^32 to `key`.
+    /// Adds `carry` units of 2^31 to `key`.
     #[cold]
     fn carry(&mut self, key: K, carry: u128) {
         if key == K::EMPTY {
             let h = self.empty_key.get_or_insert(0);
-            *h = h.saturating_add(carry.saturating_mul(1 << 32));
+            *h = h.saturating_add(carry.saturating_mul(1 << LOW_BITS));
             return;
         }
         let c = self.carries.entry(key).or_insert(0);
@@ -457,6 +492,10 @@ impl<K: CountKey> Counts<K> {
             }
         }
         self.buckets = bigger.buckets;
+        // The keys waiting were asked for in the smaller table.
+        let n = self.buckets.len();
+        self.asked.rehome(|key| home_of(key, n));
+        self.spilled.rehome(|key| home_of(key, n));
     }
 
     /// Puts a key that is not in the table in the first free slot from its home bucket on.
@@ -482,7 +521,7 @@ impl<K: CountKey> Counts<K> {
             .map(move |(key, low)| {
                 let carries = self.carries.get(&key).copied().unwrap_or(0);
                 let hits = carries
-                    .saturating_mul(1 << 32)
+                    .saturating_mul(1 << LOW_BITS)
                     .saturating_add(u128::from(low));
                 (
                     key,
@@ -492,6 +531,13 @@ impl<K: CountKey> Counts<K> {
             .chain(new)
             .chain(self.empty_key.map(|h| (K::EMPTY, h)))
     }
+}
+
+/// The bucket of `buckets` that `key` lives in, or would: multiply-shift, the high 32 bits
+/// of the hash scaled to the bucket count.
+#[inline(always)]
+fn home_of<K: CountKey>(key: K, buckets: usize) -> usize {
+    (((key.hash() >> 32) * buckets as u64) >> 32) as usize
 }
 
 /// Asks the CPU to start loading the cache line of `line` into the caches.
@@ -615,8 +661,8 @@ mod tests {
             let hits = if run % 50 == 7 {
                 (1u128 << 40) + u128::from(run)
             } else if run % 10 == 3 {
-                // The most the slots take at once: their sums wrap and carry.
-                u128::from(u32::MAX - run)
+                // Near the most the slots take at once: their sums pass 2^31 and carry.
+                u128::from(LOW_MAX - run)
             } else {
                 u128::from(run % 5 + 1)
             };
@@ -754,7 +800,8 @@ mod tests {
             .filter(|&k| a.home(k) == 3)
             .take(5)
             .collect();
-        let hot = u128::from(u32::MAX);
+        // The most a slot takes at once, so that its sums carry on the fast path.
+        let hot = u128::from(LOW_MAX);
         for _ in 0..5 {
             c.add_all(crowd.iter().copied(), 3);
             c.add_all([crowd[4]; 3].into_iter(), hot);
