@@ -300,10 +300,10 @@ impl<K: CountKey> Counts<K> {
             }
             let home = self.home(key);
             prefetch_line(&self.buckets[home]);
-            if let Some((key, low, home)) = self.asked.push(key, low, home) {
-                if !self.add_home(home, key, low) {
-                    self.spill(home, key, low);
-                }
+            if let Some((key, low, home)) = self.asked.push(key, low, home)
+                && !self.add_home(home, key, low)
+            {
+                self.spill(home, key, low);
             }
         }
     }
