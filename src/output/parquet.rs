@@ -252,28 +252,29 @@ fn properties() -> Arc<WriterProperties> {
 
 /// The columns every row starts with, per binary.
 struct Identities<'a> {
-    trace: ByteArray,
+    trace: &'a str,
     tables: &'a Tables,
 }
 
-/// One binary's leading columns.
+/// One binary's leading columns, for one table: each table is written by one thread, and
+/// its values are its own (a value shared by two threads would have its count of owners
+/// moved from core to core on every row).
 struct Identity {
+    trace: ByteArray,
     binary: ByteArray,
     guid: Option<ByteArray>,
     age: Option<u32>,
 }
 
 impl<'a> Identities<'a> {
-    fn new(trace: &str, tables: &'a Tables) -> Self {
-        Identities {
-            trace: ByteArray::from(trace),
-            tables,
-        }
+    fn new(trace: &'a str, tables: &'a Tables) -> Self {
+        Identities { trace, tables }
     }
 
     fn of(&self, progid: u16) -> Identity {
         let entry = self.tables.progids.as_ref().and_then(|t| t.get(progid));
         Identity {
+            trace: ByteArray::from(self.trace),
             binary: ByteArray::from(self.tables.binary_name(progid).into_bytes()),
             guid: entry.map(|e| ByteArray::from(e.guid_string().into_bytes())),
             age: entry.map(|e| e.age),
@@ -287,17 +288,11 @@ impl<'a> Identities<'a> {
         id: &Identity,
         rows: usize,
     ) -> Result<()> {
-        column::<ByteArrayType, W>(g, Levels::Required, |c| {
-            (0..rows).try_for_each(|_| c.value(self.trace.clone()))
-        })?;
-        column::<ByteArrayType, W>(g, Levels::Required, |c| {
-            (0..rows).try_for_each(|_| c.value(id.binary.clone()))
-        })?;
-        column::<ByteArrayType, W>(g, Levels::Optional, |c| {
-            (0..rows).try_for_each(|_| c.optional(id.guid.clone()))
-        })?;
+        column::<ByteArrayType, W>(g, Levels::Required, |c| c.repeat(Some(&id.trace), rows))?;
+        column::<ByteArrayType, W>(g, Levels::Required, |c| c.repeat(Some(&id.binary), rows))?;
+        column::<ByteArrayType, W>(g, Levels::Optional, |c| c.repeat(id.guid.as_ref(), rows))?;
         column::<Int32Type, W>(g, Levels::Optional, |c| {
-            (0..rows).try_for_each(|_| c.optional(id.age.map(|a| a as i32)))
+            c.repeat(id.age.map(|a| a as i32).as_ref(), rows)
         })
     }
 }
@@ -432,9 +427,7 @@ fn source_column<W: Write + Send>(
     rows: usize,
 ) -> Result<()> {
     let name = ByteArray::from(source.name());
-    column::<ByteArrayType, W>(g, Levels::Required, |c| {
-        (0..rows).try_for_each(|_| c.value(name.clone()))
-    })
+    column::<ByteArrayType, W>(g, Levels::Required, |c| c.repeat(Some(&name), rows))
 }
 
 fn hits_column<W: Write + Send>(
@@ -513,6 +506,29 @@ impl<T: DataType> Batch<'_, '_, T> {
                 self.full()
             }
         }
+    }
+
+    /// `rows` rows of `value` (a null where it is `None`), the value cloned for one batch
+    /// and written again and again: the same calls to the writer as a value per row, without
+    /// a clone and a drop of it per row.
+    fn repeat(&mut self, value: Option<&T::T>, rows: usize) -> Result<()> {
+        self.flush()?;
+        let batch = rows.min(BATCH);
+        let values: Vec<T::T> = value.map_or_else(Vec::new, |v| vec![v.clone(); batch]);
+        let defined = i16::from(value.is_some());
+        let definition = match self.levels {
+            Levels::Optional => vec![defined; batch],
+            _ => Vec::new(),
+        };
+        let mut left = rows;
+        while left > 0 {
+            let n = left.min(BATCH);
+            let values = &values[..values.len().min(n)];
+            let definition = (!definition.is_empty()).then(|| &definition[..n]);
+            self.writer.write_batch(values, definition, None)?;
+            left -= n;
+        }
+        Ok(())
     }
 
     /// A row's list.

@@ -500,3 +500,53 @@ fn the_tables_are_snappy_compressed_and_say_what_wrote_them() {
         }
     }
 }
+
+/// The columns every row starts with are the same on every row of a row group: a binary
+/// with a program-ID entry has its GUID and age on each, one without has nulls, over more
+/// rows than go to the writer at once.
+#[test]
+fn every_row_has_its_binary_identity_or_nulls_where_it_has_none() {
+    let guid = "{6E3A7B1C-2D4F-4A5B-9C8D-7E6F5A4B3C2D}";
+    let mut b = SptBuilder::new();
+    let app = b.binary("app.exe", guid, 7);
+    // Program ID 5 has no entry.
+    let (named, unnamed) = (5_000u32, 4_500u32);
+    for (progid, rows) in [(app, named), (5, unnamed)] {
+        b.binary_id(progid);
+        let rvas: Vec<u32> = (0..rows).map(|i| 0x1000 + 4 * i).collect();
+        for chunk in rvas.chunks(250) {
+            b.ip(UNHALT_CYCLE, chunk);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.spt"), b.build()).unwrap();
+    let out = dir.path().join("tables");
+    run_in(
+        dir.path(),
+        &[&format!("/parquet:{}", out.display()), "t.spt"],
+    );
+    let samples = rows(&out, "samples");
+    let mut seen: BTreeMap<(String, Option<String>, Option<u32>), u32> = BTreeMap::new();
+    for r in &samples {
+        assert_eq!(string(&r["trace"]), "t.spt");
+        assert_eq!(string(&r["source"]), "UNHALT_CYCLE");
+        let guid = match &r["guid"] {
+            Field::Null => None,
+            f => Some(string(f)),
+        };
+        let age = match &r["age"] {
+            Field::Null => None,
+            f => Some(uint(f)),
+        };
+        *seen.entry((string(&r["binary"]), guid, age)).or_default() += 1;
+    }
+    let app_row = (
+        "app.exe".to_owned(),
+        Some(guid.trim_matches(['{', '}']).to_owned()),
+        Some(7),
+    );
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen.get(&app_row), Some(&named), "{seen:?}");
+    let other = seen.iter().find(|(k, _)| k.0 != "app.exe").unwrap();
+    assert_eq!((&other.0.1, &other.0.2, *other.1), (&None, &None, unnamed));
+}
