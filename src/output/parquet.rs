@@ -512,6 +512,10 @@ impl<T: DataType> Batch<'_, '_, T> {
     /// and written again and again: the same calls to the writer as a value per row, without
     /// a clone and a drop of it per row.
     fn repeat(&mut self, value: Option<&T::T>, rows: usize) -> Result<()> {
+        debug_assert!(
+            value.is_some() || self.levels == Levels::Optional,
+            "a null only where a column may hold one"
+        );
         self.flush()?;
         let batch = rows.min(BATCH);
         let values: Vec<T::T> = value.map_or_else(Vec::new, |v| vec![v.clone(); batch]);
