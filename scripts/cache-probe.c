@@ -1,7 +1,7 @@
 /* How fast this machine adds to random cache lines of a table, by table size: the memory
  * system a summary's counting tables live in. Without prefetching, each update waits for its
  * line; with it, the line of the update AHEAD updates later is asked for first, as
- * src/analysis/counts.rs does.
+ * src/engine/counts.rs does.
  *
  *   cc -O2 -o target/cache-probe scripts/cache-probe.c && target/cache-probe [MIB]
  *

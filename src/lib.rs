@@ -58,13 +58,14 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 // Two `unsafe` blocks in the crate, allowed where they stand: the cache-line prefetch of the
-// counting tables (analysis/counts.rs), and handing glibc's freed pages back
-// (analysis/memory.rs).
+// counting tables (engine/counts.rs), and handing glibc's freed pages back
+// (engine/memory.rs).
 #![deny(unsafe_code)]
 
 pub mod analysis;
 pub mod cli;
 pub mod dump;
+pub mod engine;
 pub mod format;
 pub mod image;
 pub mod input;

@@ -12,11 +12,11 @@ use rustc_hash::FxHashMap;
 
 use super::profile::*;
 use super::stacks::StackCounts;
-use crate::analysis::index::AddressIndex;
 use crate::analysis::keys::{FrameKey, KeyId, Namer, Namers};
-use crate::analysis::memory;
-use crate::analysis::share::{self, Share, halves, joined};
-use crate::analysis::slices::SliceCounts;
+use crate::engine::index::AddressIndex;
+use crate::engine::memory;
+use crate::engine::slices::SliceCounts;
+use crate::engine::threads::{self, Share, halves, joined};
 use crate::format::record::SampleKind;
 use crate::format::stackorder::StackOrder;
 use crate::format::tables::Tables;
@@ -134,7 +134,7 @@ impl StackCounts {
     /// The binaries a second thread folds, when there are two cores or more and call stacks
     /// of two binaries or more: about half the bytes of the distinct stacks ([`halves`]).
     pub(super) fn second_share(&self) -> Share {
-        if !share::two_cores() || self.totals.len() < 2 {
+        if !threads::two_cores() || self.totals.len() < 2 {
             return Share::default();
         }
         let mut bytes: BTreeMap<u16, usize> = BTreeMap::new();

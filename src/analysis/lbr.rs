@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use crate::analysis::slices::SliceCounts;
+use crate::engine::slices::SliceCounts;
 use crate::format::record::{Branch, Branches, SampleKind, Samples};
 use crate::image::code::{Code, Flow, Instruction, Machine};
 use crate::image::symbols::{SymbolMap, Symbols};

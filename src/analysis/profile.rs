@@ -5,7 +5,7 @@ use rustc_hash::FxHashSet;
 
 use crate::analysis::joined::{self, joined_cmp};
 use crate::analysis::keys::FrameKey;
-use crate::analysis::slices::{SliceCounts, Slices};
+use crate::engine::slices::{SliceCounts, Slices};
 use crate::format::record::SampleKind;
 
 /// The call stacks of a trace by key, per binary in progid order.

@@ -20,8 +20,8 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use rustc_hash::FxHashSet;
 
 use crate::analysis::keys::Namers;
-use crate::analysis::slices::{self, SliceCounts};
 use crate::analysis::summary::Summary;
+use crate::engine::slices::{self, SliceCounts};
 use crate::format::record::{SampleKind, Samples};
 use crate::format::stackorder::StackOrder;
 use crate::image::symbols::SymbolMap;
@@ -191,8 +191,8 @@ pub(crate) fn namers<'a>(
 mod tests {
     use super::*;
     use crate::analysis::keys::plain;
-    use crate::analysis::share::Share;
     use crate::analysis::{profile::*, sampled::*};
+    use crate::engine::threads::Share;
     use crate::format::tables::Tables;
 
     fn le(values: &[u32]) -> Vec<u8> {

@@ -13,12 +13,13 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::collections::HashMap;
 
-use crate::analysis::counts::{CountKey, Counts};
+use crate::engine::counts::{CountKey, Counts};
 use crate::format::opcode::Opcode;
 use crate::format::record::{Branch, SampleKind, Samples};
 
 /// What a source's total counts, as `/summary` names it: the `samples` of an IP event, the
 /// `branches` of LBR records, the `arcs` of call stacks (a stack of n frames, n - 1 arcs).
+pub(crate) mod collect;
 mod report;
 mod shape;
 

@@ -47,31 +47,31 @@ pub(crate) fn match_results<'p>(plan: &'p Plan, tables: &Tables) -> Vec<MatchRes
 /// A file a trace's binaries are given by GUID and age: a `/pdb` (its functions) or an
 /// `/image` (its code).
 #[derive(Clone, Copy)]
-pub(super) enum Given<'p> {
+pub(super) enum BuildFile<'p> {
     Pdb(&'p PdbFile),
     Image(&'p ImageFile),
 }
 
-impl Given<'_> {
+impl BuildFile<'_> {
     /// The `/pdb` and `/image` files of `plan`.
-    pub(super) fn all(plan: &Plan) -> impl Iterator<Item = Given<'_>> {
-        let pdbs = plan.pdbs.iter().map(Given::Pdb);
-        pdbs.chain(plan.images.iter().map(Given::Image))
+    pub(super) fn all(plan: &Plan) -> impl Iterator<Item = BuildFile<'_>> {
+        let pdbs = plan.pdbs.iter().map(BuildFile::Pdb);
+        pdbs.chain(plan.images.iter().map(BuildFile::Image))
     }
 
     /// Its identity.
     pub(super) fn identity(&self) -> &Identity {
         match self {
-            Given::Pdb(pdb) => &pdb.identity,
-            Given::Image(image) => &image.identity,
+            BuildFile::Pdb(pdb) => &pdb.identity,
+            BuildFile::Image(image) => &image.identity,
         }
     }
 
     /// Attaches what it gives to `progid`.
     pub(super) fn attach(&self, to: &mut SymbolMap, progid: u16) {
         match self {
-            Given::Pdb(pdb) => to.attach(progid, Arc::clone(&pdb.symbols)),
-            Given::Image(image) => to.attach_code(progid, Arc::clone(&image.code)),
+            BuildFile::Pdb(pdb) => to.attach(progid, Arc::clone(&pdb.symbols)),
+            BuildFile::Image(image) => to.attach_code(progid, Arc::clone(&image.code)),
         }
     }
 
@@ -79,8 +79,8 @@ impl Given<'_> {
     /// WHERE; its symbols would be wrong, so they are not used`.
     pub(super) fn unused(&self, matching: &str) -> String {
         let (option, path, what) = match self {
-            Given::Pdb(pdb) => ("pdb", &pdb.path, "its symbols would be wrong, so they are"),
-            Given::Image(image) => ("image", &image.path, "its code would be wrong, so it is"),
+            BuildFile::Pdb(pdb) => ("pdb", &pdb.path, "its symbols would be wrong, so they are"),
+            BuildFile::Image(image) => ("image", &image.path, "its code would be wrong, so it is"),
         };
         let id = self.identity();
         format!(

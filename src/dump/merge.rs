@@ -5,7 +5,7 @@ use std::io;
 
 use uuid::Uuid;
 
-use super::kept::{Given, Kept};
+use super::kept::{BuildFile, Kept};
 use super::many::each;
 use super::{Out, Plan, Ran, Status, Traces, views};
 use crate::analysis::lbr::RangeCounts;
@@ -37,15 +37,15 @@ impl Merged {
         plan: &Plan,
     ) -> Result<Kept, Error> {
         let mut symbols = SymbolMap::default();
-        for given in Given::all(plan) {
-            let id = given.identity();
+        for build in BuildFile::all(plan) {
+            let id = build.identity();
             let fits = self
                 .binaries
                 .iter()
                 .position(|(_, guid, age)| *guid == id.guid && *age == id.age);
             match fits {
-                Some(m) => given.attach(&mut symbols, m as u16),
-                None => out.fail(file, &given.unused("any trace"))?,
+                Some(m) => build.attach(&mut symbols, m as u16),
+                None => out.fail(file, &build.unused("any trace"))?,
             }
         }
         let tables = Tables::listing(&self.binaries);

@@ -13,12 +13,12 @@
 
 use std::io;
 
-use super::kept::{Given, Kept, match_results};
+use super::kept::{BuildFile, Kept, match_results};
 use super::view::Writes;
 use super::{Out, Outcome, Plan, Sections, Shape, views};
-use crate::analysis::collect::Collector;
 use crate::analysis::lbr::RangeCounts;
 use crate::analysis::stacks::StackCounts;
+use crate::analysis::summary::collect::Collector;
 use crate::analysis::{check, ranges};
 use crate::format::decode::{Decoder, Selection, Sink};
 use crate::format::diag::{Code, Diagnostic, Severity, Tally};
@@ -301,14 +301,14 @@ fn attach_pdbs<P: Printer>(
     plan: &Plan,
 ) -> Result<SymbolMap, Error> {
     let mut symbols = SymbolMap::default();
-    for given in Given::all(plan) {
-        let verdict = matching::judge(given.identity(), tables);
+    for build in BuildFile::all(plan) {
+        let verdict = matching::judge(build.identity(), tables);
         match (verdict.status, verdict.progid) {
-            (MatchStatus::Match, Some(progid)) => given.attach(&mut symbols, progid),
+            (MatchStatus::Match, Some(progid)) => build.attach(&mut symbols, progid),
             _ if !plan.views_per_trace() => {}
             _ => {
                 let matching = format!("this trace ({})", verdict.status);
-                out.fail(file, &given.unused(&matching))?;
+                out.fail(file, &build.unused(&matching))?;
             }
         }
     }

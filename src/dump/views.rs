@@ -17,9 +17,8 @@ use crate::analysis::profile::{BinaryStacks, StackProfile};
 use crate::analysis::ranges::{self, RangeReport};
 use crate::analysis::stacks::{self, StackCounts};
 use crate::analysis::summary::Summary;
-use crate::analysis::{
-    callgraph, check, functions, lines, memory, profile, sampled, share, spdcompare,
-};
+use crate::analysis::{callgraph, check, functions, lines, profile, sampled, spdcompare};
+use crate::engine::{memory, threads};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
 use crate::format::stackorder::StackOrder;
@@ -358,14 +357,14 @@ fn flat_beside_drawn(
     let Some(counted) = counted else {
         return (Flat::default(), None);
     };
-    let beside = !plan.views.has(Kind::Pprof) && !profile.is_empty() && share::two_cores();
+    let beside = !plan.views.has(Kind::Pprof) && !profile.is_empty() && threads::two_cores();
     let Some(label) = label.filter(|_| beside) else {
         return (flat(plan, counted, namers, profile), None);
     };
     std::thread::scope(|s| {
         let drawn = s.spawn(|| flame_input(label, profile, &[]));
         let flat = flat(plan, counted, namers, profile);
-        let drawn = share::joined(drawn);
+        let drawn = threads::joined(drawn);
         // What the second thread let go of stays in its arena else.
         memory::give_back();
         (flat, Some(drawn))

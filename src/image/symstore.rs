@@ -310,8 +310,8 @@ impl Expanding<'_> {
                 pending.keep().map_err(|e| e.to_string())
             });
         let (file, shown_as, cached) = match expanded {
-            Ok(Kept::Cache(file)) => (file.clone(), file, true),
-            Ok(Kept::Scratch(file)) => (file, PathBuf::from(shown), false),
+            Ok(Placed::Cache(file)) => (file.clone(), file, true),
+            Ok(Placed::Scratch(file)) => (file, PathBuf::from(shown), false),
             Err(why) => return lookup.notes.push(not_used(why)),
         };
         match fits(&file) {
@@ -407,7 +407,7 @@ impl Pending {
 
     /// Renames the file to its place in the cache; a scratch file stays where it is until
     /// [`remove_scratch_files`].
-    fn keep(mut self) -> io::Result<Kept> {
+    fn keep(mut self) -> io::Result<Placed> {
         self.kept = true;
         let Some(target) = self.target.take() else {
             let scratch = self.temporary.clone();
@@ -415,18 +415,18 @@ impl Pending {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(scratch.clone());
-            return Ok(Kept::Scratch(scratch));
+            return Ok(Placed::Scratch(scratch));
         };
         if let Err(e) = fs::rename(&self.temporary, &target) {
             self.kept = false;
             return Err(e);
         }
-        Ok(Kept::Cache(target))
+        Ok(Placed::Cache(target))
     }
 }
 
 /// Where a file was kept.
-enum Kept {
+enum Placed {
     /// In the cache, at its place.
     Cache(PathBuf),
     /// In a scratch file, deleted at the end of the run.
@@ -469,8 +469,8 @@ fn copy_to_cache<T>(
         pending.keep()
     });
     match copied {
-        Ok(Kept::Cache(target)) => (target, true),
-        Ok(Kept::Scratch(_)) => (file.to_owned(), false),
+        Ok(Placed::Cache(target)) => (target, true),
+        Ok(Placed::Scratch(_)) => (file.to_owned(), false),
         Err(e) => {
             lookup.notes.push(format!(
                 "{} could not be copied into the cache {}: {e}",
@@ -668,8 +668,8 @@ impl Server<'_> {
             return Asked::Answered;
         }
         let (kept, shown_as) = match pending.keep() {
-            Ok(Kept::Cache(kept)) => (kept.clone(), kept),
-            Ok(Kept::Scratch(scratch)) => (scratch, PathBuf::from(&shown)),
+            Ok(Placed::Cache(kept)) => (kept.clone(), kept),
+            Ok(Placed::Scratch(scratch)) => (scratch, PathBuf::from(&shown)),
             Err(e) => {
                 let cache = self.place.cache.unwrap_or_default();
                 let why = format!("{shown} could not be kept in the cache {cache}: {e}");

@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use inferno::flamegraph::color::{Color, PaletteMap};
 use inferno::flamegraph::{self, Options};
 
-use crate::analysis::share;
+use crate::engine::threads;
 
 /// inferno draws a frame of at least a ten-thousandth of the total (its `min_width`, 0.01%);
 /// the stacks given to it may leave out the frames of less than half that
@@ -79,13 +79,13 @@ pub(crate) fn both_ways(
     draw: impl Fn(&mut Vec<u8>, bool) -> io::Result<()> + Sync,
 ) -> io::Result<(Vec<u8>, Vec<u8>)> {
     let drawn = |icicle| drawn(&draw, icicle);
-    if !share::two_cores() {
+    if !threads::two_cores() {
         return Ok((drawn(false)?, drawn(true)?));
     }
     std::thread::scope(|s| {
         let icicle = s.spawn(|| drawn(true));
         let flame = drawn(false);
-        let icicle = share::joined(icicle);
+        let icicle = threads::joined(icicle);
         Ok((flame?, icicle?))
     })
 }

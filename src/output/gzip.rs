@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use flate2::{Compress, Compression, FlushCompress, Status};
 
-use crate::analysis::share::{self, joined};
+use crate::engine::threads::{self, joined};
 
 /// The input deflated as one block.
 const BLOCK: usize = 1 << 18;
@@ -36,7 +36,7 @@ pub(crate) fn deflated<W: Write + Send, T>(
     let mut out = out;
     // As flate2's GzEncoder writes it: no name, no time, level 1 ("fastest"), OS unknown.
     out.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255])?;
-    let threads = if share::two_cores() { 2 } else { 1 };
+    let threads = if threads::two_cores() { 2 } else { 1 };
     let (tx, rx) = sync_channel::<Job>(IN_FLIGHT);
     let rx = Arc::new(Mutex::new(rx));
     let sink = Mutex::new(Sink::new(out));

@@ -43,7 +43,8 @@ use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 
-use crate::analysis::{Counted, share};
+use crate::analysis::Counted;
+use crate::engine::threads;
 use crate::format::record::SampleKind;
 use crate::format::stackorder::StackOrder;
 use crate::format::tables::Tables;
@@ -172,11 +173,11 @@ pub(crate) fn write(dir: &Path, trace: &str, counted: &Counted<'_>) -> Result<Wr
         }
         done
     };
-    let mut done = if share::two_cores() {
+    let mut done = if threads::two_cores() {
         thread::scope(|s| {
             let other = s.spawn(work);
             let mut done = work();
-            done.extend(share::joined(other));
+            done.extend(threads::joined(other));
             done
         })
     } else {

@@ -32,8 +32,8 @@ use prost::encoding::WireType;
 
 use crate::analysis::Counted;
 use crate::analysis::keys::Namers;
-use crate::analysis::share::joined;
 use crate::analysis::stacks::StackCounts;
+use crate::engine::threads::joined;
 use crate::format::record::SampleKind;
 use crate::output::gzip;
 
@@ -210,9 +210,9 @@ mod tests {
     fn addresses_gathered_on_a_second_thread_are_those_gathered_by_one() {
         use super::addresses_shared;
         use crate::analysis::Counted;
-        use crate::analysis::share::Share;
         use crate::analysis::stacks::StackCounts;
         use crate::analysis::summary::Summary;
+        use crate::engine::threads::Share;
         use crate::format::opcode::Opcode;
         use crate::format::record::Samples;
         use crate::format::stackorder::StackOrder;

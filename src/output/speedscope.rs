@@ -31,8 +31,8 @@ use crate::analysis::Counted;
 use crate::analysis::keys::{FrameKey, Namers};
 use crate::analysis::profile::{BinaryStacks, Paths, StackProfile};
 use crate::analysis::sampled::each_sampled_of;
-use crate::analysis::share::joined;
-use crate::analysis::slices::{entry, entry_hash, entry_is, entry_place, hash32, spread};
+use crate::engine::slices::{entry, entry_hash, entry_is, entry_place, hash32, spread};
+use crate::engine::threads::joined;
 use crate::format::record::SampleKind;
 use crate::output::push_dec;
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// The layers, lowest first.
 const LAYERS: &[&str] = &[
-    "format", "input", "image", "analysis", "output", "dump", "cli",
+    "format", "input", "image", "engine", "analysis", "output", "dump", "cli",
 ];
 
 fn src() -> PathBuf {

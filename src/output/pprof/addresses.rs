@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 
 use crate::analysis::Counted;
-use crate::analysis::index::AddressIndex;
-use crate::analysis::memory;
-use crate::analysis::share::{self, Share, joined};
 use crate::analysis::stacks::StackCounts;
+use crate::engine::index::AddressIndex;
+use crate::engine::memory;
+use crate::engine::threads::{self, Share, joined};
 
 use super::wire::*;
 
@@ -62,7 +62,7 @@ pub(super) fn addresses_shared(
 /// The binaries whose addresses a second thread gathers, when there are two cores and two
 /// binaries or more: about half the notes (table entries, branch ends, frames).
 pub(super) fn second_share(counted: &Counted<'_>, stacks: &StackCounts) -> Share {
-    if !share::two_cores() {
+    if !threads::two_cores() {
         return Share::default();
     }
     let summary = counted.summary;
@@ -75,7 +75,7 @@ pub(super) fn second_share(counted: &Counted<'_>, stacks: &StackCounts) -> Share
     for (p, frames, _) in stacks.raw() {
         *notes.entry(p).or_default() += frames.len() / 4;
     }
-    share::halves(notes)
+    threads::halves(notes)
 }
 
 /// The addresses of the binaries `mine` says, each with whether it is exact (1) or not (0),

@@ -8,8 +8,8 @@ use super::addresses::*;
 use super::proto::*;
 use super::wire::*;
 use crate::analysis::Counted;
-use crate::analysis::index::AddressIndex;
 use crate::analysis::stacks::StackCounts;
+use crate::engine::index::AddressIndex;
 use crate::format::stackorder::StackOrder;
 
 /// The call stacks as decoded, as the profile is given them: borrowed, or handed over when

@@ -100,7 +100,7 @@ pub(crate) fn callee_kind(kind: u32) -> Cow<'static, str> {
 }
 
 /// `part` of `total` as a percentage with one decimal, `-` of nothing.
-pub(crate) fn share(part: u128, total: u128) -> String {
+pub(crate) fn percent_one(part: u128, total: u128) -> String {
     if total == 0 {
         return "-".into();
     }

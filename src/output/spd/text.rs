@@ -10,7 +10,7 @@ use crate::image::spd::Header;
 use crate::image::spd::function::Function;
 use crate::image::spd::table::FunctionTable;
 
-use super::figures::{callee_kind, callee_name, coverage as cover, ranked_by_dyninst, share};
+use super::figures::{callee_kind, callee_name, coverage as cover, percent_one, ranked_by_dyninst};
 
 /// The legend of a view with inferred columns.
 const INFERRED: &str = "* inferred";
@@ -322,7 +322,7 @@ pub(super) fn coverage(out: &mut impl Write, t: &FunctionTable) -> io::Result<()
             "  {:>6}  {:>7}  {:>6}  {}",
             p.blocks,
             p.covered,
-            share(p.covered.into(), p.blocks.into()),
+            percent_one(p.covered.into(), p.blocks.into()),
             f.name()
         )?;
     }
@@ -332,7 +332,7 @@ pub(super) fn coverage(out: &mut impl Write, t: &FunctionTable) -> io::Result<()
         "  all: {} of {} blocks covered ({}); {} of {} functions with a covered block\n",
         c.covered,
         c.blocks,
-        share(c.covered.into(), c.blocks.into()),
+        percent_one(c.covered.into(), c.blocks.into()),
         c.covered_functions,
         c.functions
     )
@@ -362,7 +362,7 @@ pub(super) fn dyninst(out: &mut impl Write, t: &FunctionTable, n: usize) -> io::
             "  {:>4}  {:>16}  {:>6}  {:>12}  {name}",
             rank + 1,
             p.dyninst,
-            share(p.dyninst.into(), total),
+            percent_one(p.dyninst.into(), total),
             p.entry
         )?;
     }

@@ -18,7 +18,7 @@ pub(crate) fn give_back() {
     }
     // SAFETY: `malloc_trim` takes no pointer and only frees pages of chunks no allocation
     // holds; glibc documents it as safe to call from any thread at any time (MT-Safe). This
-    // and the prefetch of analysis/counts.rs are the crate's two `unsafe` blocks.
+    // and the prefetch of engine/counts.rs are the crate's two `unsafe` blocks.
     unsafe {
         malloc_trim(0);
     }

@@ -148,7 +148,7 @@ impl AddressIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::counts::Counts;
+    use crate::engine::counts::Counts;
     use std::collections::HashMap;
 
     #[test]
