@@ -6,6 +6,7 @@ use super::outcome::{Ran, Status};
 use super::traces::Traces;
 use super::{Conflict, Plan, Shape, compare, many, merge};
 use crate::image::matching::MatchFile;
+use crate::output::verdicts::Identities;
 use crate::output::{Output, Printer};
 
 /// Why a run could not be carried out.
@@ -63,7 +64,7 @@ pub fn identities<W: Write, E: Write>(
     printer: &mut Output<W, E>,
     files: &[MatchFile],
 ) -> io::Result<Status> {
-    printer.identities(files)?;
+    printer.show(&Identities(files))?;
     printer.flush()?;
     Ok(if files.iter().all(|f| f.identity.is_ok()) {
         Status::Clean

@@ -14,6 +14,7 @@ use crate::image::matching::PdbFile;
 use crate::image::symbolpath::{SymbolPath, pdb_name, unsafe_name};
 use crate::image::symbols::SymbolMap;
 use crate::image::symstore::{self, BinarySymbols};
+use crate::output::verdicts::Found;
 use crate::output::{FileInfo, Printer};
 
 /// Looks the PDB and image of each binary without them up along the plan's symbol path,
@@ -71,7 +72,7 @@ pub(super) fn attach<P: Printer>(
                 )?;
             }
         } else {
-            out.print(|p| p.symbols(file, &line))?;
+            out.print(|p| p.show(&Found { file, found: &line }))?;
         }
         if plan.match_symbols && line.pdb.is_none() {
             let why = format!("the symbol path holds no PDB of {name} (progid {progid})");

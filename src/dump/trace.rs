@@ -32,6 +32,8 @@ use crate::image::matching::{self, MatchStatus};
 use crate::image::spd;
 use crate::image::symbols::SymbolMap;
 use crate::input::{Input, OpenError, Opened};
+use crate::output::sections::{HeaderSection, ProgidSection, StringSection};
+use crate::output::verdicts::{Checked, Matched, Validated};
 use crate::output::{FileInfo, Printer};
 
 /// How a trace is read within its run.
@@ -78,7 +80,11 @@ fn unreadable<P: Printer>(
             errors: 1,
             warnings: 0,
         };
-        printer.validation(file, tally, false)?;
+        printer.show(&Validated {
+            file,
+            tally,
+            valid: false,
+        })?;
     } else {
         printer.error(file, message)?;
     }
@@ -110,7 +116,7 @@ fn dump<P: Printer>(
     if plan.validate {
         let tally = out.tally;
         let valid = tally.errors == 0 && !(plan.strict && tally.warnings > 0);
-        out.printer.validation(file, tally, valid)?;
+        out.printer.show(&Validated { file, tally, valid })?;
     }
     let outcome = match outcome {
         Outcome::Done(..) => Outcome::Done(out.tally, out.failed),
@@ -244,7 +250,7 @@ fn tables<P: Printer>(
         };
         out.print(|p| p.begin_file(file))?;
         if plan.sections.header && foreign.is_none() {
-            out.print(|p| p.header(&header))?;
+            out.print(|p| p.show(&HeaderSection(&header)))?;
         }
         let fatal = match foreign {
             Some(Foreign::Spd) => spd_as_trace(&mut input, file, &bytes),
@@ -330,16 +336,16 @@ fn sections<P: Printer>(
     sections: Sections,
 ) -> Result<(), Error> {
     if sections.header {
-        out.print(|p| p.header(header))?;
+        out.print(|p| p.show(&HeaderSection(header)))?;
     }
     for d in found {
         out.report(d)?;
     }
     if sections.strtab {
-        out.print(|p| p.strings(header, tables.strings.as_ref()))?;
+        out.print(|p| p.show(&StringSection(header, tables.strings.as_ref())))?;
     }
     if sections.progid {
-        out.print(|p| p.progids(header, tables))?;
+        out.print(|p| p.show(&ProgidSection(header, tables)))?;
     }
     Ok(())
 }
@@ -428,7 +434,11 @@ fn verdicts<P: Printer>(
     let results = match_results(plan, &kept.tables);
     if !results.is_empty() {
         out.failed += results.iter().filter(|r| r.failed()).count();
-        out.print(|p| p.matches(&results, &kept.tables))?;
+        let matched = Matched {
+            results: &results,
+            tables: &kept.tables,
+        };
+        out.print(|p| p.show(&matched))?;
     }
     if plan.check
         && let Some(summary) = &kept.summary
@@ -440,7 +450,12 @@ fn verdicts<P: Printer>(
             check::stale_by_ranges(&mut report, &results, &ranges);
         }
         let diagnostics = out.tally;
-        out.print(|p| p.check(file, &report, diagnostics))?;
+        let checked = Checked {
+            file,
+            report: &report,
+            diagnostics,
+        };
+        out.print(|p| p.show(&checked))?;
         out.failed += report.count(Severity::Error) as usize;
     }
     Ok(())

@@ -28,7 +28,7 @@ use std::io::{self, Write};
 use maud::{Markup, PreEscaped, html};
 
 use super::percent;
-use super::text::match_row;
+use super::verdicts::match_row;
 use crate::analysis::annotate::AnnotateReport;
 use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;

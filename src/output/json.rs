@@ -47,7 +47,7 @@ use crate::image::ident::Kind;
 use crate::image::matching::{MatchFile, MatchResult, MatchStatus};
 use crate::image::symbols::{SymbolMap, Symbols};
 use crate::image::symstore::BinarySymbols;
-use crate::output::{FileInfo, Printer, Recorded, push_dec};
+use crate::output::{FileInfo, Printer, Recorded, Render, push_dec};
 
 mod compare;
 mod lbr;
@@ -88,6 +88,50 @@ impl<W: Write, E: Write> JsonPrinter<W, E> {
     /// An `error` or `note` line on the output, for scripts, and the same words on the error
     /// stream, for the person watching.
     fn message(&mut self, kind: &str, file: &FileInfo<'_>, message: &str) -> io::Result<()> {
+        self.json().message(kind, file, message)
+    }
+
+    /// The JSON printer as a report writes itself into it ([`Render::json`]).
+    fn json(&mut self) -> Json<'_> {
+        Json {
+            out: &mut self.out,
+            err: &mut self.err,
+            path: &self.path,
+            line: &mut self.line,
+        }
+    }
+}
+
+/// Where a report writes itself as JSON Lines ([`Render::json`]): one object per line, and
+/// the error stream.
+pub struct Json<'a> {
+    out: &'a mut dyn Write,
+    err: &'a mut dyn Write,
+    /// The path of the file being dumped, which most lines carry.
+    pub(crate) path: &'a str,
+    /// A line being laid out by hand, kept to reuse its allocation.
+    pub(crate) line: &'a mut Vec<u8>,
+}
+
+impl Json<'_> {
+    /// Writes `value` as one line.
+    pub(crate) fn line(&mut self, value: &impl Serialize) -> io::Result<()> {
+        write_line(&mut self.out, value)
+    }
+
+    /// Writes the line laid out in [`Json::line`] by hand.
+    pub(crate) fn write_line(&mut self) -> io::Result<()> {
+        self.out.write_all(self.line)
+    }
+
+    /// An `error` or `note` line on the output, for scripts, and the same words on the error
+    /// stream, for the person watching.
+    pub(crate) fn message(
+        &mut self,
+        kind: &str,
+        file: &FileInfo<'_>,
+        message: &str,
+    ) -> io::Result<()> {
         self.line(&MessageLine {
             kind,
             path: file.path,
@@ -100,53 +144,11 @@ impl<W: Write, E: Write> JsonPrinter<W, E> {
     }
 }
 
-/// How a `match` or `identity` line names the kind of file.
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Pe => "pe",
-        Kind::Pdb => "pdb",
-        _ => "spd",
-    }
-}
-
 #[derive(Serialize)]
 #[serde(tag = "type", rename = "file")]
 struct FileLine<'a> {
     path: &'a str,
     size: Option<u64>,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "header")]
-struct HeaderLine {
-    signature: u32,
-    version: u32,
-    raw_data_id: u32,
-    target_arch: u32,
-    string_table_offset: u32,
-    program_id_table_offset: u32,
-    string_table_used: u16,
-    string_table_capacity: u16,
-    program_ids_used: u16,
-    program_id_capacity: u16,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "string")]
-struct StringLine<'a> {
-    offset: u32,
-    value: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "progid")]
-struct ProgidLine<'a> {
-    index: usize,
-    guid: String,
-    age: u32,
-    symkey: String,
-    string_offset: u32,
-    name: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -157,36 +159,6 @@ struct DiagnosticLine<'a> {
     code: &'a str,
     offset: u64,
     message: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "match")]
-struct MatchLine<'a> {
-    path: &'a str,
-    file: &'a str,
-    kind: Option<&'a str>,
-    guid: Option<String>,
-    age: Option<u32>,
-    status: &'a str,
-    progid: Option<u16>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    trace_guid: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    trace_age: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
-    /// An SPD's age is inferred.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    age_inferred: bool,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "validation")]
-struct ValidationLine<'a> {
-    path: &'a str,
-    errors: u64,
-    warnings: u64,
-    valid: bool,
 }
 
 #[derive(Serialize)]
@@ -237,44 +209,6 @@ struct FoldedLine<'a> {
     hits: u128,
 }
 
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "check_binary")]
-struct CheckBinaryLine<'a> {
-    path: &'a str,
-    progid: u16,
-    name: &'a str,
-    records: u64,
-    hits: std::collections::BTreeMap<&'a str, u128>,
-    events: Vec<CheckEvent<'a>>,
-    lbr: bool,
-}
-
-#[derive(Serialize)]
-struct CheckEvent<'a> {
-    event: &'a str,
-    records: u64,
-    hits: u128,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "check")]
-struct CheckLine<'a> {
-    path: &'a str,
-    progid: Option<u16>,
-    severity: &'a str,
-    code: &'a str,
-    message: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "check_summary")]
-struct CheckSummaryLine<'a> {
-    path: &'a str,
-    mode: Option<&'a str>,
-    errors: u64,
-    warnings: u64,
-}
-
 /// An `error` or a `note` line: a file that could not be read, or a word about it.
 #[derive(Serialize)]
 struct MessageLine<'a> {
@@ -282,43 +216,6 @@ struct MessageLine<'a> {
     kind: &'a str,
     path: &'a str,
     message: &'a str,
-}
-
-/// What the symbol path gave a binary.
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "symbols")]
-struct SymbolsLine<'a> {
-    path: &'a str,
-    progid: u16,
-    name: &'a str,
-    pdb: Option<&'a str>,
-    image: Option<&'a str>,
-    from: Option<&'a str>,
-    fetched: bool,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "identity")]
-struct IdentityLine<'a> {
-    path: &'a str,
-    kind: &'a str,
-    name: &'a str,
-    guid: String,
-    age: u32,
-    symkey: String,
-    pdb_path: Option<&'a str>,
-    #[serde(flatten)]
-    spd: Option<SpdKeys<'a>>,
-}
-
-/// What an `identity` line of an SPD adds.
-#[derive(Serialize)]
-struct SpdKeys<'a> {
-    binary: &'a str,
-    age_inferred: bool,
-    functions: u32,
-    profiled: bool,
-    version: u32,
 }
 
 /// Appends `"progid":N` for a sample record, or `"progid":null` before any BINARY_ID.
@@ -442,55 +339,16 @@ fn record_line(line: &mut Vec<u8>, record: &Record<'_>, symbols: &SymbolMap) {
 }
 
 impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
+    fn show(&mut self, report: &dyn Render) -> io::Result<()> {
+        report.json(&mut self.json())
+    }
+
     fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()> {
         file.path.clone_into(&mut self.path);
         self.line(&FileLine {
             path: file.path,
             size: file.size,
         })
-    }
-
-    fn header(&mut self, h: &Header) -> io::Result<()> {
-        self.line(&HeaderLine {
-            signature: h.signature,
-            version: h.version,
-            raw_data_id: h.raw_data_id,
-            target_arch: h.target_arch,
-            string_table_offset: h.string_table_offset,
-            program_id_table_offset: h.program_id_table_offset,
-            string_table_used: h.string_table_used,
-            string_table_capacity: h.string_table_capacity,
-            program_ids_used: h.program_ids_used,
-            program_id_capacity: h.program_id_capacity,
-        })
-    }
-
-    fn strings(&mut self, _: &Header, table: Option<&StringTable>) -> io::Result<()> {
-        for entry in table.into_iter().flat_map(StringTable::entries) {
-            self.line(&StringLine {
-                offset: entry.offset,
-                value: &entry.text(),
-            })?;
-        }
-        Ok(())
-    }
-
-    fn progids(&mut self, _: &Header, tables: &Tables) -> io::Result<()> {
-        let Some(table) = tables.progids.as_ref() else {
-            return Ok(());
-        };
-        for (index, p) in table.entries().iter().enumerate() {
-            let name = tables.name_of(p).map(String::from_utf8_lossy);
-            self.line(&ProgidLine {
-                index,
-                guid: p.guid_string(),
-                age: p.age,
-                symkey: p.symkey().to_string(),
-                string_offset: p.string_offset,
-                name: name.as_deref(),
-            })?;
-        }
-        Ok(())
     }
 
     fn begin_events(&mut self) -> io::Result<()> {
@@ -610,49 +468,6 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
         })
     }
 
-    fn check(
-        &mut self,
-        file: &FileInfo<'_>,
-        report: &CheckReport,
-        diagnostics: Tally,
-    ) -> io::Result<()> {
-        for b in &report.binaries {
-            let line = CheckBinaryLine {
-                path: file.path,
-                progid: b.progid,
-                name: &b.name,
-                records: b.records,
-                hits: b.events.iter().map(|&(e, _, h)| (e.name(), h)).collect(),
-                events: b
-                    .events
-                    .iter()
-                    .map(|&(event, records, hits)| CheckEvent {
-                        event: event.name(),
-                        records,
-                        hits,
-                    })
-                    .collect(),
-                lbr: b.lbr,
-            };
-            self.line(&line)?;
-        }
-        for v in &report.verdicts {
-            self.line(&CheckLine {
-                path: file.path,
-                progid: v.progid,
-                severity: v.severity().as_str(),
-                code: v.code.as_str(),
-                message: &v.message,
-            })?;
-        }
-        self.line(&CheckSummaryLine {
-            path: file.path,
-            mode: report.mode.as_str(),
-            errors: report.count(Severity::Error) + diagnostics.errors,
-            warnings: report.count(Severity::Warning) + diagnostics.warnings,
-        })
-    }
-
     fn spd_compare(&mut self, file: &FileInfo<'_>, report: &SpdCompareReport) -> io::Result<()> {
         compare::spd(&mut self.out, file.path, report)
     }
@@ -665,57 +480,6 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
         lbr::compared(&mut self.out, file.path, binaries)
     }
 
-    fn matches(&mut self, results: &[MatchResult<'_>], _: &Tables) -> io::Result<()> {
-        for r in results {
-            let line = match (&r.file.identity, &r.verdict) {
-                (Ok(id), Some(v)) => {
-                    let mismatch = matches!(
-                        v.status,
-                        MatchStatus::AgeMismatch | MatchStatus::GuidMismatch
-                    );
-                    let trace = v.entry.filter(|_| mismatch);
-                    MatchLine {
-                        path: &self.path,
-                        file: &r.file.path,
-                        kind: Some(kind_name(id.kind)),
-                        guid: Some(registry_form(&id.guid)),
-                        age: Some(id.age),
-                        status: v.status.as_str(),
-                        progid: v.progid,
-                        trace_guid: trace.map(|e| e.guid_string()),
-                        trace_age: trace.map(|e| e.age),
-                        message: None,
-                        age_inferred: id.age_inferred(),
-                    }
-                }
-                (identity, _) => MatchLine {
-                    path: &self.path,
-                    file: &r.file.path,
-                    kind: None,
-                    guid: None,
-                    age: None,
-                    status: "error",
-                    progid: None,
-                    trace_guid: None,
-                    trace_age: None,
-                    message: identity.as_ref().err().map(ToString::to_string),
-                    age_inferred: false,
-                },
-            };
-            write_line(&mut self.out, &line)?;
-        }
-        Ok(())
-    }
-
-    fn validation(&mut self, file: &FileInfo<'_>, tally: Tally, valid: bool) -> io::Result<()> {
-        self.line(&ValidationLine {
-            path: file.path,
-            errors: tally.errors,
-            warnings: tally.warnings,
-            valid,
-        })
-    }
-
     fn end_file(&mut self, _last: bool) -> io::Result<()> {
         Ok(())
     }
@@ -726,51 +490,6 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
 
     fn note(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()> {
         self.message("note", file, message)
-    }
-
-    fn symbols(&mut self, file: &FileInfo<'_>, found: &BinarySymbols) -> io::Result<()> {
-        self.line(&SymbolsLine {
-            path: file.path,
-            progid: found.progid,
-            name: &found.name,
-            pdb: found.pdb.as_deref(),
-            image: found.image.as_deref(),
-            from: found.from.as_deref(),
-            fetched: found.fetched,
-        })
-    }
-
-    fn identities(&mut self, files: &[MatchFile]) -> io::Result<()> {
-        for file in files {
-            let info = FileInfo {
-                path: &file.path,
-                size: None,
-            };
-            let id = match &file.identity {
-                Ok(id) => id,
-                Err(why) => {
-                    self.error(&info, &why.to_string())?;
-                    continue;
-                }
-            };
-            self.line(&IdentityLine {
-                path: &file.path,
-                kind: kind_name(id.kind),
-                name: &id.name,
-                guid: registry_form(&id.guid),
-                age: id.age,
-                symkey: id.symkey().to_string(),
-                pdb_path: id.pdb_path.as_deref(),
-                spd: id.spd.as_ref().map(|spd| SpdKeys {
-                    binary: &spd.binary,
-                    age_inferred: true,
-                    functions: spd.functions,
-                    profiled: spd.profiled,
-                    version: spd.version,
-                }),
-            })?;
-        }
-        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {

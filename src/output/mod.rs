@@ -39,6 +39,8 @@ pub(crate) mod json;
 pub(crate) mod parquet;
 pub mod pprof;
 mod printer;
+pub mod sections;
+pub mod verdicts;
 pub mod spd;
 pub(crate) mod speedscope;
 pub(crate) mod text;
@@ -48,6 +50,9 @@ use text::TextPrinter;
 
 pub use printer::{FileInfo, Format};
 pub(crate) use printer::{Printer, Recorded, Recorder, percent, push_dec};
+pub use printer::Render;
+pub use json::Json;
+pub use text::Text;
 
 /// A printer of either format, chosen at run time (the driver's `printer` makes one): what the
 /// driver prints a run into.
@@ -106,10 +111,8 @@ macro_rules! delegate {
 
 impl<W: Write, E: Write> Printer for Output<W, E> {
     delegate! {
+        show(report: &dyn Render);
         begin_file(file: &FileInfo<'_>);
-        header(header: &Header);
-        strings(header: &Header, table: Option<&StringTable>);
-        progids(header: &Header, tables: &Tables);
         begin_events();
         end_events();
         record(record: &Record<'_>, tables: &Tables, symbols: &SymbolMap);
@@ -122,18 +125,13 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         coverage(report: &RangeReport, top: usize);
         dyninst(report: &RangeReport, n: usize);
         annotate(report: &AnnotateReport);
-        check(file: &FileInfo<'_>, report: &CheckReport, diagnostics: Tally);
         compare(file: &FileInfo<'_>, report: &CompareReport);
         ranges_compared(file: &FileInfo<'_>, binaries: &[BinaryMoved]);
         spd_compare(file: &FileInfo<'_>, report: &SpdCompareReport);
         folded(folded: &Folded<'_>);
-        matches(results: &[MatchResult<'_>], tables: &Tables);
-        symbols(file: &FileInfo<'_>, found: &BinarySymbols);
-        validation(file: &FileInfo<'_>, tally: Tally, valid: bool);
         end_file(last: bool);
         error(file: &FileInfo<'_>, message: &str);
         note(file: &FileInfo<'_>, message: &str);
-        identities(files: &[MatchFile]);
         flush();
         replay(recorded: &Recorded);
     }

@@ -26,6 +26,8 @@ use crate::format::tables::Tables;
 use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
 use crate::image::symstore::BinarySymbols;
+use crate::output::json::Json;
+use crate::output::text::Text;
 
 /// The file being dumped, as the output names it.
 #[non_exhaustive]
@@ -77,16 +79,30 @@ pub(crate) fn percent(part: u128, total: u128) -> String {
     }
 }
 
+/// A report, written out: as text for people, as JSON Lines for pipelines. Every view's
+/// report, every verdict and every section of a trace is one; [`Printer::show`] writes it in
+/// the format of the run.
+pub trait Render {
+    /// Writes it as text.
+    ///
+    /// # Errors
+    ///
+    /// When the output cannot be written.
+    fn text(&self, t: &mut Text<'_>) -> io::Result<()>;
+    /// Writes it as JSON Lines.
+    ///
+    /// # Errors
+    ///
+    /// When the output cannot be written.
+    fn json(&self, j: &mut Json<'_>) -> io::Result<()>;
+}
+
 /// An output format.
 pub(crate) trait Printer {
+    /// Writes a report.
+    fn show(&mut self, report: &dyn Render) -> io::Result<()>;
     /// Starts a file.
     fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()>;
-    /// The header section.
-    fn header(&mut self, header: &Header) -> io::Result<()>;
-    /// The string-table section; `table` is `None` when it could not be read.
-    fn strings(&mut self, header: &Header, table: Option<&StringTable>) -> io::Result<()>;
-    /// The program-ID section.
-    fn progids(&mut self, header: &Header, tables: &Tables) -> io::Result<()>;
     /// Starts the events section.
     fn begin_events(&mut self) -> io::Result<()>;
     /// Ends the events section.
@@ -125,14 +141,6 @@ pub(crate) trait Printer {
     fn annotate(&mut self, report: &AnnotateReport) -> io::Result<()>;
     /// The folded call stacks (`/folded`): `outer;...;leaf` and the hits, sorted.
     fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()>;
-    /// The check of `/check`: each binary's counts, the verdicts and the SPDConvert mode;
-    /// `diagnostics` are the format diagnostics found, which count in the closing line.
-    fn check(
-        &mut self,
-        file: &FileInfo<'_>,
-        report: &CheckReport,
-        diagnostics: Tally,
-    ) -> io::Result<()>;
     /// How NEW differs from BASE (`/compare`); `file` is NEW.
     fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()>;
     /// How what each trace's LBR ranges give moved from BASE to NEW (`/compare` with
@@ -141,11 +149,6 @@ pub(crate) trait Printer {
     /// A trace's binary beside the SPD of its build (`/compare TRACE SPD`); `file` is the
     /// trace.
     fn spd_compare(&mut self, file: &FileInfo<'_>, report: &SpdCompareReport) -> io::Result<()>;
-    /// The verdicts of `/match`, one per file.
-    fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()>;
-    /// The verdict of `/validate`: the diagnostics found, and whether they pass (with
-    /// `/strict`, warnings do not).
-    fn validation(&mut self, file: &FileInfo<'_>, tally: Tally, valid: bool) -> io::Result<()>;
     /// Ends a file; `last` when no file follows.
     fn end_file(&mut self, last: bool) -> io::Result<()>;
     /// The file could not be opened or read to its end.
@@ -153,10 +156,6 @@ pub(crate) trait Printer {
     /// Something about the file worth knowing that is not a problem in it (a `/binary`
     /// list naming none of its binaries, when another trace has them).
     fn note(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()>;
-    /// What the symbol path gave a binary (`/symbols`).
-    fn symbols(&mut self, file: &FileInfo<'_>, found: &BinarySymbols) -> io::Result<()>;
-    /// The identities of images and PDBs given to `/match` without a trace.
-    fn identities(&mut self, files: &[MatchFile]) -> io::Result<()>;
     /// Writes out what is buffered.
     fn flush(&mut self) -> io::Result<()>;
     /// Writes what another printer of the same format printed into memory, both streams in

@@ -48,7 +48,7 @@ use crate::image::lines::LineCache;
 use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
 use crate::image::symstore::BinarySymbols;
-use crate::output::{FileInfo, Printer, Recorded, push_dec};
+use crate::output::{FileInfo, Printer, Recorded, Render, push_dec};
 mod lbr;
 mod records;
 mod sink;
@@ -57,12 +57,18 @@ mod summary;
 mod verdicts;
 
 use records::*;
+pub use sink::Text;
+pub(crate) use records::progid_rows;
+pub(crate) use sink::{clean, hex8, name_text, thousands};
 pub(crate) use sink::TextPrinter;
 use sink::*;
-pub(crate) use verdicts::match_row;
 use verdicts::*;
 
 impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
+    fn show(&mut self, report: &dyn Render) -> io::Result<()> {
+        report.text(&mut self.text())
+    }
+
     fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()> {
         self.label = file.label().into_owned();
         self.sections = 0;
@@ -80,83 +86,6 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
             ),
             None => writeln!(self.out, "File: {}", file.label()),
         }
-    }
-
-    fn header(&mut self, h: &Header) -> io::Result<()> {
-        self.section(format_args!("SPT header"))?;
-        let o = &mut self.out;
-        writeln!(
-            o,
-            "  Signature             {:#010X} (\"{}\")",
-            h.signature,
-            fourcc(h.signature)
-        )?;
-        writeln!(o, "  Version               {}", h.version)?;
-        writeln!(o, "  RawDataId             {}", h.raw_data_id)?;
-        writeln!(o, "  TargetArch            {}", h.target_arch)?;
-        writeln!(o, "  StringTableOffset     {:#010X}", h.string_table_offset)?;
-        writeln!(
-            o,
-            "  ProgramIdTableOffset  {:#010X}",
-            h.program_id_table_offset
-        )?;
-        writeln!(o, "  StringTableUsed       {}", h.string_table_used)?;
-        writeln!(o, "  StringTableCapacity   {}", h.string_table_capacity)?;
-        writeln!(o, "  ProgramIdsUsed        {}", h.program_ids_used)?;
-        writeln!(o, "  ProgramIdCapacity     {}", h.program_id_capacity)?;
-        writeln!(
-            o,
-            "  (event stream at      {:#010X} = ProgramIdTableOffset + ProgramIdCapacity x 24)",
-            h.stream_offset()
-        )
-    }
-
-    fn strings(&mut self, h: &Header, table: Option<&StringTable>) -> io::Result<()> {
-        self.section(format_args!(
-            "String table ({} of {} bytes used)",
-            h.string_table_used, h.string_table_capacity
-        ))?;
-        match table {
-            Some(table) => {
-                for entry in table.entries() {
-                    writeln!(
-                        self.out,
-                        "  {:#06X}  {}",
-                        entry.offset,
-                        clean(&entry.text())
-                    )?;
-                }
-                Ok(())
-            }
-            None => writeln!(
-                self.out,
-                "  (not listed: the table lies past the end of the file)"
-            ),
-        }
-    }
-
-    fn progids(&mut self, h: &Header, tables: &Tables) -> io::Result<()> {
-        self.section(format_args!(
-            "Program IDs ({} of {} used)",
-            h.program_ids_used, h.program_id_capacity
-        ))?;
-        let Some(table) = tables.progids.as_ref() else {
-            return writeln!(
-                self.out,
-                "  (not listed: the table lies past the end of the file)"
-            );
-        };
-        // Fixed widths, so that no column depends on the other rows or files, and `diff` of
-        // two traces' program IDs shows only what changed: an age has at most 10 digits, a
-        // key at most 32 + 8 characters, and indices past [255] (the usual capacity is 256)
-        // are rare.
-        for (index, guid, age, key, name) in progid_rows(table, tables) {
-            writeln!(
-                self.out,
-                "  {index:<5}  {{{guid}}}  age {age:<10}  key {key:<40}  {name}"
-            )?;
-        }
-        Ok(())
     }
 
     fn begin_events(&mut self) -> io::Result<()> {
@@ -289,62 +218,6 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         })
     }
 
-    fn check(
-        &mut self,
-        file: &FileInfo<'_>,
-        report: &CheckReport,
-        diagnostics: Tally,
-    ) -> io::Result<()> {
-        self.section(format_args!(
-            "Check of {} for SPDConvert",
-            clean(&file.label())
-        ))?;
-        for b in &report.binaries {
-            writeln!(
-                self.out,
-                "  progid {} ({}): {} sample record{}{}",
-                b.progid,
-                clean(&b.name),
-                b.records,
-                if b.records == 1 { "" } else { "s" },
-                if b.lbr { "" } else { ", no LBR" }
-            )?;
-            let width = b.events.iter().map(|e| e.0.name().len()).max().unwrap_or(0);
-            for (event, records, hits) in &b.events {
-                writeln!(
-                    self.out,
-                    "    {:<width$}  {records} record{}, {hits} hit{}",
-                    event.name(),
-                    if *records == 1 { "" } else { "s" },
-                    if *hits == 1 { "" } else { "s" }
-                )?;
-            }
-        }
-        for v in &report.verdicts {
-            let progid = v.progid.map_or(String::new(), |p| format!(" progid {p}"));
-            writeln!(
-                self.out,
-                "  {}[{}]{progid}: {}",
-                v.severity(),
-                v.code,
-                clean(&v.message)
-            )?;
-        }
-        let errors = report.count(Severity::Error) + diagnostics.errors;
-        let warnings = report.count(Severity::Warning) + diagnostics.warnings;
-        let verdict = match report.mode.as_str() {
-            Some(mode) => format!("use SPDConvert /mode:{mode}"),
-            None => "no SPDConvert mode: the trace is not usable".to_owned(),
-        };
-        writeln!(
-            self.out,
-            "{}: {verdict} ({errors} error{}, {warnings} warning{})",
-            file.label(),
-            if errors == 1 { "" } else { "s" },
-            if warnings == 1 { "" } else { "s" }
-        )
-    }
-
     fn spd_compare(&mut self, file: &FileInfo<'_>, report: &SpdCompareReport) -> io::Result<()> {
         spdcompare::spd_compare(self, file, report)
     }
@@ -417,59 +290,6 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         lbr::compared(self, binaries)
     }
 
-    fn matches(&mut self, results: &[MatchResult<'_>], tables: &Tables) -> io::Result<()> {
-        if self.banner {
-            self.section(format_args!("Matches against the program IDs"))?;
-        }
-        let rows: Vec<[String; 5]> = results.iter().map(|r| match_row(r, tables)).collect();
-        let mut widths = [0; 5];
-        for row in &rows {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-        for (result, row) in results.iter().zip(&rows) {
-            if self.banner {
-                self.out.write_all(b"  ")?;
-            } else {
-                // Under /validate each line names the trace, like the verdicts.
-                write!(self.out, "{}: ", self.label)?;
-            }
-            let line = if result.verdict.is_some() {
-                let [file, kind, guid, age, status] = row;
-                format!(
-                    "{file:<w0$}  {kind:<w1$}  {guid:<w2$}  {age:<w3$}  {status}",
-                    w0 = widths[0],
-                    w1 = widths[1],
-                    w2 = widths[2],
-                    w3 = widths[3],
-                )
-            } else {
-                format!("{:<w0$}  {}", row[0], row[4], w0 = widths[0])
-            };
-            writeln!(self.out, "{}", line.trim_end())?;
-        }
-        Ok(())
-    }
-
-    fn validation(&mut self, file: &FileInfo<'_>, tally: Tally, valid: bool) -> io::Result<()> {
-        let verdict = if valid { "valid" } else { "INVALID" };
-        let strict = if !valid && tally.errors == 0 {
-            "; /strict fails warnings"
-        } else {
-            ""
-        };
-        writeln!(
-            self.out,
-            "{}: {verdict} ({} error{}, {} warning{}{strict})",
-            file.label(),
-            tally.errors,
-            if tally.errors == 1 { "" } else { "s" },
-            tally.warnings,
-            if tally.warnings == 1 { "" } else { "s" }
-        )
-    }
-
     fn end_file(&mut self, last: bool) -> io::Result<()> {
         let mut problems: Vec<String> = self
             .lines
@@ -502,69 +322,6 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
 
     fn note(&mut self, file: &FileInfo<'_>, message: &str) -> io::Result<()> {
         self.error(file, &format!("note: {message}"))
-    }
-
-    fn symbols(&mut self, _file: &FileInfo<'_>, found: &BinarySymbols) -> io::Result<()> {
-        let what = [("", &found.pdb), ("image ", &found.image)]
-            .into_iter()
-            .filter_map(|(kind, f)| f.as_ref().map(|f| format!("{kind}{f}")))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let from = found.from.as_deref().unwrap_or("?");
-        let copied = if found.fetched {
-            " (fetched this run)"
-        } else {
-            ""
-        };
-        writeln!(
-            self.out,
-            "Symbols of progid {} ({}): {what} from {from}{copied}",
-            found.progid, found.name
-        )
-    }
-
-    fn identities(&mut self, files: &[MatchFile]) -> io::Result<()> {
-        let rows: Vec<[String; 6]> = files
-            .iter()
-            .filter_map(|f| {
-                let id = f.identity.as_ref().ok()?;
-                Some([
-                    clean(&f.path).into_owned(),
-                    kind_name(id.kind).to_owned(),
-                    format!("{{{}}}", registry_form(&id.guid)),
-                    age(id),
-                    format!("key {}", id.symkey()),
-                    identity_more(id),
-                ])
-            })
-            .collect();
-        let mut widths = [0; 6];
-        for row in &rows {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-        let mut rows = rows.into_iter();
-        for file in files {
-            match &file.identity {
-                Ok(_) => {
-                    let row = rows.next().expect("a row per identity");
-                    let mut line = String::new();
-                    for (cell, w) in row.iter().zip(widths) {
-                        line.push_str(&format!("{cell:<w$}  "));
-                    }
-                    writeln!(self.out, "{}", line.trim_end())?;
-                }
-                Err(why) => {
-                    let info = FileInfo {
-                        path: &file.path,
-                        size: None,
-                    };
-                    self.error(&info, &why.to_string())?;
-                }
-            }
-        }
-        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -8,9 +8,9 @@ use crate::image::lines::LineCache;
 use crate::image::symbols::Symbols;
 use crate::output::push_dec;
 
-pub(super) type ProgidRow = (String, String, String, String, String);
+pub(crate) type ProgidRow = (String, String, String, String, String);
 
-pub(super) fn progid_rows(table: &ProgramIdTable, tables: &Tables) -> Vec<ProgidRow> {
+pub(crate) fn progid_rows(table: &ProgramIdTable, tables: &Tables) -> Vec<ProgidRow> {
     table
         .entries()
         .iter()

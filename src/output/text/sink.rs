@@ -3,8 +3,9 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use crate::image::lines::LineCache;
 use rustc_hash::FxHashMap;
+
+use crate::image::lines::LineCache;
 
 /// Writes text to `out` and diagnostics to `err`.
 pub(crate) struct TextPrinter<W: Write, E: Write> {
@@ -64,6 +65,87 @@ impl<W: Write, E: Write> TextPrinter<W, E> {
     pub(super) fn section(&mut self, title: std::fmt::Arguments<'_>) -> io::Result<()> {
         writeln!(self.block()?, "{title}")
     }
+
+    /// The text printer as a report writes itself into it ([`Render::text`]).
+    pub(super) fn text(&mut self) -> Text<'_> {
+        Text {
+            out: &mut self.out,
+            err: &mut self.err,
+            label: &self.label,
+            sections: &mut self.sections,
+            banner: self.banner,
+            line: &mut self.line,
+        }
+    }
+}
+
+/// Where a report writes itself as text ([`Render::text`]): the output in blocks, each
+/// separated from what precedes it by one blank line, and the error stream.
+pub struct Text<'a> {
+    out: &'a mut dyn Separated,
+    err: &'a mut dyn Write,
+    /// How the current file is named in messages.
+    pub(crate) label: &'a str,
+    sections: &'a mut usize,
+    /// Whether each file starts with a `File:` line; `/validate` prints only verdicts, each
+    /// naming its file.
+    pub(crate) banner: bool,
+    /// A line being laid out, kept to reuse its allocation.
+    pub(crate) line: &'a mut Vec<u8>,
+}
+
+impl Text<'_> {
+    /// Starts a block of the current file: a blank line, unless nothing precedes it.
+    pub(crate) fn block(&mut self) -> io::Result<&mut Self> {
+        *self.sections += 1;
+        self.out.separate()?;
+        Ok(self)
+    }
+
+    /// Starts a section titled `title`.
+    pub(crate) fn section(&mut self, title: std::fmt::Arguments<'_>) -> io::Result<()> {
+        writeln!(self.block()?, "{title}")
+    }
+
+    /// Writes the line laid out in [`Text::line`].
+    pub(crate) fn write_line(&mut self) -> io::Result<()> {
+        self.out.write_all(self.line)
+    }
+
+    /// An error about `file` on the error stream, after what is buffered of the output.
+    pub(crate) fn error(&mut self, file: &str, message: &str) -> io::Result<()> {
+        self.out.flush()?;
+        writeln!(self.err, "sptdump: {file}: {message}")?;
+        self.err.flush()
+    }
+}
+
+impl Write for Text<'_> {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.out.write(buf)
+    }
+
+    #[inline]
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.out.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// An output in blocks: [`Blocks`], whatever it writes to.
+trait Separated: Write {
+    /// The blank line before a block, when text precedes it.
+    fn separate(&mut self) -> io::Result<()>;
+}
+
+impl<W: Write> Separated for Blocks<W> {
+    fn separate(&mut self) -> io::Result<()> {
+        Blocks::separate(self)
+    }
 }
 
 /// The output, in blocks separated by one blank line: a block (a section, a summary, a
@@ -119,7 +201,7 @@ impl<W: Write> Write for Blocks<W> {
 /// `0x` and 8 upper-case hex digits, without the formatting machinery: this runs for every
 /// RVA of a dump.
 #[inline]
-pub(super) fn hex8(v: u32) -> [u8; 10] {
+pub(crate) fn hex8(v: u32) -> [u8; 10] {
     const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
     let mut s = *b"0x00000000";
     for i in 0..8 {
@@ -129,7 +211,7 @@ pub(super) fn hex8(v: u32) -> [u8; 10] {
 }
 
 /// Escapes control characters, so that a name never breaks a line.
-pub(super) fn clean(s: &str) -> Cow<'_, str> {
+pub(crate) fn clean(s: &str) -> Cow<'_, str> {
     if s.chars().any(char::is_control) {
         Cow::Owned(
             s.chars()
@@ -148,12 +230,12 @@ pub(super) fn clean(s: &str) -> Cow<'_, str> {
 }
 
 /// A name as text shows it.
-pub(super) fn name_text(bytes: &[u8]) -> String {
+pub(crate) fn name_text(bytes: &[u8]) -> String {
     clean(&String::from_utf8_lossy(bytes)).into_owned()
 }
 
 /// `23,456`.
-pub(super) fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
