@@ -70,3 +70,4 @@ pub mod format;
 pub mod image;
 pub mod input;
 pub mod output;
+pub mod views;

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use sptdump::dump::{self, Plan, RunError, Status, Traces};
+use sptdump::dump::{self, RunError, Status, Traces};
+use sptdump::views::Plan;
 use sptdump::format::tables::base_name;
 use sptdump::image::code::ImageFile;
 use sptdump::image::matching::{MatchFile, PdbFile};

@@ -256,6 +256,17 @@ impl<'a> Namers<'a> {
         }
     }
 
+    /// Namers that name every address by its binary and RVA.
+    pub(crate) fn plain() -> Namers<'a> {
+        Namers {
+            by_progid: BTreeMap::new(),
+            plain: Namer {
+                symbols: None,
+                lines: None,
+            },
+        }
+    }
+
     /// The namer of binary `progid`; without symbols, one that names addresses.
     pub(crate) fn get(&self, progid: u16) -> &Namer<'a> {
         self.by_progid.get(&progid).unwrap_or(&self.plain)

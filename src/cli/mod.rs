@@ -19,7 +19,8 @@
 
 use std::ffi::OsString;
 
-use crate::dump::{DEFAULT_TOP, Kind, Plan, Sections, Shape, View};
+use crate::views::summary::Summary;
+use crate::views::{DEFAULT_TOP, Opt, Plan, Sections, Set, Shape, View, Views};
 use crate::image::symbolpath::SymbolPath;
 use crate::output::Format;
 
@@ -28,8 +29,8 @@ mod spelling;
 mod usage;
 
 #[cfg(test)]
-use options::OPTIONS;
-use options::{Given, Opt, Set, canonical, option};
+use options::rows;
+use options::{Given, Row, canonical, option};
 pub use options::{Progress, help, short_usage};
 use spelling::{Spelled, items, mistyped, spelled, unknown};
 pub use usage::UsageError;
@@ -88,7 +89,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
             options_ended = true;
         } else if let Some(spelled) = spelled(&arg)? {
             match option(canonical(&spelled.name.to_ascii_lowercase())) {
-                Some(opt) => apply(&mut given, opt, &arg, spelled, &mut args)?,
+                Some(row) => apply_row(&mut given, row, &arg, spelled, &mut args)?,
                 None if spelled.dashed
                     || (spelled.separator != Some('=') && mistyped(&arg, &spelled.name)) =>
                 {
@@ -108,17 +109,38 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     command(given, traces)
 }
 
-/// Applies option `opt`, spelled as `arg`, to `given`; its value may be the next argument.
-fn apply(
+/// Applies the option of `row`, spelled as `arg`, to `given`: a view's to what the views'
+/// rows gather.
+fn apply_row(
     given: &mut Given,
-    opt: &Opt,
+    row: Row,
+    arg: &OsString,
+    spelled: Spelled,
+    rest: &mut impl Iterator<Item = OsString>,
+) -> Result<(), UsageError> {
+    let name = row.about().name;
+    given.named.push(name);
+    match row {
+        // `/match` alone checks what `/symbols` finds (the command says whether it may).
+        Row::Own(_) if name == "match" && spelled.value.is_none() && !spelled.dashed => {
+            given.match_symbols = true;
+            Ok(())
+        }
+        Row::Own(opt) => apply(given, opt, arg, spelled, rest),
+        Row::View(opt) => apply(&mut given.views, opt, arg, spelled, rest),
+    }
+}
+
+/// Applies option `opt`, spelled as `arg`, to `target`; its value may be the next argument.
+fn apply<T>(
+    target: &mut T,
+    opt: &Opt<T>,
     arg: &OsString,
     spelled: Spelled,
     rest: &mut impl Iterator<Item = OsString>,
 ) -> Result<(), UsageError> {
     let shown = arg.to_string_lossy();
     let name = opt.name;
-    given.named.push(name);
     let value = match (&opt.set, spelled.value) {
         (_, Some(_)) if !spelled.dashed && spelled.separator == Some('=') => {
             return Err(usage(format!(
@@ -127,24 +149,19 @@ fn apply(
             )));
         }
         (Set::Flag(set), None) => {
-            set(given);
+            set(target);
             return Ok(());
         }
         (Set::Flag(_), Some(_)) => return Err(usage(format!("option '/{name}' takes no value"))),
         // A value of its own only after a colon (or `=` for the dash forms): the next
         // argument is never taken, as it may be a trace.
         (Set::Optional(set), value) => {
-            return set(given, value.as_deref()).map_err(|why| {
+            return set(target, value.as_deref()).map_err(|why| {
                 let value = value.as_deref().unwrap_or_default().to_string_lossy();
                 usage(format!("invalid value '{value}' for /{name}: {why}"))
             });
         }
         (Set::Value(_), Some(v)) => v,
-        // `/match` alone checks what `/symbols` finds (the command says whether it may).
-        (Set::Value(_), None) if name == "match" && !spelled.dashed => {
-            given.match_symbols = true;
-            return Ok(());
-        }
         (Set::Value(_), None) if spelled.dashed => rest
             .next()
             .ok_or_else(|| usage(format!("option '{shown}' needs a value")))?,
@@ -174,7 +191,7 @@ fn apply(
                 (false, _) => format!("/{name} needs a file: /{name}:FILE"),
             }));
         }
-        set(given, &v).map_err(|why| {
+        set(target, &v).map_err(|why| {
             usage(format!(
                 "invalid value '{}' for /{name}: {why}",
                 v.to_string_lossy()
@@ -187,7 +204,7 @@ fn apply(
 /// What the options given ask for: a command, its plan built by the rules of how options
 /// combine. The rules that concern the number of traces are the plan's own
 /// ([`Plan::conflict`]), checked once the `/sptlist` files are read.
-fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
+fn command(mut given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
     if given.help {
         return Ok(Command::Help);
     }
@@ -223,7 +240,7 @@ fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
             paths: given.matches,
         });
     }
-    combinable(&given)?;
+    let views = combinable(&mut given)?;
     let symbol_path = symbol_path(given.symbols.as_ref())?;
     let progress = match (given.quiet, given.progress) {
         (true, _) => Progress::Never,
@@ -235,7 +252,7 @@ fn command(given: Given, traces: Vec<OsString>) -> Result<Command, UsageError> {
         given.pdbs.clone(),
         given.images.clone(),
     );
-    let mut plan = plan(given, format);
+    let mut plan = plan(given, views, format);
     plan.symbol_path = symbol_path;
     Ok(Command::Run {
         plan: Box::new(plan),
@@ -275,8 +292,10 @@ fn symbol_path(given: Option<&Option<OsString>>) -> Result<Option<SymbolPath>, U
 }
 
 /// The rules of how options combine that the plan's types cannot hold: a combination that
-/// cannot do what each option says is a usage error naming both.
-fn combinable(given: &Given) -> Result<(), UsageError> {
+/// cannot do what each option says is a usage error naming both. The views asked for, made
+/// of what their rows gathered (a view's options that do not go together are its module's
+/// to refuse).
+fn combinable(given: &mut Given) -> Result<Views, UsageError> {
     if given.compare && given.merge {
         return Err(usage(
             "/compare reads two traces apart: it does not go with /merge",
@@ -285,11 +304,7 @@ fn combinable(given: &Given) -> Result<(), UsageError> {
     if given.min_overlap.is_some() && !given.compare {
         return Err(usage("/min-overlap goes with /compare BASE NEW"));
     }
-    if given.views.icicle && !given.views.has(Kind::FlameGraph) {
-        return Err(usage(
-            "/icicle says how /flamegraph draws: it goes with /flamegraph:FILE",
-        ));
-    }
+    let views = std::mem::take(&mut given.views).views().map_err(usage)?;
     if given.noinline && given.pdbs.is_empty() {
         return Err(usage(
             "/noinline changes how /pdb names frames: it goes with /pdb",
@@ -300,15 +315,14 @@ fn combinable(given: &Given) -> Result<(), UsageError> {
             "/quiet shows no progress bar: it does not go with /progress other than never",
         ));
     }
-    Ok(())
+    Ok(views)
 }
 
 /// The plan of a command line that [`combinable`] accepts.
-fn plan(given: Given, format: Format) -> Plan {
-    let mut views = given.views;
+fn plan(given: Given, mut views: Views, format: Format) -> Plan {
     // /top with nothing that shows top entries asks for them: that is a summary.
     if given.top.is_some() && !views.tables() && !given.compare {
-        views.add(View::Summary);
+        views.add(View::Summary(Summary));
     }
     let shape = if given.merge {
         Shape::Merged
@@ -349,7 +363,6 @@ fn plan(given: Given, format: Format) -> Plan {
         symbol_path: None,
         match_symbols: given.match_symbols,
         inline: !given.noinline,
-        source_paths: given.source_paths,
     }
 }
 
@@ -388,7 +401,7 @@ mod tests {
     #[test]
     fn the_help_lists_every_option_and_the_parser_knows_every_listed_one() {
         let help = help();
-        for o in OPTIONS {
+        for o in rows().into_iter().map(|o| *o.about()) {
             let spelled = match o.value {
                 Some(value) => format!("/{}:{value}", o.name),
                 None => format!("/{}", o.name),

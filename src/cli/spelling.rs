@@ -5,7 +5,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
-use super::options::OPTIONS;
+use super::options::rows;
 use super::usage::{UsageError, usage};
 
 /// An argument that may be an option: its spelling, name and value.
@@ -116,9 +116,9 @@ pub(super) fn mistyped(arg: &OsStr, name: &str) -> bool {
 /// The option nearest to a mistyped name, when one is near enough to be what was meant.
 fn nearest(name: &str) -> Option<&'static str> {
     let name = name.to_ascii_lowercase();
-    OPTIONS
-        .iter()
-        .map(|o| (strsim::jaro_winkler(&name, o.name), o.name))
+    rows()
+        .into_iter()
+        .map(|o| (strsim::jaro_winkler(&name, o.about().name), o.about().name))
         .filter(|&(score, _)| score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, n)| n)

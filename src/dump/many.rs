@@ -6,9 +6,9 @@ use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
 
-use super::kept::Kept;
 use super::trace::{self, Within};
 use super::{Outcome, Plan, Traces};
+use crate::views::kept::Kept;
 use crate::input::{Input, OpenError};
 use crate::output::{FileInfo, Printer, Recorder};
 

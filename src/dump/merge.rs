@@ -5,9 +5,11 @@ use std::io;
 
 use uuid::Uuid;
 
-use super::kept::{BuildFile, Kept};
+use super::build::BuildFile;
 use super::many::each;
 use super::{Out, Plan, Ran, Status, Traces, views};
+use crate::views::kept::Kept;
+use crate::views::profile::After;
 use crate::analysis::lbr::RangeCounts;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
@@ -162,7 +164,7 @@ pub(super) fn merge<P: Printer>(
     let mut out = Out::new(printer);
     let mut kept = merged.kept(&mut out, &info, plan).map_err(Error::into_io)?;
     // Nothing reads the merged profile after its views.
-    let after = views::After {
+    let after = After {
         summary: false,
         stacks: false,
         lbr: false,

@@ -4,16 +4,17 @@
 use std::io;
 use std::path::Path;
 
-use super::kept::Kept;
 use super::many::open_one;
 use super::trace::Within;
-use super::view::Compared;
-use super::{Outcome, Plan, Status, Traces};
+use super::{Outcome, Status, Traces};
 use crate::analysis::spdcompare;
 use crate::format::progid::registry_form;
 use crate::image::ident::Kind;
 use crate::image::matching::{self, MatchFile, MatchStatus};
+use crate::output::compared::SpdCompared;
 use crate::output::{FileInfo, Printer};
+use crate::views::Plan;
+use crate::views::kept::Kept;
 
 /// The second file of `/compare`, read as an SPD when it is one (by its content): then the
 /// run sets the first trace beside it instead of comparing two traces.
@@ -45,9 +46,9 @@ pub(super) fn beside<P: Printer>(
     };
     let unmade = plan
         .views
-        .iter()
-        .filter(|v| v.declaration().compared == Compared::Both)
-        .map(|v| format!("/{}", v.declaration().name))
+        .declarations()
+        .filter(|d| d.compared.together())
+        .map(|d| format!("/{}", d.name))
         .chain(min_overlap.map(|_| "/min-overlap".to_owned()))
         .collect::<Vec<_>>();
     if !unmade.is_empty() {
@@ -107,6 +108,9 @@ fn set_beside<P: Printer>(
     let mut report = spdcompare::compare(summary, symbols, progid, profile, plan.top);
     report.spd = spd.path.clone();
     report.binary = kept.tables.binary_name(progid);
-    printer.spd_compare(file, &report)?;
+    printer.show(&SpdCompared {
+        file,
+        report: &report,
+    })?;
     Ok(Status::Clean)
 }

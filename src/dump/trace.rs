@@ -13,9 +13,11 @@
 
 use std::io;
 
-use super::kept::{BuildFile, Kept, match_results};
-use super::view::Writes;
-use super::{Out, Outcome, Plan, Sections, Shape, views};
+use super::build::BuildFile;
+use super::{Out, Outcome, Plan, views};
+use crate::views::kept::Kept;
+use crate::views::profile::After;
+use crate::views::{Sections, Shape, Writes};
 use crate::analysis::lbr::RangeCounts;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::collect::Collector;
@@ -186,7 +188,7 @@ fn steps<P: Printer>(
     };
     if plan.views_per_trace() {
         // `/check` reads the summary after the views, and `/merge` and `/compare` all of it.
-        let after = views::After {
+        let after = After {
             summary: plan.check || plan.keeps_counts(),
             stacks: plan.keeps_counts(),
             lbr: plan.keeps_counts() || plan.check,
@@ -431,7 +433,7 @@ fn verdicts<P: Printer>(
     plan: &Plan,
     kept: &Kept,
 ) -> Result<(), Error> {
-    let results = match_results(plan, &kept.tables);
+    let results = plan.match_results(&kept.tables);
     if !results.is_empty() {
         out.failed += results.iter().filter(|r| r.failed()).count();
         let matched = Matched {

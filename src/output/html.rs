@@ -1,5 +1,7 @@
-//! `/html:FILE`: one self-contained HTML report of a trace, to open in a browser or attach to
-//! a bug (docs/output.md, "The HTML report").
+//! The pages of the HTML report (`/html:FILE`): the page around a report's body, its style
+//! and script, the flame graphs inline, and the parts of a report that are of the trace as a
+//! whole (docs/output.md, "The HTML report"). The views give their own sections
+//! (`views/html.rs` puts the report together):
 //!
 //! ```text
 //! diagnostics   the trace's, first, when it has any
@@ -7,8 +9,8 @@
 //! match         the /match verdicts, when files are given
 //! check         /check's verdicts, and the SPDConvert command line per sampled binary
 //! totals        per binary and source: records and hits
-//! functions     /functions' tables, sortable by any column
-//! lines         /lines' tables, with /pdb
+//! (the views)   functions, lines, calls, what SPGO learns from LBR, the hottest function
+//! spd           each /match SPD beside the binary it is of
 //! flame graph   the flame graph inline, with its search, and an icicle toggle
 //! ```
 //!
@@ -21,54 +23,18 @@
 //! SVG, which inferno writes and escapes itself, goes in as it is. The same input gives the
 //! same bytes.
 
-mod annotated;
-
 use std::io::{self, Write};
 
 use maud::{Markup, PreEscaped, html};
 
-use super::percent;
 use super::verdicts::match_row;
-use crate::analysis::annotate::AnnotateReport;
-use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::{CompareReport, FunctionsCompared};
-use crate::analysis::functions::FunctionsLine;
-use crate::analysis::lines::LinesReport;
-use crate::analysis::ranges::RangeReport;
 use crate::analysis::spdcompare::SpdCompareReport;
 use crate::analysis::summary::counted;
 use crate::format::diag::{Diagnostic, Tally};
 use crate::format::tables::{Tables, base_name};
 use crate::image::matching::MatchResult;
-
-/// What the report shows.
-pub(crate) struct Report<'a> {
-    /// The trace, as named on the command line.
-    pub label: &'a str,
-    pub tables: &'a Tables,
-    /// The trace's diagnostics: all counted, the first of them listed.
-    pub tally: Tally,
-    pub diagnostics: &'a [Diagnostic],
-    /// The `/match` verdicts.
-    pub matches: &'a [MatchResult<'a>],
-    pub check: &'a CheckReport,
-    pub functions: &'a [FunctionsLine],
-    pub lines: Option<&'a LinesReport>,
-    /// Who calls whom, where a binary has its PDB (and, for LBR, its image).
-    pub calls: &'a CallGraph,
-    /// The LBR records read as ranges: what SPGO will learn (`/coverage`, `/dyninst`).
-    pub ranges: Option<&'a RangeReport>,
-    /// The hottest function by the ranges, instruction by instruction, when it is short
-    /// enough to read on the page.
-    pub annotated: Option<&'a AnnotateReport>,
-    /// Each `/match` SPD that matches a binary, beside it (as `/compare TRACE SPD`).
-    pub spds: &'a [SpdCompareReport],
-    /// The flame graph's SVG, drawn bottom-up and top-down, and what it shows.
-    pub flame: &'a [u8],
-    pub icicle: &'a [u8],
-    pub flame_title: &'a str,
-}
 
 const STYLE: &str = "
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em auto; padding: 0 1.5em; max-width: 1240px; color: #222; }
@@ -116,31 +82,6 @@ if (toggle) {
   });
 }
 ";
-
-/// Writes the report.
-pub(crate) fn write(out: impl Write, r: &Report<'_>) -> io::Result<()> {
-    let body = html! {
-        h1 { "Sample profile trace " code { (r.label) } }
-        (diagnostics(r.tally, r.diagnostics))
-        (identity(r.tables, "binaries"))
-        (matches(r.matches, r.tables))
-        (check(r))
-        (totals(r.check, "totals-table"))
-        (functions(r.functions))
-        @if let Some(lines) = r.lines { (source_lines(lines)) }
-        (call_graph(r.calls))
-        @if let Some(ranges) = r.ranges { (lbr_ranges(ranges)) }
-        @if let Some(a) = r.annotated { (annotated::section(a)) }
-        @if !r.spds.is_empty() { (beside_spds(r.spds)) }
-    };
-    let flame = Flame {
-        heading: "Flame graph",
-        up: r.flame,
-        down: r.icicle,
-        title: r.flame_title,
-    };
-    page(out, r.label, body, &flame)
-}
 
 /// One trace of a comparison.
 pub(crate) struct Trace<'a> {
@@ -191,7 +132,12 @@ pub(crate) fn write_compared(out: impl Write, c: &Compared<'_>) -> io::Result<()
 /// The page around `body` and, after it, the flame graphs: its head, style and script. The
 /// drawings, the bulk of a report, are escaped straight into `out`, never held as text a
 /// second time.
-fn page(mut out: impl Write, title: &str, body: Markup, flame: &Flame<'_>) -> io::Result<()> {
+pub(crate) fn page(
+    mut out: impl Write,
+    title: &str,
+    body: Markup,
+    flame: &Flame<'_>,
+) -> io::Result<()> {
     let head = html! {
         head {
             meta charset="utf-8";
@@ -212,7 +158,7 @@ fn page(mut out: impl Write, title: &str, body: Markup, flame: &Flame<'_>) -> io
 }
 
 /// The trace's diagnostics, at the top: a report of a damaged trace says so first.
-fn diagnostics(tally: Tally, first: &[Diagnostic]) -> Markup {
+pub(crate) fn diagnostics(tally: Tally, first: &[Diagnostic]) -> Markup {
     let total = tally.errors + tally.warnings;
     html! {
         @if total > 0 || !first.is_empty() {
@@ -234,7 +180,7 @@ fn diagnostics(tally: Tally, first: &[Diagnostic]) -> Markup {
 }
 
 /// The `/match` verdicts, when files were given.
-fn matches(results: &[MatchResult<'_>], tables: &Tables) -> Markup {
+pub(crate) fn matches(results: &[MatchResult<'_>], tables: &Tables) -> Markup {
     html! {
         @if !results.is_empty() {
             h2 id="match" { "Files matched against the program IDs" }
@@ -332,7 +278,7 @@ fn moved(functions: &[FunctionsCompared]) -> Markup {
     }
 }
 
-fn identity(tables: &Tables, id: &str) -> Markup {
+pub(crate) fn identity(tables: &Tables, id: &str) -> Markup {
     html! {
         h2 id="identity" { "Binaries" }
         (binaries_table(tables, id))
@@ -361,15 +307,16 @@ fn binaries_table(tables: &Tables, id: &str) -> Markup {
     }
 }
 
-fn check(r: &Report<'_>) -> Markup {
-    let mode = r.check.mode.as_str();
+/// `/check`'s verdicts, and the SPDConvert command line per sampled binary of `label`.
+pub(crate) fn check(report: &CheckReport, label: &str) -> Markup {
+    let mode = report.mode.as_str();
     html! {
         h2 id="check" { "Fit for SPDConvert" }
-        @if r.check.verdicts.is_empty() {
+        @if report.verdicts.is_empty() {
             p { "No verdicts." }
         } @else {
             ul id="verdicts" {
-                @for v in &r.check.verdicts {
+                @for v in &report.verdicts {
                     li class=(v.severity().as_str()) {
                         b { (v.severity().as_str()) "[" (v.code.as_str()) "]" } ": " (v.message)
                     }
@@ -379,8 +326,8 @@ fn check(r: &Report<'_>) -> Markup {
         @if let Some(mode) = mode {
             p { "Import it into each sampled binary's SPD with:" }
             pre.cmd id="spdconvert" {
-                @for b in r.check.binaries.iter().filter(|b| b.records > 0) {
-                    "SPDConvert /mode:" (mode) " " (spd_name(&b.name)) " " (r.label) "\n"
+                @for b in report.binaries.iter().filter(|b| b.records > 0) {
+                    "SPDConvert /mode:" (mode) " " (spd_name(&b.name)) " " (label) "\n"
                 }
             }
         } @else {
@@ -396,7 +343,7 @@ fn spd_name(binary: &str) -> String {
     format!("{stem}.spd")
 }
 
-fn totals(check: &CheckReport, id: &str) -> Markup {
+pub(crate) fn totals(check: &CheckReport, id: &str) -> Markup {
     html! {
         h2 id="totals" { "Samples" }
         (totals_table(check, id))
@@ -425,30 +372,6 @@ fn totals_table(check: &CheckReport, id: &str) -> Markup {
     }
 }
 
-fn functions(lines: &[FunctionsLine]) -> Markup {
-    html! {
-        h2 id="functions" { "Functions" }
-        @if lines.is_empty() { p { "No samples." } }
-        @for line in lines {
-            h3 { (line.name) ", " (line.source) ": " (count(line.hits(), "hit")) ", " (count(line.keys as u128, "key")) }
-            table.sortable.functions {
-                thead { tr { th.n { "inclusive" } th.n { "share" } th.n { "exclusive" } th.n { "share" } th { "key" } } }
-                tbody {
-                    @for row in line.rows() {
-                        tr {
-                            td.n data-v=(row.inclusive()) { (row.inclusive()) }
-                            td.n data-v=(row.inclusive()) { (percent(row.inclusive(), line.hits())) }
-                            td.n data-v=(row.exclusive()) { (row.exclusive()) }
-                            td.n data-v=(row.exclusive()) { (percent(row.exclusive(), line.hits())) }
-                            td.mono { (row.key()) @if row.inlined() { " (inlined)" } }
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// A share as a percentage, with two decimals.
 fn share_percent(share: f64) -> String {
     format!("{:.2}%", 100.0 * share)
@@ -456,7 +379,7 @@ fn share_percent(share: f64) -> String {
 
 /// Each matching SPD beside the binary it is of: the trace's function shares by IP samples,
 /// the SPD's by entry count and by estimated dynamic instructions (inferred, marked `*`).
-fn beside_spds(reports: &[SpdCompareReport]) -> Markup {
+pub(crate) fn beside_spds(reports: &[SpdCompareReport]) -> Markup {
     let or_dash = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
     html! {
         h2 id="spd" { "Beside the SPD" }
@@ -488,134 +411,16 @@ fn beside_spds(reports: &[SpdCompareReport]) -> Markup {
     }
 }
 
-fn source_lines(report: &LinesReport) -> Markup {
-    html! {
-        h2 id="lines" { "Source lines" }
-        @for t in &report.tables {
-            h3 { (t.name) ", " (t.source.name()) ": " (count(t.hits, "hit")) ", " (count(t.unique as u128, "line")) }
-            table.sortable.lines {
-                thead { tr { th.n { "hits" } th.n { "share" } th { "line" } th { "function" } } }
-                tbody {
-                    @for row in &t.top {
-                        tr {
-                            td.n data-v=(row.hits) { (row.hits) }
-                            td.n data-v=(row.hits) { (percent(row.hits, t.hits)) }
-                            td.mono {
-                                @match (&row.file, row.line) {
-                                    (Some(file), Some(line)) => { (file) ":" (line) }
-                                    (Some(file), None) => { (file) }
-                                    (None, _) => { "(no line)" }
-                                }
-                            }
-                            td.mono { (row.function) }
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The hottest call edges of each binary that has any (`/callgraph`'s table).
-fn call_graph(graph: &CallGraph) -> Markup {
-    let with_edges: Vec<_> = graph.binaries.iter().filter(|b| b.unique > 0).collect();
-    html! {
-        @if !with_edges.is_empty() {
-            h2 id="calls" { "Calls" }
-            @for b in with_edges {
-                h3 { (b.name) ": " (count(b.calls, "call")) ", " (count(b.unique as u128, "edge")) }
-                table.sortable.calls {
-                    thead { tr { th.n { "calls" } th.n { "share" } th { "kind" } th { "caller" } th { "callee" } } }
-                    tbody {
-                        @for e in &b.edges {
-                            tr {
-                                td.n data-v=(e.calls) { (e.calls) }
-                                td.n data-v=(e.calls) { (percent(e.calls, b.calls)) }
-                                td { (e.kind.name()) }
-                                td.mono { (e.caller) }
-                                td.mono { (e.callee) }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The most functions the report lists per binary in its table of LBR ranges.
-const RANGE_ROWS: usize = 50;
-
-/// What SPGO will learn from LBR, per binary whose ranges were read: the order used, and
-/// the functions that ran the most instructions with their blocks covered.
-fn lbr_ranges(report: &RangeReport) -> Markup {
-    let read: Vec<_> = report
-        .binaries
-        .iter()
-        .filter(|b| b.order.is_some())
-        .collect();
-    html! {
-        @if !read.is_empty() {
-            h2 id="lbr-ranges" { "What SPGO will learn from LBR" }
-            @for b in read {
-                @let (blocks, covered) = b.blocks();
-                h3 {
-                    (b.name) ": " (b.instructions) " instructions by the LBR ranges ("
-                    (b.order.map_or("", |o| o.name())) ", " (percent(b.consistent_used(), b.ranges))
-                    " of " (b.ranges) " ranges consistent); " (covered) " of " (blocks)
-                    " blocks covered in " (b.functions.len()) " functions"
-                }
-                table.sortable.dyninst {
-                    thead { tr {
-                        th.n { "instructions" } th.n { "share" } th.n { "blocks" }
-                        th.n { "covered" } th { "function" }
-                    } }
-                    tbody {
-                        @for f in b.functions.iter().take(RANGE_ROWS) {
-                            tr {
-                                td.n data-v=(f.instructions) { (f.instructions) }
-                                td.n data-v=(f.instructions) { (percent(f.instructions, b.instructions)) }
-                                td.n data-v=(f.blocks) { (f.blocks) }
-                                td.n data-v=(f.covered) { (f.covered) }
-                                td.mono { (f.name) }
-                            }
-                        }
-                    }
-                }
-                @if !b.branches.is_empty() {
-                    h3 { (b.name) ": the conditional branches run most, and how often each was taken" }
-                    table.sortable.branches {
-                        thead { tr {
-                            th.n { "ran" } th.n { "taken" } th.n { "taken share" }
-                            th.n { "fell through" } th { "function" } th { "RVA" }
-                        } }
-                        tbody {
-                            @for r in &b.branches {
-                                @let fell = r.count.saturating_sub(r.taken);
-                                @let share = format!("{:.6}", r.taken as f64 / r.count.max(1) as f64);
-                                tr {
-                                    td.n data-v=(r.count) { (r.count) }
-                                    td.n data-v=(r.taken) { (r.taken) }
-                                    td.n data-v=(share) { (percent(r.taken, r.count)) }
-                                    td.n data-v=(fell) { (fell) }
-                                    td.mono { (r.function) }
-                                    td.mono { (format!("0x{:08X}", r.rva)) }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// The flame graph of a report, drawn bottom-up and top-down, and what it draws.
-struct Flame<'a> {
-    heading: &'a str,
-    up: &'a [u8],
-    down: &'a [u8],
-    title: &'a str,
+pub(crate) struct Flame<'a> {
+    /// What it is: `Flame graph`.
+    pub(crate) heading: &'a str,
+    /// Its drawing, bottom-up.
+    pub(crate) up: &'a [u8],
+    /// Its drawing, top-down.
+    pub(crate) down: &'a [u8],
+    /// What it draws.
+    pub(crate) title: &'a str,
 }
 
 impl Flame<'_> {
@@ -680,7 +485,7 @@ fn escaped(out: &mut impl Write, text: &str) -> io::Result<()> {
 }
 
 /// `1 hit`, `2 hits`.
-fn count(n: u128, what: &str) -> String {
+pub(crate) fn count(n: u128, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 

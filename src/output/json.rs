@@ -24,36 +24,15 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::analysis::annotate::AnnotateReport;
-use crate::analysis::callgraph::CallGraph;
-use crate::analysis::check::CheckReport;
-use crate::analysis::compare::CompareReport;
-use crate::analysis::functions::FunctionsLine;
-use crate::analysis::lines::{LineRow, LinesReport};
-use crate::analysis::profile::Folded;
-use crate::analysis::rangediff::BinaryMoved;
-use crate::analysis::ranges::RangeReport;
-use crate::analysis::share;
-use crate::analysis::spdcompare::SpdCompareReport;
-use crate::analysis::summary::{Summary, SummaryLine};
-use crate::format::diag::{Diagnostic, Severity, Tally};
-use crate::format::header::Header;
-use crate::format::progid::registry_form;
+use crate::format::diag::Diagnostic;
 use crate::format::record::{Record, SampleKind, Samples};
-use crate::format::stackorder::StackOrder;
-use crate::format::strtab::StringTable;
 use crate::format::tables::Tables;
-use crate::image::ident::Kind;
-use crate::image::matching::{MatchFile, MatchResult, MatchStatus};
 use crate::image::symbols::{SymbolMap, Symbols};
-use crate::image::symstore::BinarySymbols;
 use crate::output::{FileInfo, Printer, Recorded, Render, push_dec};
 
-mod compare;
-mod lbr;
 mod line;
 
-use line::write_line;
+pub(crate) use line::write_line;
 
 /// Writes JSON Lines to `out`; failures to read a file go to `err` as text.
 pub(crate) struct JsonPrinter<W: Write, E: Write> {
@@ -159,54 +138,6 @@ struct DiagnosticLine<'a> {
     code: &'a str,
     offset: u64,
     message: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "summary")]
-struct SummaryOf<'a> {
-    path: &'a str,
-    #[serde(flatten)]
-    summary: SummaryLine,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "functions")]
-struct FunctionsOf<'a> {
-    path: &'a str,
-    #[serde(flatten)]
-    functions: &'a FunctionsLine,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "source_line")]
-struct SourceLineOf<'a> {
-    path: &'a str,
-    progid: u16,
-    name: &'a str,
-    source: &'a str,
-    #[serde(flatten)]
-    row: &'a LineRow,
-    share: f64,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "call_edge")]
-struct CallEdgeOf<'a> {
-    path: &'a str,
-    progid: u16,
-    name: &'a str,
-    caller: &'a str,
-    callee: &'a str,
-    calls: u128,
-    kind: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename = "folded")]
-struct FoldedLine<'a> {
-    path: &'a str,
-    stack: &'a str,
-    hits: u128,
 }
 
 /// An `error` or a `note` line: a file that could not be read, or a word about it.
@@ -376,108 +307,6 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
                 message: &d.message,
             },
         )
-    }
-
-    fn summary(
-        &mut self,
-        summary: &Summary,
-        tables: &Tables,
-        symbols: &SymbolMap,
-        order: StackOrder,
-    ) -> io::Result<()> {
-        for summary in summary.lines(tables, symbols, order) {
-            let line = SummaryOf {
-                path: &self.path,
-                summary,
-            };
-            write_line(&mut self.out, &line)?;
-        }
-        Ok(())
-    }
-
-    fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()> {
-        for functions in lines {
-            let line = FunctionsOf {
-                path: &self.path,
-                functions,
-            };
-            write_line(&mut self.out, &line)?;
-        }
-        Ok(())
-    }
-
-    fn source_lines(&mut self, report: &LinesReport) -> io::Result<()> {
-        for table in &report.tables {
-            for row in &table.top {
-                let line = SourceLineOf {
-                    path: &self.path,
-                    progid: table.progid,
-                    name: &table.name,
-                    source: table.source.name(),
-                    row,
-                    share: share(row.hits, table.hits),
-                };
-                write_line(&mut self.out, &line)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn call_graph(&mut self, graph: &CallGraph) -> io::Result<()> {
-        for b in &graph.binaries {
-            for edge in &b.edges {
-                let line = CallEdgeOf {
-                    path: &self.path,
-                    progid: b.progid,
-                    name: &b.name,
-                    caller: &edge.caller,
-                    callee: &edge.callee,
-                    calls: edge.calls,
-                    kind: edge.kind.name(),
-                };
-                write_line(&mut self.out, &line)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn lbr_ranges(&mut self, report: &RangeReport) -> io::Result<()> {
-        lbr::ranges(&mut self.out, &self.path, report)
-    }
-
-    fn coverage(&mut self, report: &RangeReport, top: usize) -> io::Result<()> {
-        lbr::coverage(&mut self.out, &self.path, report, top)
-    }
-
-    fn dyninst(&mut self, report: &RangeReport, n: usize) -> io::Result<()> {
-        lbr::dyninst(&mut self.out, &self.path, report, n)
-    }
-
-    fn annotate(&mut self, report: &AnnotateReport) -> io::Result<()> {
-        lbr::annotate(&mut self.out, &self.path, report)
-    }
-
-    fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()> {
-        folded.try_for_each(|stack, hits| {
-            let line = FoldedLine {
-                path: &self.path,
-                stack,
-                hits,
-            };
-            write_line(&mut self.out, &line)
-        })
-    }
-
-    fn spd_compare(&mut self, file: &FileInfo<'_>, report: &SpdCompareReport) -> io::Result<()> {
-        compare::spd(&mut self.out, file.path, report)
-    }
-
-    fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()> {
-        compare::compare(&mut self.out, file.path, report)
-    }
-
-    fn ranges_compared(&mut self, file: &FileInfo<'_>, binaries: &[BinaryMoved]) -> io::Result<()> {
-        lbr::compared(&mut self.out, file.path, binaries)
     }
 
     fn end_file(&mut self, _last: bool) -> io::Result<()> {

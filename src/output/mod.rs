@@ -10,27 +10,12 @@
 //! `speedscope` write the profile for those viewers. [`spd`] is `spddump`'s: the views of an SPD.
 use std::io::{self, Write};
 
-use crate::analysis::annotate::AnnotateReport;
-use crate::analysis::callgraph::CallGraph;
-use crate::analysis::check::CheckReport;
-use crate::analysis::compare::CompareReport;
-use crate::analysis::functions::FunctionsLine;
-use crate::analysis::lines::LinesReport;
-use crate::analysis::profile::Folded;
-use crate::analysis::rangediff::BinaryMoved;
-use crate::analysis::ranges::RangeReport;
-use crate::analysis::spdcompare::SpdCompareReport;
-use crate::analysis::summary::Summary;
-use crate::format::diag::{Diagnostic, Tally};
-use crate::format::header::Header;
+use crate::format::diag::Diagnostic;
 use crate::format::record::Record;
-use crate::format::stackorder::StackOrder;
-use crate::format::strtab::StringTable;
 use crate::format::tables::Tables;
-use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
-use crate::image::symstore::BinarySymbols;
 
+pub mod compared;
 pub(crate) mod flamegraph;
 pub(crate) mod gzip;
 pub(crate) mod html;
@@ -38,6 +23,7 @@ pub(crate) mod json;
 #[cfg(feature = "parquet")]
 pub(crate) mod parquet;
 pub mod pprof;
+mod out;
 mod printer;
 pub mod sections;
 pub mod verdicts;
@@ -51,6 +37,7 @@ use text::TextPrinter;
 pub use printer::{FileInfo, Format};
 pub(crate) use printer::{Printer, Recorded, Recorder, percent, push_dec};
 pub use printer::Render;
+pub(crate) use out::Out;
 pub use json::Json;
 pub use text::Text;
 
@@ -117,18 +104,6 @@ impl<W: Write, E: Write> Printer for Output<W, E> {
         end_events();
         record(record: &Record<'_>, tables: &Tables, symbols: &SymbolMap);
         diagnostic(diagnostic: &Diagnostic);
-        summary(summary: &Summary, tables: &Tables, symbols: &SymbolMap, order: StackOrder);
-        functions(lines: &[FunctionsLine]);
-        source_lines(report: &LinesReport);
-        call_graph(graph: &CallGraph);
-        lbr_ranges(report: &RangeReport);
-        coverage(report: &RangeReport, top: usize);
-        dyninst(report: &RangeReport, n: usize);
-        annotate(report: &AnnotateReport);
-        compare(file: &FileInfo<'_>, report: &CompareReport);
-        ranges_compared(file: &FileInfo<'_>, binaries: &[BinaryMoved]);
-        spd_compare(file: &FileInfo<'_>, report: &SpdCompareReport);
-        folded(folded: &Folded<'_>);
         end_file(last: bool);
         error(file: &FileInfo<'_>, message: &str);
         note(file: &FileInfo<'_>, message: &str);

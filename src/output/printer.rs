@@ -6,26 +6,10 @@ use std::cell::RefCell;
 use std::io::{self, Write};
 use std::rc::Rc;
 
-use crate::analysis::annotate::AnnotateReport;
-use crate::analysis::callgraph::CallGraph;
-use crate::analysis::check::CheckReport;
-use crate::analysis::compare::CompareReport;
-use crate::analysis::functions::FunctionsLine;
-use crate::analysis::lines::LinesReport;
-use crate::analysis::profile::Folded;
-use crate::analysis::rangediff::BinaryMoved;
-use crate::analysis::ranges::RangeReport;
-use crate::analysis::spdcompare::SpdCompareReport;
-use crate::analysis::summary::Summary;
-use crate::format::diag::{Diagnostic, Tally};
-use crate::format::header::Header;
+use crate::format::diag::Diagnostic;
 use crate::format::record::Record;
-use crate::format::stackorder::StackOrder;
-use crate::format::strtab::StringTable;
 use crate::format::tables::Tables;
-use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
-use crate::image::symstore::BinarySymbols;
 use crate::output::json::Json;
 use crate::output::text::Text;
 
@@ -116,39 +100,6 @@ pub(crate) trait Printer {
     ) -> io::Result<()>;
     /// A problem in the file.
     fn diagnostic(&mut self, diagnostic: &Diagnostic) -> io::Result<()>;
-    /// The summary of the file's samples.
-    fn summary(
-        &mut self,
-        summary: &Summary,
-        tables: &Tables,
-        symbols: &SymbolMap,
-        order: StackOrder,
-    ) -> io::Result<()>;
-    /// The inclusive and exclusive hits per key of each binary's call stacks (`/functions`).
-    fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()>;
-    /// The hottest source lines (`/lines`).
-    fn source_lines(&mut self, report: &LinesReport) -> io::Result<()>;
-    /// Who calls whom (`/callgraph`).
-    fn call_graph(&mut self, graph: &CallGraph) -> io::Result<()>;
-    /// How each binary's LBR records were read as ranges (before `/coverage` or `/dyninst`).
-    fn lbr_ranges(&mut self, report: &RangeReport) -> io::Result<()>;
-    /// The blocks each function has and those the LBR ranges cover (`/coverage`), `top` per
-    /// binary.
-    fn coverage(&mut self, report: &RangeReport, top: usize) -> io::Result<()>;
-    /// The `n` functions per binary that ran the most instructions (`/dyninst`).
-    fn dyninst(&mut self, report: &RangeReport, n: usize) -> io::Result<()>;
-    /// One function's instructions and what the profile says of each (`/annotate`).
-    fn annotate(&mut self, report: &AnnotateReport) -> io::Result<()>;
-    /// The folded call stacks (`/folded`): `outer;...;leaf` and the hits, sorted.
-    fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()>;
-    /// How NEW differs from BASE (`/compare`); `file` is NEW.
-    fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()>;
-    /// How what each trace's LBR ranges give moved from BASE to NEW (`/compare` with
-    /// `/coverage` or `/dyninst`); `file` is NEW.
-    fn ranges_compared(&mut self, file: &FileInfo<'_>, binaries: &[BinaryMoved]) -> io::Result<()>;
-    /// A trace's binary beside the SPD of its build (`/compare TRACE SPD`); `file` is the
-    /// trace.
-    fn spd_compare(&mut self, file: &FileInfo<'_>, report: &SpdCompareReport) -> io::Result<()>;
     /// Ends a file; `last` when no file follows.
     fn end_file(&mut self, last: bool) -> io::Result<()>;
     /// The file could not be opened or read to its end.

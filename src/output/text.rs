@@ -25,44 +25,21 @@
 
 use std::io::{self, Write};
 
-use crate::analysis::annotate::AnnotateReport;
-use crate::analysis::callgraph::CallGraph;
-use crate::analysis::check::CheckReport;
-use crate::analysis::compare::{CompareReport, Comparison};
-use crate::analysis::functions::FunctionsLine;
-use crate::analysis::lines::LinesReport;
-use crate::analysis::profile::Folded;
-use crate::analysis::rangediff::BinaryMoved;
-use crate::analysis::ranges::RangeReport;
-use crate::analysis::spdcompare::SpdCompareReport;
-use crate::analysis::summary::Summary;
-use crate::analysis::summary::counted;
-use crate::format::diag::{Diagnostic, Severity, Tally};
-use crate::format::header::{Header, fourcc};
-use crate::format::progid::registry_form;
+use crate::format::diag::Diagnostic;
 use crate::format::record::Record;
-use crate::format::stackorder::StackOrder;
-use crate::format::strtab::StringTable;
 use crate::format::tables::Tables;
 use crate::image::lines::LineCache;
-use crate::image::matching::{MatchFile, MatchResult};
 use crate::image::symbols::SymbolMap;
-use crate::image::symstore::BinarySymbols;
 use crate::output::{FileInfo, Printer, Recorded, Render, push_dec};
-mod lbr;
 mod records;
 mod sink;
-mod spdcompare;
-mod summary;
-mod verdicts;
+pub(crate) mod tables;
 
 use records::*;
 pub use sink::Text;
 pub(crate) use records::progid_rows;
-pub(crate) use sink::{clean, hex8, name_text, thousands};
+pub(crate) use sink::{clean, name_text, thousands};
 pub(crate) use sink::TextPrinter;
-use sink::*;
-use verdicts::*;
 
 impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
     fn show(&mut self, report: &dyn Render) -> io::Result<()> {
@@ -167,127 +144,6 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         writeln!(self.err, "{}: {d}", self.label)?;
         self.err.flush()?;
         flushed
-    }
-
-    fn summary(
-        &mut self,
-        summary: &Summary,
-        tables: &Tables,
-        symbols: &SymbolMap,
-        order: StackOrder,
-    ) -> io::Result<()> {
-        summary::write(self, summary, tables, symbols, order)
-    }
-
-    fn functions(&mut self, lines: &[FunctionsLine]) -> io::Result<()> {
-        summary::functions(self, lines)
-    }
-
-    fn source_lines(&mut self, report: &LinesReport) -> io::Result<()> {
-        summary::source_lines(self, report)
-    }
-
-    fn call_graph(&mut self, graph: &CallGraph) -> io::Result<()> {
-        summary::call_graph(self, graph)
-    }
-
-    fn lbr_ranges(&mut self, report: &RangeReport) -> io::Result<()> {
-        lbr::ranges(self, report)
-    }
-
-    fn coverage(&mut self, report: &RangeReport, top: usize) -> io::Result<()> {
-        lbr::coverage(self, report, top)
-    }
-
-    fn dyninst(&mut self, report: &RangeReport, n: usize) -> io::Result<()> {
-        lbr::dyninst(self, report, n)
-    }
-
-    fn annotate(&mut self, report: &AnnotateReport) -> io::Result<()> {
-        lbr::annotate(self, report)
-    }
-
-    fn folded(&mut self, folded: &Folded<'_>) -> io::Result<()> {
-        folded.try_for_each(|stack, hits| {
-            self.line.clear();
-            self.line.extend_from_slice(stack.as_bytes());
-            self.line.push(b' ');
-            push_dec(&mut self.line, hits);
-            self.line.push(b'\n');
-            self.out.write_all(&self.line)
-        })
-    }
-
-    fn spd_compare(&mut self, file: &FileInfo<'_>, report: &SpdCompareReport) -> io::Result<()> {
-        spdcompare::spd_compare(self, file, report)
-    }
-
-    fn compare(&mut self, file: &FileInfo<'_>, report: &CompareReport) -> io::Result<()> {
-        let base = if report.base == "-" {
-            "standard input"
-        } else {
-            &report.base
-        };
-        self.section(format_args!(
-            "Compared with NEW {} (BASE {})",
-            clean(&file.label()),
-            clean(base)
-        ))?;
-        let name_w = report
-            .comparisons
-            .iter()
-            .map(|c| c.name.chars().count())
-            .max()
-            .unwrap_or(0)
-            .max("binary".len());
-        let hits_w = |f: fn(&Comparison) -> u128, title: &str| {
-            report
-                .comparisons
-                .iter()
-                .map(|c| f(c).to_string().len())
-                .max()
-                .unwrap_or(0)
-                .max(title.len())
-        };
-        let (bw, nw) = (
-            hits_w(|c| c.base_hits, "base"),
-            hits_w(|c| c.new_hits, "new"),
-        );
-        // The totals count what /summary counts per source: samples, branches or arcs.
-        if !report.comparisons.is_empty() {
-            writeln!(
-                self.out,
-                "  {:<name_w$}  {:<15}  {:>bw$}  {:>nw$}  {:<8}  {:>7}  {:>8}",
-                "binary", "source", "base", "new", "counted", "overlap", "coverage"
-            )?;
-        }
-        for c in &report.comparisons {
-            writeln!(
-                self.out,
-                "  {:<name_w$}  {:<15}  {:>bw$}  {:>nw$}  {:<8}  {:>7}  {:>8}",
-                clean(&c.name),
-                c.source,
-                c.base_hits,
-                c.new_hits,
-                counted(c.source),
-                format!("{:.1}%", c.overlap * 100.0),
-                format!("{:.1}%", c.coverage * 100.0)
-            )?;
-        }
-        for c in report.comparisons.iter().filter(|c| !c.missing.is_empty()) {
-            more_in_new(&mut self.out, c)?;
-        }
-        for f in &report.functions {
-            moved(&mut self.out, f)?;
-        }
-        for o in &report.only_in {
-            writeln!(self.out, "  {}: only in {}", clean(&o.name), o.only_in)?;
-        }
-        Ok(())
-    }
-
-    fn ranges_compared(&mut self, _: &FileInfo<'_>, binaries: &[BinaryMoved]) -> io::Result<()> {
-        lbr::compared(self, binaries)
     }
 
     fn end_file(&mut self, last: bool) -> io::Result<()> {

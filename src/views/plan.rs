@@ -17,13 +17,12 @@
 use std::fmt;
 use std::path::Path;
 
-use super::view::{Compared, Kind, Merged, Reads, Views, Writes};
+use super::{Compared, Kind, Merged, Reads, Views, Writes};
 
-use crate::analysis::annotate::SourcePath;
 use crate::format::stackorder::StackOrder;
-use crate::format::tables::StringIndex;
+use crate::format::tables::{StringIndex, Tables};
 use crate::image::code::ImageFile;
-use crate::image::matching::{MatchFile, PdbFile};
+use crate::image::matching::{self, MatchFile, MatchResult, PdbFile};
 use crate::image::symbolpath::SymbolPath;
 use crate::output::Format;
 
@@ -74,8 +73,6 @@ pub struct Plan {
     /// Whether, with `/pdb`, code the compiler inlined is shown as frames of the functions
     /// inlined (unless `/noinline`).
     pub inline: bool,
-    /// Where the PDB's source files are on this machine (`/srcpath`), for `/annotate`.
-    pub source_paths: Vec<SourcePath>,
 }
 
 impl Default for Plan {
@@ -99,7 +96,6 @@ impl Default for Plan {
             symbol_path: None,
             match_symbols: false,
             inline: true,
-            source_paths: Vec::new(),
         }
     }
 }
@@ -209,6 +205,21 @@ impl Plan {
         }
     }
 
+    /// The verdict of each `/match` file on the program IDs of `tables`.
+    pub(crate) fn match_results(&self, tables: &Tables) -> Vec<MatchResult<'_>> {
+        self.matches
+            .iter()
+            .map(|file| MatchResult {
+                file,
+                verdict: file
+                    .identity
+                    .as_ref()
+                    .ok()
+                    .map(|id| matching::judge(id, tables)),
+            })
+            .collect()
+    }
+
     /// Whether the views are printed per trace (else once, of the merged profile).
     pub(crate) fn views_per_trace(&self) -> bool {
         self.shape != Shape::Merged
@@ -217,15 +228,14 @@ impl Plan {
     /// Whether the view of `kind` is made of each trace on its own: not when the traces are
     /// compared and it is of the two together.
     pub(crate) fn of_each_trace(&self, kind: Kind) -> bool {
-        !(matches!(self.shape, Shape::Compared { .. })
-            && kind.declaration().compared == Compared::Both)
+        !(matches!(self.shape, Shape::Compared { .. }) && kind.declaration().compared.together())
     }
 
     /// Whether a view made of each trace on its own reads any of `reads`.
     pub(crate) fn each_trace_reads(&self, reads: Reads) -> bool {
         self.views
             .iter()
-            .any(|v| self.of_each_trace(v.kind()) && v.declaration().reads.any(reads))
+            .any(|v| self.of_each_trace(v.kind()) && v.kind().declaration().reads.any(reads))
     }
 
     /// Whether what the decoder counted must outlive the trace: for the merged profile or
@@ -256,7 +266,7 @@ impl Plan {
     /// declaration says), a number of traces the shape or a file does not take, two files
     /// of one path. The command line reports it as a usage error.
     pub fn conflict(&self, traces: usize) -> Option<Conflict> {
-        let views = || self.views.iter().map(|v| v.declaration());
+        let views = || self.views.declarations();
         if let Some((name, why)) = views().find_map(|d| Some((d.name, d.missing?))) {
             return Some(Conflict::new(format!("/{name}: {why}")));
         }
@@ -319,7 +329,7 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dump::view::View;
+    use crate::views::{View, pprof::Pprof, speedscope::Speedscope, summary::Summary};
 
     fn plan(views: Views, shape: Shape) -> Plan {
         Plan {

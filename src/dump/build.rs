@@ -1,48 +1,14 @@
-//! What a trace's counters counted, kept for the views of its profile (and past the trace
-//! when the traces are merged or compared), and what the `/match` files say of it.
+//! The files a trace's binaries are given by GUID and age (`/pdb`, `/image`), attached to
+//! the binaries they fit.
 
 use std::sync::Arc;
 
-use super::Plan;
-use crate::analysis::lbr::RangeCounts;
-use crate::analysis::stacks::StackCounts;
-use crate::analysis::summary::Summary;
 use crate::format::progid::registry_form;
-use crate::format::tables::Tables;
 use crate::image::code::ImageFile;
 use crate::image::ident::Identity;
-use crate::image::matching::{self, MatchResult, PdbFile};
+use crate::image::matching::PdbFile;
 use crate::image::symbols::SymbolMap;
-
-/// What a trace's counters counted, with the names its addresses are shown by: a profile
-/// the views read, kept past the trace when the traces are merged or compared.
-pub(crate) struct Kept {
-    /// Every address and arc per binary and source, when the plan counts them.
-    pub summary: Option<Summary>,
-    /// The distinct call stacks, when the plan keeps them.
-    pub stacks: Option<StackCounts>,
-    /// The distinct LBR records, whole, when the plan keeps them.
-    pub lbr: Option<RangeCounts>,
-    /// The binaries' names and identities.
-    pub tables: Tables,
-    /// The `/pdb` symbols attached to its binaries.
-    pub symbols: SymbolMap,
-}
-
-/// The verdict of each `/match` file on the trace's program IDs.
-pub(crate) fn match_results<'p>(plan: &'p Plan, tables: &Tables) -> Vec<MatchResult<'p>> {
-    plan.matches
-        .iter()
-        .map(|file| MatchResult {
-            file,
-            verdict: file
-                .identity
-                .as_ref()
-                .ok()
-                .map(|id| matching::judge(id, tables)),
-        })
-        .collect()
-}
+use crate::views::Plan;
 
 /// A file a trace's binaries are given by GUID and age: a `/pdb` (its functions) or an
 /// `/image` (its code).

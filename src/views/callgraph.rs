@@ -1,0 +1,190 @@
+//! `/callgraph[:FUNCTION]`: per binary, who calls whom and how often: from every LBR pair
+//! whose source is a call or a jump into another function's first byte (with `/image` and
+//! `/pdb`), and from call stacks a frame apart; with a function named, only its callers and
+//! callees, as pprof's `-peek`.
+//!
+//! ```text
+//! Call graph of progid 0 (lbr.exe): 188 calls on 7 edges     {"type":"call_edge",...,
+//!     hits    share  kind   caller -> callee                   "caller":"main_entry",
+//!      100   53.19%  call   main_entry -> step                 "callee":"step",...}
+//! ```
+
+use std::io::{self, Write};
+
+use maud::html;
+use serde::Serialize;
+
+use super::{Asked, Declaration, Declared, Kind, Opt, Parts, Profile, Reads, Section, Writes};
+use super::option::text;
+use crate::analysis::callgraph::{self, CallGraph as Graph};
+use crate::format::error::Error;
+use crate::output::html::count;
+use crate::output::text::clean;
+use crate::output::text::tables::{plural, showing, table};
+use crate::output::{Json, Out, Printer, Render, Text, percent};
+
+/// `/callgraph[:FUNCTION]`: the function whose callers and callees alone are shown, when
+/// one is named.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallGraph(pub Option<String>);
+
+impl Declared for CallGraph {
+    const DECLARATION: Declaration = Declaration {
+        section: Section::BeforeFold,
+        ..Declaration::new(
+            "callgraph",
+            3,
+            Writes::Tables,
+            Reads::SAMPLES.and(Reads::STACK_ARCS),
+        )
+    };
+    type Asked = Option<CallGraph>;
+    const OPTIONS: &'static [Opt<Asked>] = &[Opt::optional(
+        "callgraph",
+        "/callgraph[:NAME]",
+        "per binary: who calls whom and how often, from LBR (with /image) and call\n\
+         stacks; functions from /pdb. With NAME, that function's callers and callees",
+        |a, function| {
+            let function = match function.map(text) {
+                Some(f) if f.is_empty() => return Err("expected a function's name".to_owned()),
+                f => f,
+            };
+            a.callgraph = Some(CallGraph(function));
+            Ok(())
+        },
+    )];
+
+    fn asked(asked: Option<CallGraph>) -> Result<Option<Self>, String> {
+        Ok(asked)
+    }
+
+    /// Who calls whom, per binary (or only the callers and callees of the function named),
+    /// and what kept a binary from having edges.
+    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
+        let Some(counted) = profile.counted() else {
+            return Ok(());
+        };
+        let top = profile.plan.top;
+        let graph = match &self.0 {
+            None => callgraph::call_graph(&counted, top),
+            Some(function) => callgraph::around(&counted, function, top),
+        };
+        let file = profile.file;
+        out.print(|p| p.show(&graph))?;
+        if let Some(function) = &self.0
+            && graph.binaries.iter().all(|b| b.unique == 0)
+        {
+            let message =
+                format!("/callgraph:{function}: no edge of the profile calls or leaves it");
+            out.print(|p| p.note(file, &message))?;
+        }
+        for binary in &graph.binaries {
+            for why in &binary.missing {
+                let message = format!("{}: {why}", binary.name);
+                out.print(|p| p.note(file, &message))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The hottest call edges of each binary that has any.
+    fn section(profile: &Profile<'_>, parts: &mut Parts) {
+        let Some(counted) = profile.counted() else {
+            return;
+        };
+        let graph = callgraph::call_graph(&counted, profile.plan.top);
+        let with_edges: Vec<_> = graph.binaries.iter().filter(|b| b.unique > 0).collect();
+        let section = html! {
+            @if !with_edges.is_empty() {
+                h2 id="calls" { "Calls" }
+                @for b in with_edges {
+                    h3 { (b.name) ": " (count(b.calls, "call")) ", " (count(b.unique as u128, "edge")) }
+                    table.sortable.calls {
+                        thead { tr { th.n { "calls" } th.n { "share" } th { "kind" } th { "caller" } th { "callee" } } }
+                        tbody {
+                            @for e in &b.edges {
+                                tr {
+                                    td.n data-v=(e.calls) { (e.calls) }
+                                    td.n data-v=(e.calls) { (percent(e.calls, b.calls)) }
+                                    td { (e.kind.name()) }
+                                    td.mono { (e.caller) }
+                                    td.mono { (e.callee) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        parts.add(Kind::CallGraph, section);
+    }
+}
+
+impl Render for Graph {
+    /// A table per binary with edges, the most calls first.
+    fn text(&self, t: &mut Text<'_>) -> io::Result<()> {
+        for b in self.binaries.iter().filter(|b| b.unique > 0) {
+            let o = t.block()?;
+            let shown = showing(b.edges.len(), b.unique);
+            let what = match &self.around {
+                Some(f) => format!("Callers and callees of {} in", clean(f)),
+                None => "Call graph of".to_owned(),
+            };
+            writeln!(
+                o,
+                "{what} progid {} ({}): {} call{} on {} edge{}{shown}",
+                b.progid,
+                clean(&b.name),
+                b.calls,
+                plural(b.calls),
+                b.unique,
+                plural(b.unique as u64),
+            )?;
+            let rows: Vec<(u128, String, String)> = b
+                .edges
+                .iter()
+                .map(|e| {
+                    let edge = format!(
+                        "{:<5}  {} -> {}",
+                        e.kind.name(),
+                        clean(&e.caller),
+                        clean(&e.callee)
+                    );
+                    (e.calls, percent(e.calls, b.calls), edge)
+                })
+                .collect();
+            table(o, "kind   caller -> callee", &rows)?;
+        }
+        Ok(())
+    }
+
+    fn json(&self, j: &mut Json<'_>) -> io::Result<()> {
+        for b in &self.binaries {
+            for edge in &b.edges {
+                let line = CallEdgeOf {
+                    path: j.path,
+                    progid: b.progid,
+                    name: &b.name,
+                    caller: &edge.caller,
+                    callee: &edge.callee,
+                    calls: edge.calls,
+                    kind: edge.kind.name(),
+                };
+                j.line(&line)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "call_edge")]
+struct CallEdgeOf<'a> {
+    path: &'a str,
+    progid: u16,
+    name: &'a str,
+    caller: &'a str,
+    callee: &'a str,
+    calls: u128,
+    kind: &'a str,
+}

@@ -1,0 +1,143 @@
+//! What the views of one profile read while they are shown: a trace's counts, or several
+//! traces' merged, and what the walk of the views (`dump/views.rs`) makes of them once,
+//! before the views that read it. The walk lets go of each part once no view still to come
+//! reads it, as the views' declarations say; a view that is the last to read a part whole
+//! may take it ([`Profile::take_stacks`]).
+
+use crate::analysis::Counted;
+use crate::analysis::functions::FunctionsLine;
+use crate::analysis::keys::Namers;
+use crate::analysis::lbr::RangeCounts;
+use crate::analysis::profile::{BinaryStacks, StackProfile};
+use crate::analysis::ranges::RangeReport;
+use crate::analysis::stacks::StackCounts;
+use crate::analysis::summary::Summary;
+use crate::format::tables::Tables;
+use crate::image::symbols::SymbolMap;
+use crate::output::FileInfo;
+
+use super::report::Parts;
+use super::{Kind, Plan, Reads, When};
+
+/// What the views of one profile read while they are shown.
+pub(crate) struct Profile<'w> {
+    /// The trace, or the first of the traces merged, as the output names it.
+    pub(crate) file: &'w FileInfo<'w>,
+    /// What the run does.
+    pub(crate) plan: &'w Plan,
+    /// The binaries' names and identities.
+    pub(crate) tables: &'w Tables,
+    /// The symbols and code attached to its binaries.
+    pub(crate) symbols: &'w SymbolMap,
+    /// Every address and arc per binary and source, while a view still to come reads them,
+    /// unless the summary could not be finished (which was said).
+    pub(crate) summary: Option<Summary>,
+    /// The distinct call stacks as decoded, while a view still to come reads them.
+    pub(crate) stacks: Option<StackCounts>,
+    /// The distinct LBR records, when the caller reads them after the views.
+    pub(crate) lbr: Option<RangeCounts>,
+    /// Every address the views name, looked up once per binary.
+    pub(crate) namers: Namers<'w>,
+    /// The call stacks by key, for the views that read them.
+    pub(crate) folded: StackProfile,
+    /// The samples without call stacks, as the views need them.
+    pub(crate) flat: Flat,
+    /// What the report's flame graphs draw, once made.
+    pub(crate) drawn: Option<FlameInput>,
+    /// The LBR records read as branch sequences, for the views that read them.
+    pub(crate) ranges: Option<RangeReport>,
+    /// The parts of the HTML report gathered so far, when the report is asked for.
+    pub(crate) parts: Option<Parts>,
+    /// What the caller reads of the profile after its views: what the views may not let go.
+    pub(crate) after: After,
+    /// Whether how the LBR records were read has been shown (before the first LBR view).
+    pub(crate) ranges_shown: bool,
+    /// The call stacks of a profile without any.
+    empty: StackCounts,
+}
+
+/// What the caller reads of a profile after its views: what the views may not let go.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct After {
+    /// The summary's tables (`/check`, `/merge`, `/compare`).
+    pub summary: bool,
+    /// The distinct call stacks as decoded (`/merge`, `/compare`).
+    pub stacks: bool,
+    /// The distinct LBR records as decoded (`/merge`, `/compare`).
+    pub lbr: bool,
+}
+
+/// The samples without call stacks as the views need them (each a stack of one address):
+/// the `/functions` lines of every binary and source (for `/functions` and the report), and
+/// the source kept whole that a flame graph of a trace without call stacks draws.
+#[derive(Default)]
+pub(crate) struct Flat {
+    /// The samples of the source a flame graph draws, per binary.
+    pub(crate) sampled: Vec<BinaryStacks>,
+    /// The `/functions` lines.
+    pub(crate) functions: Vec<FunctionsLine>,
+}
+
+/// What a flame graph draws: its title, folded stacks and the note that says what it shows
+/// when that is not the call stacks.
+pub(crate) type FlameInput = (String, Vec<(String, u128)>, Option<String>);
+
+impl<'w> Profile<'w> {
+    /// The profile of `summary`, `stacks` and `lbr`, named by `tables` and `symbols`, before
+    /// anything is made of it.
+    pub(crate) fn new(
+        file: &'w FileInfo<'w>,
+        plan: &'w Plan,
+        (tables, symbols): (&'w Tables, &'w SymbolMap),
+        (summary, stacks, lbr): (Option<Summary>, Option<StackCounts>, Option<RangeCounts>),
+        after: After,
+    ) -> Self {
+        Profile {
+            file,
+            plan,
+            tables,
+            symbols,
+            summary,
+            stacks,
+            lbr,
+            namers: Namers::plain(),
+            folded: StackProfile::default(),
+            flat: Flat::default(),
+            drawn: None,
+            ranges: None,
+            parts: None,
+            after,
+            ranges_shown: false,
+            empty: StackCounts::default(),
+        }
+    }
+
+    /// What was counted, when the summary could be finished: the views read it whole.
+    pub(crate) fn counted(&self) -> Option<Counted<'_>> {
+        Some(Counted {
+            summary: self.summary.as_ref()?,
+            stacks: self.stacks.as_ref().unwrap_or(&self.empty),
+            order: self.plan.stack_order,
+            tables: self.tables,
+            symbols: self.symbols,
+        })
+    }
+
+    /// The call stacks as decoded, for the view of `kind` to let go of once it has read
+    /// them, when no view after it and not the caller reads them.
+    pub(crate) fn take_stacks(&mut self, kind: Kind) -> Option<StackCounts> {
+        let read_after = self
+            .plan
+            .views
+            .declarations()
+            .zip(self.plan.views.iter())
+            .any(|(d, v)| {
+                v.kind() > kind && d.when >= When::InOrder && d.reads.any(Reads::STACKS)
+            });
+        if read_after || self.after.stacks {
+            None
+        } else {
+            self.stacks.take()
+        }
+    }
+}
