@@ -13,11 +13,12 @@ use std::io::{self, BufWriter, Cursor};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sptdump::cli::{self, Command};
-use sptdump::dump::{self, Plan, Traces};
+use sptdump::dump::{self, Traces};
 use sptdump::format::decode::{Decoder, Sink};
 use sptdump::format::diag::Diagnostic;
 use sptdump::format::record::Record;
 use sptdump::input::Input;
+use sptdump::views::Plan;
 use sptdump_testkit::synth;
 
 /// Counts what the decoder hands out, and nothing more.
@@ -42,7 +43,7 @@ fn out() -> BufWriter<io::Sink> {
 fn run(trace: &[u8], plan: &Plan) {
     let paths = ["bench.spt".to_owned()];
     let traces = Traces::opened(&paths, vec![Ok(Input::memory(trace.to_vec()))]);
-    let mut printer = dump::printer(plan, out(), io::sink());
+    let mut printer = plan.printer(out(), io::sink());
     dump::run(&mut printer, plan, &traces).unwrap();
 }
 

@@ -7,8 +7,11 @@
 //! ```text
 //! cli        the command line: SPTDump's options in every spelling -> a Plan
 //! dump       the driver: walks a Plan over the traces, into a printer, one pass per trace
-//! output     the Printer trait; text and JSON Lines, and the exporters beside them
+//! views      each view of a profile in a module of its own, listed in one registry; the
+//!            Plan of a run
+//! output     the Printer and the Render trait; text and JSON Lines, the exporters
 //! analysis   what the samples add up to: summary, stacks, functions, check, compare, keys
+//! engine     the counting tables, the stacks' slices, the address index, two threads
 //! image      PE and PDB identities, /match verdicts, PDB symbols
 //! input      a file or a pipe -> header, tables, and the stream positioned at its start
 //! format     pure SPT: header, string table, program IDs, layout, records, decoder,
@@ -16,16 +19,17 @@
 //! ```
 //!
 //! The command line's options and their SPTDump spellings are read here too ([`cli::parse`]),
-//! so that the binary, the tests and the fuzzer make a [`dump::Plan`] of a command line one
+//! so that the binary, the tests and the fuzzer make a [`views::Plan`] of a command line one
 //! way; the binary keeps what is its own (exit codes, the progress bar, reading `/sptlist`
 //! files).
 //!
 //! Dumping a trace as `sptdump /json /progid trace.spt` does:
 //!
 //! ```no_run
-//! use sptdump::dump::{self, Plan, Sections, Traces};
+//! use sptdump::dump::{self, Traces};
 //! use sptdump::input::Input;
 //! use sptdump::output::Format;
+//! use sptdump::views::{Plan, Sections};
 //!
 //! let mut plan = Plan::default();
 //! plan.format = Format::Json;
@@ -33,7 +37,7 @@
 //! plan.sections.progid = true;
 //! let paths = ["trace.spt".to_owned()];
 //! let open = |_: usize| Input::open("trace.spt".as_ref());
-//! let mut printer = dump::printer(&plan, std::io::stdout().lock(), std::io::stderr().lock());
+//! let mut printer = plan.printer(std::io::stdout().lock(), std::io::stderr().lock());
 //! let ran = dump::run(&mut printer, &plan, &Traces::new(&paths, &open))?;
 //! println!("{:?}", ran.status());
 //! # Ok::<(), dump::RunError>(())

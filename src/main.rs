@@ -14,7 +14,6 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sptdump::dump::{self, RunError, Status, Traces};
-use sptdump::views::Plan;
 use sptdump::format::tables::base_name;
 use sptdump::image::code::ImageFile;
 use sptdump::image::matching::{MatchFile, PdbFile};
@@ -22,6 +21,7 @@ use sptdump::image::symbolpath::Progress as DownloadProgress;
 use sptdump::image::symstore;
 use sptdump::input::{Input, OpenError, describe};
 use sptdump::output::Format;
+use sptdump::views::Plan;
 
 use sptdump::cli::{self, Command, Progress, UsageError};
 
@@ -57,7 +57,7 @@ fn main() -> ExitCode {
                 .collect();
             let mut plan = Plan::default();
             plan.format = format;
-            let mut printer = dump::printer(&plan, &mut out, io::stderr().lock());
+            let mut printer = plan.printer(&mut out, io::stderr().lock());
             dump::identities(&mut printer, &files)
         }
         Command::Run {
@@ -174,7 +174,7 @@ fn run(
             _ => input,
         })
     };
-    let mut printer = dump::printer(&plan, out, io::stderr().lock());
+    let mut printer = plan.printer(out, io::stderr().lock());
     let ran = dump::run(&mut printer, &plan, &Traces::new(&paths, &open));
     if let Some(bar) = bar {
         bar.finish_and_clear();

@@ -37,6 +37,22 @@ pub struct SourcePath {
     pub new: PathBuf,
 }
 
+impl SourcePath {
+    /// `OLD=NEW`, as `/srcpath` takes it; why not, when it is not that.
+    pub fn parse(text: &str) -> Result<SourcePath, String> {
+        let Some((old, new)) = text
+            .split_once('=')
+            .filter(|(o, n)| !o.is_empty() && !n.is_empty())
+        else {
+            return Err("expected OLD=NEW, a folder as the PDB names it and one here".into());
+        };
+        Ok(SourcePath {
+            old: old.to_owned(),
+            new: new.into(),
+        })
+    }
+}
+
 /// One instruction of an annotated function.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Row {

@@ -17,12 +17,14 @@
 //! SPTDump's spellings are not those of a general argument parser (`/name:value`, any case,
 //! `/path` as a file), so the table parses them itself, as ripgrep's flag definitions do.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 
-use crate::views::summary::Summary;
-use crate::views::{DEFAULT_TOP, Opt, Plan, Sections, Set, Shape, View, Views};
 use crate::image::symbolpath::SymbolPath;
 use crate::output::Format;
+use crate::views::summary::Summary;
+use crate::views::{
+    About, Apply, DEFAULT_TOP, Opt, Plan, Sections, Set, Shape, Takes, View, Views,
+};
 
 mod options;
 mod spelling;
@@ -88,8 +90,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
         } else if arg == "--" {
             options_ended = true;
         } else if let Some(spelled) = spelled(&arg)? {
-            match option(canonical(&spelled.name.to_ascii_lowercase())) {
-                Some(row) => apply_row(&mut given, row, &arg, spelled, &mut args)?,
+            let rows = option(canonical(&spelled.name.to_ascii_lowercase()));
+            match rows.first() {
+                Some(_) => apply_rows(&mut given, &rows, &arg, spelled, &mut args)?,
                 None if spelled.dashed
                     || (spelled.separator != Some('=') && mistyped(&arg, &spelled.name)) =>
                 {
@@ -109,96 +112,121 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageE
     command(given, traces)
 }
 
-/// Applies the option of `row`, spelled as `arg`, to `given`: a view's to what the views'
-/// rows gather.
-fn apply_row(
+/// Applies the option of `rows` (one, or several views' that take it), spelled as `arg`,
+/// to `given`: a view's to what the views' rows gather. Its value, which may be the next
+/// argument, is read once.
+fn apply_rows(
     given: &mut Given,
-    row: Row,
+    rows: &[Row],
     arg: &OsString,
     spelled: Spelled,
     rest: &mut impl Iterator<Item = OsString>,
 ) -> Result<(), UsageError> {
-    let name = row.about().name;
-    given.named.push(name);
-    match row {
-        // `/match` alone checks what `/symbols` finds (the command says whether it may).
-        Row::Own(_) if name == "match" && spelled.value.is_none() && !spelled.dashed => {
-            given.match_symbols = true;
-            Ok(())
+    let about = rows[0].about();
+    given.named.push(about.name);
+    // `/match` alone checks what `/symbols` finds (the command says whether it may).
+    if about.name == "match" && spelled.value.is_none() && !spelled.dashed {
+        given.match_symbols = true;
+        return Ok(());
+    }
+    let value = value_of(about, arg, spelled, rest)?;
+    let setter = Setter {
+        value: value.as_deref(),
+    };
+    for row in rows {
+        match *row {
+            Row::Own(opt) => setter.apply(given, opt)?,
+            Row::View(row) => row.apply(&mut given.views, setter)?,
         }
-        Row::Own(opt) => apply(given, opt, arg, spelled, rest),
-        Row::View(opt) => apply(&mut given.views, opt, arg, spelled, rest),
+    }
+    Ok(())
+}
+
+/// The value of option `about`, spelled as `arg`: after a colon (or for the dash forms `=`
+/// or the next argument), as what it takes says.
+fn value_of(
+    about: &About,
+    arg: &OsString,
+    spelled: Spelled,
+    rest: &mut impl Iterator<Item = OsString>,
+) -> Result<Option<OsString>, UsageError> {
+    let shown = arg.to_string_lossy();
+    let name = about.name;
+    match (about.takes, spelled.value) {
+        (_, Some(_)) if !spelled.dashed && spelled.separator == Some('=') => Err(usage(format!(
+            "'{shown}': values follow a colon, as in /{name}:{}",
+            shown.split_once('=').map_or("", |(_, v)| v)
+        ))),
+        (Takes::Nothing, None) => Ok(None),
+        (Takes::Nothing, Some(_)) => Err(usage(format!("option '/{name}' takes no value"))),
+        // A value of its own only after a colon (or `=` for the dash forms): the next
+        // argument is never taken, as it may be a trace.
+        (Takes::Maybe, value) => Ok(value),
+        (Takes::Value, Some(v)) => Ok(Some(v)),
+        (Takes::Value, None) if spelled.dashed => rest
+            .next()
+            .map(Some)
+            .ok_or_else(|| usage(format!("option '{shown}' needs a value"))),
+        (Takes::Value, None) => {
+            let what = about.value.unwrap_or("VALUE");
+            Err(usage(format!(
+                "option '{shown}' needs a value: /{name}:{what}"
+            )))
+        }
     }
 }
 
-/// Applies option `opt`, spelled as `arg`, to `target`; its value may be the next argument.
-fn apply<T>(
-    target: &mut T,
-    opt: &Opt<T>,
-    arg: &OsString,
-    spelled: Spelled,
-    rest: &mut impl Iterator<Item = OsString>,
-) -> Result<(), UsageError> {
-    let shown = arg.to_string_lossy();
-    let name = opt.name;
-    let value = match (&opt.set, spelled.value) {
-        (_, Some(_)) if !spelled.dashed && spelled.separator == Some('=') => {
-            return Err(usage(format!(
-                "'{shown}': values follow a colon, as in /{name}:{}",
-                shown.split_once('=').map_or("", |(_, v)| v)
-            )));
+/// Sets what an option's value says, parsed by its row.
+#[derive(Clone, Copy)]
+struct Setter<'a> {
+    /// Its value, as [`value_of`] read it.
+    value: Option<&'a OsStr>,
+}
+
+impl Apply for Setter<'_> {
+    type Error = UsageError;
+
+    fn apply<T>(self, target: &mut T, opt: &'static Opt<T>) -> Result<(), UsageError> {
+        let name = opt.name;
+        let set = match opt.set {
+            Set::Flag(set) => {
+                set(target);
+                return Ok(());
+            }
+            Set::Optional(set) => {
+                return set(target, self.value).map_err(|why| {
+                    let value = self.value.unwrap_or_default().to_string_lossy();
+                    usage(format!("invalid value '{value}' for /{name}: {why}"))
+                });
+            }
+            Set::Value(set) => set,
+        };
+        let value = self.value.unwrap_or_default();
+        let values = if opt.list {
+            items(value)?
+        } else {
+            vec![value.to_owned()]
+        };
+        let files = matches!(opt.value, Some("FILE" | "FILES"));
+        for v in values {
+            if v.is_empty() && (opt.list || files) {
+                return Err(usage(match (opt.list, files) {
+                    (true, true) => format!("/{name} needs a comma-separated list of files"),
+                    (true, false) => {
+                        format!("/{name} needs a comma-separated list of names or progid indices")
+                    }
+                    (false, _) => format!("/{name} needs a file: /{name}:FILE"),
+                }));
+            }
+            set(target, &v).map_err(|why| {
+                usage(format!(
+                    "invalid value '{}' for /{name}: {why}",
+                    v.to_string_lossy()
+                ))
+            })?;
         }
-        (Set::Flag(set), None) => {
-            set(target);
-            return Ok(());
-        }
-        (Set::Flag(_), Some(_)) => return Err(usage(format!("option '/{name}' takes no value"))),
-        // A value of its own only after a colon (or `=` for the dash forms): the next
-        // argument is never taken, as it may be a trace.
-        (Set::Optional(set), value) => {
-            return set(target, value.as_deref()).map_err(|why| {
-                let value = value.as_deref().unwrap_or_default().to_string_lossy();
-                usage(format!("invalid value '{value}' for /{name}: {why}"))
-            });
-        }
-        (Set::Value(_), Some(v)) => v,
-        (Set::Value(_), None) if spelled.dashed => rest
-            .next()
-            .ok_or_else(|| usage(format!("option '{shown}' needs a value")))?,
-        (Set::Value(_), None) => {
-            let what = opt.value.unwrap_or("VALUE");
-            return Err(usage(format!(
-                "option '{shown}' needs a value: /{name}:{what}"
-            )));
-        }
-    };
-    let Set::Value(set) = opt.set else {
-        unreachable!("a flag and an optional value were applied above")
-    };
-    let values = if opt.list {
-        items(&value)?
-    } else {
-        vec![value]
-    };
-    let files = matches!(opt.value, Some("FILE" | "FILES"));
-    for v in values {
-        if v.is_empty() && (opt.list || files) {
-            return Err(usage(match (opt.list, files) {
-                (true, true) => format!("/{name} needs a comma-separated list of files"),
-                (true, false) => {
-                    format!("/{name} needs a comma-separated list of names or progid indices")
-                }
-                (false, _) => format!("/{name} needs a file: /{name}:FILE"),
-            }));
-        }
-        set(target, &v).map_err(|why| {
-            usage(format!(
-                "invalid value '{}' for /{name}: {why}",
-                v.to_string_lossy()
-            ))
-        })?;
+        Ok(())
     }
-    Ok(())
 }
 
 /// What the options given ask for: a command, its plan built by the rules of how options
@@ -370,6 +398,7 @@ fn plan(given: Given, mut views: Views, format: Format) -> Plan {
 mod tests {
     use super::*;
     use crate::format::stackorder::StackOrder;
+    use crate::views::Kind;
 
     fn parse_strs(args: &[&str]) -> Result<Command, UsageError> {
         parse(args.iter().map(OsString::from))
@@ -441,7 +470,7 @@ mod tests {
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
                 .collect();
             if !name.is_empty() {
-                assert!(option(&name).is_some(), "the help lists /{name}");
+                assert!(!option(&name).is_empty(), "the help lists /{name}");
             }
         }
     }
@@ -559,7 +588,7 @@ mod tests {
                     .chars()
                     .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
                     .collect();
-                assert!(option(&name).is_some(), "{word}");
+                assert!(!option(&name).is_empty(), "{word}");
             }
         }
     }

@@ -320,8 +320,7 @@ const AFTER: &[Own] = &[
         "JSON Lines on standard output instead of text",
         |g| g.json = true,
     ),
-    flag("help", Group::Output, "this help", |g| g.help = true)
-    .shown("/help, /?, /h"),
+    flag("help", Group::Output, "this help", |g| g.help = true).shown("/help, /?, /h"),
     flag("version", Group::Output, "the version", |g| {
         g.version = true
     })
@@ -343,7 +342,7 @@ pub(super) enum Row {
     /// The run's.
     Own(&'static Own),
     /// A view's, from its module.
-    View(&'static Opt<views::Asked>),
+    View(views::Row),
 }
 
 impl Row {
@@ -351,7 +350,7 @@ impl Row {
     pub(super) fn about(self) -> &'static About {
         match self {
             Row::Own(o) => &o.about,
-            Row::View(o) => &o.about,
+            Row::View(o) => o.about(),
         }
     }
 }
@@ -366,9 +365,13 @@ pub(super) fn rows() -> Vec<Row> {
         .collect()
 }
 
-/// The option of this name.
-pub(super) fn option(name: &str) -> Option<Row> {
-    rows().into_iter().find(|o| o.about().name == name)
+/// The rows of this name: one, or a view's and another's that takes it too (`/srcpath`:
+/// `/annotate`'s and the report's).
+pub(super) fn option(name: &str) -> Vec<Row> {
+    rows()
+        .into_iter()
+        .filter(|o| o.about().name == name)
+        .collect()
 }
 
 /// What sptdump is, the first line of the help and of the short usage.
@@ -401,7 +404,12 @@ pub fn short_usage() -> String {
 pub fn help() -> String {
     // Two spaces after the longest option.
     let rows = rows();
-    let width = rows.iter().map(|o| o.about().label().len()).max().unwrap_or(0) + 2;
+    let width = rows
+        .iter()
+        .map(|o| o.about().label().len())
+        .max()
+        .unwrap_or(0)
+        + 2;
     let mut text = format!("{TITLE}\n\nUsage: {USAGE}\n");
     for (group, title) in [
         (
@@ -411,7 +419,13 @@ pub fn help() -> String {
         (Group::Output, "Output:"),
     ] {
         let _ = write!(text, "\n{title}\n");
+        let mut listed = Vec::new();
         for o in rows.iter().map(|o| o.about()).filter(|o| o.group == group) {
+            // A row several views take is listed once, with the first one's words.
+            if listed.contains(&o.name) {
+                continue;
+            }
+            listed.push(o.name);
             let mut help = o.help.to_owned();
             if let Some(default) = o.default {
                 let said = format!("default {}", default());

@@ -67,7 +67,14 @@ fn compared<P: Printer>(
     let named = views
         .declarations()
         .any(|d| d.compared.together() && d.reads.any(Reads::PROFILE));
-    let mut both = Both::new(plan, traces.paths, &new_file, sides, named);
+    let ranges_top = views.top().unwrap_or(plan.top);
+    let mut both = Both::new(
+        (plan.settings(), ranges_top),
+        traces.paths,
+        &new_file,
+        sides,
+        named,
+    );
     if let (Some(b), Some(n)) = (side(sides[0], plan), side(sides[1], plan)) {
         let mut r = compare::compare(&b, &n, plan.top);
         r.base = traces.paths[0].clone();

@@ -8,9 +8,9 @@ use std::sync::mpsc::sync_channel;
 
 use super::trace::{self, Within};
 use super::{Outcome, Plan, Traces};
-use crate::views::kept::Kept;
 use crate::input::{Input, OpenError};
 use crate::output::{FileInfo, Printer, Recorder};
+use crate::views::kept::Kept;
 
 /// Whether traces are decoded on several threads: when there are cores and traces for it,
 /// what each prints is small (it is held in memory until its turn), and none is standard
@@ -73,7 +73,7 @@ pub(super) fn each<P: Printer>(
                         break;
                     }
                     let recorder = Recorder::default();
-                    let mut buffered = super::printer(plan, recorder.out(), recorder.err());
+                    let mut buffered = plan.printer(recorder.out(), recorder.err());
                     let kept = open_one(&mut buffered, paths, i, open(i), plan, within(i, true));
                     drop(buffered);
                     if done.send((i, kept, recorder.finish())).is_err() {

@@ -8,8 +8,6 @@ use uuid::Uuid;
 use super::build::BuildFile;
 use super::many::each;
 use super::{Out, Plan, Ran, Status, Traces, views};
-use crate::views::kept::Kept;
-use crate::views::profile::After;
 use crate::analysis::lbr::RangeCounts;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
@@ -18,6 +16,8 @@ use crate::format::progid::ProgramId;
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 use crate::output::{FileInfo, Printer};
+use crate::views::kept::Kept;
+use crate::views::profile::After;
 
 /// The binaries of several traces merged by (GUID, age), numbered by first appearance.
 #[derive(Default)]

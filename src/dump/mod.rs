@@ -36,5 +36,5 @@ mod views;
 use crate::output::Out;
 use crate::views::Plan;
 pub use outcome::{Outcome, Ran, Status};
-pub use run::{RunError, identities, printer, run};
+pub use run::{RunError, identities, run};
 pub use traces::Traces;

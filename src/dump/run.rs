@@ -5,10 +5,10 @@ use std::io::{self, Write};
 use super::outcome::{Ran, Status};
 use super::traces::Traces;
 use super::{compare, many, merge};
-use crate::views::{Conflict, Plan, Shape};
 use crate::image::matching::MatchFile;
 use crate::output::verdicts::Identities;
 use crate::output::{Output, Printer};
+use crate::views::{Conflict, Plan, Shape};
 
 /// Why a run could not be carried out.
 #[non_exhaustive]
@@ -72,10 +72,4 @@ pub fn identities<W: Write, E: Write>(
     } else {
         Status::Errors
     })
-}
-
-/// The printer a plan asks for, writing the dump to `out` and diagnostics to `err`. The
-/// command line, the tests and the fuzzer all print through it.
-pub fn printer<W: Write, E: Write>(plan: &Plan, out: W, err: E) -> Output<W, E> {
-    Output::new(plan.format, !plan.banner(), out, err)
 }

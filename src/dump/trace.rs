@@ -15,9 +15,6 @@ use std::io;
 
 use super::build::BuildFile;
 use super::{Out, Outcome, Plan, views};
-use crate::views::kept::Kept;
-use crate::views::profile::After;
-use crate::views::{Sections, Shape, Writes};
 use crate::analysis::lbr::RangeCounts;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::collect::Collector;
@@ -37,6 +34,9 @@ use crate::input::{Input, OpenError, Opened};
 use crate::output::sections::{HeaderSection, ProgidSection, StringSection};
 use crate::output::verdicts::{Checked, Matched, Validated};
 use crate::output::{FileInfo, Printer};
+use crate::views::kept::Kept;
+use crate::views::profile::After;
+use crate::views::{Sections, Shape, Writes};
 
 /// How a trace is read within its run.
 #[derive(Clone, Copy, Debug)]

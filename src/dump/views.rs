@@ -25,8 +25,8 @@ use crate::format::tables::Tables;
 use crate::output::{FileInfo, Out, Printer};
 use crate::views::flamegraph::flame_input;
 use crate::views::kept::Kept;
-use crate::views::profile::{After, Flat, FlameInput};
-use crate::views::{Kind, Parts, Plan, Profile, Reads, Section, When};
+use crate::views::profile::{After, FlameInput, Flat};
+use crate::views::{Kind, Plan, Profile, Reads, Section, View, When};
 
 /// Prints and writes the views of the profile `kept`, named `file`, in the order they are
 /// shown. What no view after needs and the caller does not read `after` is let go of as
@@ -39,7 +39,8 @@ pub(super) fn show<P: Printer>(
     after: After,
 ) -> Result<(), Error> {
     let counts = (kept.summary.take(), kept.stacks.take(), kept.lbr.take());
-    let mut profile = Profile::new(file, plan, (&kept.tables, &kept.symbols), counts, after);
+    let tables = (&kept.tables, &kept.symbols);
+    let mut profile = Profile::new(file, plan.settings(), tables, counts, after);
     let walked = walk(out, plan, &mut profile);
     // What the views did not let go of is the caller's.
     kept.summary = profile.summary.take();
@@ -49,7 +50,11 @@ pub(super) fn show<P: Printer>(
 }
 
 /// The steps of [`show`] on `profile`.
-fn walk<P: Printer>(out: &mut Out<'_, P>, plan: &Plan, profile: &mut Profile<'_>) -> Result<(), Error> {
+fn walk<P: Printer>(
+    out: &mut Out<'_, P>,
+    plan: &Plan,
+    profile: &mut Profile<'_>,
+) -> Result<(), Error> {
     let views = &plan.views;
     let first = |when: When| when == When::First;
     for view in views.iter().filter(|v| first(v.kind().declaration().when)) {
@@ -101,6 +106,11 @@ fn walk<P: Printer>(out: &mut Out<'_, P>, plan: &Plan, profile: &mut Profile<'_>
             profile.drawn = Some(flame_input(&label, &profile.folded, &profile.flat.sampled));
         }
         if plan.of_each_trace(kind) {
+            profile.stacks_last = !profile.after.stacks
+                && !views.iter().any(|v| {
+                    let d = v.kind().declaration();
+                    v.kind() > kind && d.when >= When::InOrder && d.reads.any(Reads::STACKS)
+                });
             view.show(profile, out)?;
         }
     }
@@ -142,21 +152,24 @@ fn unread_lines<P: Printer>(out: &mut Out<'_, P>, profile: &Profile<'_>) -> Resu
 }
 
 /// Adds each view's section of the report made at `when` to the report's parts, when the
-/// report is asked for of this profile (a view that reads before the fold: the report
-/// gathers its parts then).
+/// report is asked for of this profile: the view that writes it starts them, before the
+/// fold.
 fn gather(plan: &Plan, profile: &mut Profile<'_>, when: Section) {
-    let reported = plan
-        .views
-        .iter()
-        .any(|v| v.kind().declaration().when == When::BeforeFold && plan.of_each_trace(v.kind()));
-    if when == Section::BeforeFold && reported && profile.counted().is_some() {
-        profile.parts = Some(Parts::default());
+    if when == Section::BeforeFold && profile.counted().is_some() {
+        profile.parts = plan
+            .views
+            .iter()
+            .filter(|v| plan.of_each_trace(v.kind()))
+            .find_map(View::report);
     }
     let Some(mut parts) = profile.parts.take() else {
         return;
     };
-    for kind in Kind::ALL.into_iter().filter(|k| k.declaration().section == when) {
-        kind.section(profile, &mut parts);
+    for kind in Kind::ALL
+        .into_iter()
+        .filter(|k| k.declaration().section == when)
+    {
+        kind.section(&plan.views, profile, &mut parts);
     }
     profile.parts = Some(parts);
 }

@@ -228,6 +228,17 @@ pub fn judge(id: &Identity, tables: &Tables) -> MatchVerdict {
     }
 }
 
+/// The verdict of each of `files` on the program IDs of `tables`.
+pub(crate) fn results<'f>(files: &'f [MatchFile], tables: &Tables) -> Vec<MatchResult<'f>> {
+    files
+        .iter()
+        .map(|file| MatchResult {
+            file,
+            verdict: file.identity.as_ref().ok().map(|id| judge(id, tables)),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

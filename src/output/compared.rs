@@ -293,22 +293,21 @@ struct CompareBinaryLine<'a> {
 fn spd_json(j: &mut Json<'_>, path: &str, report: &SpdCompareReport) -> io::Result<()> {
     for row in &report.rows {
         j.line(&SpdCompareLine {
-                path,
-                spd: &report.spd,
-                progid: report.progid,
-                name: &report.binary,
-                function: &row.function,
-                rva: row.rva,
-                hash: row.hash.map(|h| format!("{h:016X}")),
-                trace_samples: row.trace_samples,
-                trace_share: row.trace_share,
-                spd_entry: row.spd_entry,
-                spd_entry_share: row.spd_entry_share,
-                spd_dyninst: row.spd_dyninst,
-                spd_dyninst_share: row.spd_dyninst_share,
-                dyninst_inferred: true,
-            },
-        )?;
+            path,
+            spd: &report.spd,
+            progid: report.progid,
+            name: &report.binary,
+            function: &row.function,
+            rva: row.rva,
+            hash: row.hash.map(|h| format!("{h:016X}")),
+            trace_samples: row.trace_samples,
+            trace_share: row.trace_share,
+            spd_entry: row.spd_entry,
+            spd_entry_share: row.spd_entry_share,
+            spd_dyninst: row.spd_dyninst,
+            spd_dyninst_share: row.spd_dyninst_share,
+            dyninst_inferred: true,
+        })?;
     }
     Ok(())
 }
@@ -327,44 +326,41 @@ fn compare_json(j: &mut Json<'_>, path: &str, report: &CompareReport) -> io::Res
             })
             .collect();
         j.line(&CompareLine {
-                path,
-                base: &report.base,
-                new: path,
-                name: &c.name,
-                source: c.source.name(),
-                base_hits: c.base_hits,
-                new_hits: c.new_hits,
-                counted: counted(c.source),
-                overlap: c.overlap,
-                coverage: c.coverage,
-                more_in_new: missing.clone(),
-                missing,
-            },
-        )?;
+            path,
+            base: &report.base,
+            new: path,
+            name: &c.name,
+            source: c.source.name(),
+            base_hits: c.base_hits,
+            new_hits: c.new_hits,
+            counted: counted(c.source),
+            overlap: c.overlap,
+            coverage: c.coverage,
+            more_in_new: missing.clone(),
+            missing,
+        })?;
     }
     for f in &report.functions {
         for k in &f.keys {
             j.line(&CompareFunctionLine {
-                    path,
-                    name: &f.name,
-                    source: f.source,
-                    key: &k.key,
-                    base_inclusive: k.base_inclusive,
-                    new_inclusive: k.new_inclusive,
-                    base_exclusive: k.base_exclusive,
-                    new_exclusive: k.new_exclusive,
-                    delta: k.delta,
-                },
-            )?;
+                path,
+                name: &f.name,
+                source: f.source,
+                key: &k.key,
+                base_inclusive: k.base_inclusive,
+                new_inclusive: k.new_inclusive,
+                base_exclusive: k.base_exclusive,
+                new_exclusive: k.new_exclusive,
+                delta: k.delta,
+            })?;
         }
     }
     for o in &report.only_in {
         j.line(&CompareBinaryLine {
-                path,
-                name: &o.name,
-                only_in: o.only_in,
-            },
-        )?;
+            path,
+            name: &o.name,
+            only_in: o.only_in,
+        })?;
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ use inferno::flamegraph::color::{Color, PaletteMap};
 use inferno::flamegraph::{self, Options};
 
 use crate::engine::threads;
+use crate::format::record::SampleKind;
 
 /// inferno draws a frame of at least a ten-thousandth of the total (its `min_width`, 0.01%);
 /// the stacks given to it may leave out the frames of less than half that
@@ -259,6 +260,14 @@ fn scale(total: u128, lines: usize) -> u128 {
     // Rounding up adds less than one per line: sum(ceil(c / f)) < total / f + lines.
     let room = LIMIT - (lines as u128).min(LIMIT / 2);
     total.div_ceil(room)
+}
+
+/// What a flame graph of a source without call stacks shows.
+pub(crate) fn source_drawn(source: SampleKind) -> String {
+    match source {
+        SampleKind::Lbr => "LBR branch targets".to_owned(),
+        other => format!("{} samples", other.name()),
+    }
 }
 
 #[cfg(test)]

@@ -31,8 +31,10 @@ use crate::image::symbols::{SymbolMap, Symbols};
 use crate::output::{FileInfo, Printer, Recorded, Render, push_dec};
 
 mod line;
+mod sink;
 
 pub(crate) use line::write_line;
+pub use sink::Json;
 
 /// Writes JSON Lines to `out`; failures to read a file go to `err` as text.
 pub(crate) struct JsonPrinter<W: Write, E: Write> {
@@ -81,48 +83,6 @@ impl<W: Write, E: Write> JsonPrinter<W, E> {
     }
 }
 
-/// Where a report writes itself as JSON Lines ([`Render::json`]): one object per line, and
-/// the error stream.
-pub struct Json<'a> {
-    out: &'a mut dyn Write,
-    err: &'a mut dyn Write,
-    /// The path of the file being dumped, which most lines carry.
-    pub(crate) path: &'a str,
-    /// A line being laid out by hand, kept to reuse its allocation.
-    pub(crate) line: &'a mut Vec<u8>,
-}
-
-impl Json<'_> {
-    /// Writes `value` as one line.
-    pub(crate) fn line(&mut self, value: &impl Serialize) -> io::Result<()> {
-        write_line(&mut self.out, value)
-    }
-
-    /// Writes the line laid out in [`Json::line`] by hand.
-    pub(crate) fn write_line(&mut self) -> io::Result<()> {
-        self.out.write_all(self.line)
-    }
-
-    /// An `error` or `note` line on the output, for scripts, and the same words on the error
-    /// stream, for the person watching.
-    pub(crate) fn message(
-        &mut self,
-        kind: &str,
-        file: &FileInfo<'_>,
-        message: &str,
-    ) -> io::Result<()> {
-        self.line(&MessageLine {
-            kind,
-            path: file.path,
-            message,
-        })?;
-        self.out.flush()?;
-        let note = if kind == "note" { "note: " } else { "" };
-        writeln!(self.err, "sptdump: {}: {note}{message}", file.label())?;
-        self.err.flush()
-    }
-}
-
 #[derive(Serialize)]
 #[serde(tag = "type", rename = "file")]
 struct FileLine<'a> {
@@ -137,15 +97,6 @@ struct DiagnosticLine<'a> {
     severity: &'a str,
     code: &'a str,
     offset: u64,
-    message: &'a str,
-}
-
-/// An `error` or a `note` line: a file that could not be read, or a word about it.
-#[derive(Serialize)]
-struct MessageLine<'a> {
-    #[serde(rename = "type")]
-    kind: &'a str,
-    path: &'a str,
     message: &'a str,
 }
 

@@ -16,29 +16,32 @@ use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 
 pub mod compared;
+mod file;
 pub(crate) mod flamegraph;
 pub(crate) mod gzip;
 pub(crate) mod html;
 pub(crate) mod json;
+mod out;
 #[cfg(feature = "parquet")]
 pub(crate) mod parquet;
 pub mod pprof;
-mod out;
 mod printer;
+mod render;
 pub mod sections;
-pub mod verdicts;
 pub mod spd;
 pub(crate) mod speedscope;
 pub(crate) mod text;
+pub mod verdicts;
 
 use json::JsonPrinter;
 use text::TextPrinter;
 
-pub use printer::{FileInfo, Format};
-pub(crate) use printer::{Printer, Recorded, Recorder, percent, push_dec};
-pub use printer::Render;
-pub(crate) use out::Out;
+pub use file::FileInfo;
 pub use json::Json;
+pub(crate) use out::Out;
+pub use printer::Format;
+pub(crate) use printer::{Printer, Recorded, Recorder, percent, push_dec};
+pub use render::Render;
 pub use text::Text;
 
 /// A printer of either format, chosen at run time (the driver's `printer` makes one): what the

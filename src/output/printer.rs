@@ -1,48 +1,16 @@
-//! The `Printer` trait every format implements, the file it names, and a recording of
-//! what a printer wrote (for traces decoded on other threads, printed in order).
+//! The `Printer` trait every format implements, and a recording of what a printer wrote
+//! (for traces decoded on other threads, printed in order).
 
-use std::borrow::Cow;
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::rc::Rc;
 
+use super::FileInfo;
+use super::render::Render;
 use crate::format::diag::Diagnostic;
 use crate::format::record::Record;
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
-use crate::output::json::Json;
-use crate::output::text::Text;
-
-/// The file being dumped, as the output names it.
-#[non_exhaustive]
-#[derive(Clone, Copy, Debug)]
-pub struct FileInfo<'a> {
-    /// The path as given on the command line; `-` for standard input.
-    pub path: &'a str,
-    /// The size when known up front; `None` on a pipe.
-    pub size: Option<u64>,
-}
-
-impl<'a> FileInfo<'a> {
-    /// The file at `path` (`-` for standard input), of `size` bytes when known up front.
-    pub fn new(path: &'a str, size: Option<u64>) -> Self {
-        FileInfo { path, size }
-    }
-
-    /// Whether this is standard input.
-    pub fn is_stdin(&self) -> bool {
-        self.path == "-"
-    }
-
-    /// How text names the file: its path, or "standard input".
-    pub fn label(&self) -> Cow<'_, str> {
-        if self.is_stdin() {
-            Cow::Borrowed("standard input")
-        } else {
-            Cow::Borrowed(self.path)
-        }
-    }
-}
 
 /// Appends a decimal number.
 #[inline]
@@ -61,24 +29,6 @@ pub(crate) fn percent(part: u128, total: u128) -> String {
     } else {
         format!("{share:.2}%")
     }
-}
-
-/// A report, written out: as text for people, as JSON Lines for pipelines. Every view's
-/// report, every verdict and every section of a trace is one; [`Printer::show`] writes it in
-/// the format of the run.
-pub trait Render {
-    /// Writes it as text.
-    ///
-    /// # Errors
-    ///
-    /// When the output cannot be written.
-    fn text(&self, t: &mut Text<'_>) -> io::Result<()>;
-    /// Writes it as JSON Lines.
-    ///
-    /// # Errors
-    ///
-    /// When the output cannot be written.
-    fn json(&self, j: &mut Json<'_>) -> io::Result<()>;
 }
 
 /// An output format.

@@ -31,15 +31,16 @@ use crate::format::tables::Tables;
 use crate::image::lines::LineCache;
 use crate::image::symbols::SymbolMap;
 use crate::output::{FileInfo, Printer, Recorded, Render, push_dec};
+
 mod records;
 mod sink;
 pub(crate) mod tables;
 
+pub(crate) use records::progid_rows;
 use records::*;
 pub use sink::Text;
-pub(crate) use records::progid_rows;
-pub(crate) use sink::{clean, name_text, thousands};
 pub(crate) use sink::TextPrinter;
+pub(crate) use sink::{clean, name_text, thousands};
 
 impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
     fn show(&mut self, report: &dyn Render) -> io::Result<()> {
@@ -192,6 +193,7 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
 
 #[cfg(test)]
 mod tests {
+    use super::sink::{Blocks, Last, hex8};
     use super::*;
 
     /// `write` as any generic writer calls it (`io::copy`, a `BufWriter` around it): each

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::option::text;
 use super::ranges;
-use super::{Asked, Declaration, Declared, Kind, Opt, Parts, Profile, Reads, Section, Writes};
+use super::{Declaration, Declared, Opt, Parts, Profile, Reads, Section, Writes};
 use crate::analysis::Counted;
 use crate::analysis::annotate::{self, AnnotateReport, Annotated, Row, SourcePath};
 use crate::analysis::ranges::RangeReport;
@@ -58,7 +58,7 @@ impl Declared for Annotate {
         )
     };
     type Asked = Chosen;
-    const OPTIONS: &'static [Opt<Asked>] = &[
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[
         Opt::valued(
             "annotate",
             "FUNCTION",
@@ -69,7 +69,7 @@ impl Declared for Annotate {
                 if function.is_empty() {
                     return Err("expected a function's name".into());
                 }
-                a.annotate.function = Some(function);
+                a.function = Some(function);
                 Ok(())
             },
         ),
@@ -78,23 +78,8 @@ impl Declared for Annotate {
             "OLD=NEW",
             "for /annotate: the source files the PDB names under OLD (C:\\src) are under\n\
          NEW here; may be repeated",
-            |a: &mut Asked, v| {
-                let v = text(v);
-                let Some((old, new)) = v
-                    .split_once('=')
-                    .filter(|(o, n)| !o.is_empty() && !n.is_empty())
-                else {
-                    return Err(
-                        "expected OLD=NEW, a folder as the PDB names it and one here".into(),
-                    );
-                };
-                let path = SourcePath {
-                    old: old.to_owned(),
-                    new: new.into(),
-                };
-                // The report shows its hottest function annotated too.
-                a.html.sources.push(path.clone());
-                a.annotate.sources.push(path);
+            |a: &mut Chosen, v| {
+                a.sources.push(SourcePath::parse(&text(v))?);
                 Ok(())
             },
         )
@@ -109,7 +94,11 @@ impl Declared for Annotate {
     }
 
     /// The function's instructions, or a note that no binary has it, and what was missing.
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
         if profile.summary.is_none() {
             return Ok(());
         }
@@ -139,20 +128,11 @@ impl Declared for Annotate {
     }
 
     /// The hottest function by the LBR ranges, instruction by instruction.
-    fn section(profile: &Profile<'_>, parts: &mut Parts) {
+    fn section(_: Option<&Self>, profile: &Profile<'_>, parts: &mut Parts) {
         let (Some(counted), Some(ranges)) = (profile.counted(), &profile.ranges) else {
             return;
         };
-        let sources = profile
-            .plan
-            .views
-            .iter()
-            .find_map(|v| match v {
-                super::View::Html(html) => Some(&html.sources[..]),
-                _ => None,
-            })
-            .unwrap_or_default();
-        let Some(report) = hottest(&counted, ranges, sources) else {
+        let Some(report) = hottest(&counted, ranges, &parts.sources) else {
             return;
         };
         let section = html! {
@@ -163,7 +143,7 @@ impl Declared for Annotate {
                 }
             }
         };
-        parts.add(Kind::Annotate, section);
+        parts.add(section);
     }
 }
 
@@ -324,7 +304,6 @@ fn source_line(o: &mut dyn Write, widths: &[usize], r: &Row) -> io::Result<()> {
     }
     writeln!(o)
 }
-
 
 fn html_function(f: &Annotated) -> Markup {
     let ran = f.rows.iter().fold(0u128, |s, r| s.saturating_add(r.count));

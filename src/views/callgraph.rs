@@ -14,8 +14,8 @@ use std::io::{self, Write};
 use maud::html;
 use serde::Serialize;
 
-use super::{Asked, Declaration, Declared, Kind, Opt, Parts, Profile, Reads, Section, Writes};
 use super::option::text;
+use super::{Declaration, Declared, Opt, Parts, Profile, Reads, Section, Writes};
 use crate::analysis::callgraph::{self, CallGraph as Graph};
 use crate::format::error::Error;
 use crate::output::html::count;
@@ -39,7 +39,7 @@ impl Declared for CallGraph {
         )
     };
     type Asked = Option<CallGraph>;
-    const OPTIONS: &'static [Opt<Asked>] = &[Opt::optional(
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::optional(
         "callgraph",
         "/callgraph[:NAME]",
         "per binary: who calls whom and how often, from LBR (with /image) and call\n\
@@ -49,7 +49,7 @@ impl Declared for CallGraph {
                 Some(f) if f.is_empty() => return Err("expected a function's name".to_owned()),
                 f => f,
             };
-            a.callgraph = Some(CallGraph(function));
+            *a = Some(CallGraph(function));
             Ok(())
         },
     )];
@@ -60,11 +60,15 @@ impl Declared for CallGraph {
 
     /// Who calls whom, per binary (or only the callers and callees of the function named),
     /// and what kept a binary from having edges.
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
         let Some(counted) = profile.counted() else {
             return Ok(());
         };
-        let top = profile.plan.top;
+        let top = profile.settings.top;
         let graph = match &self.0 {
             None => callgraph::call_graph(&counted, top),
             Some(function) => callgraph::around(&counted, function, top),
@@ -88,11 +92,11 @@ impl Declared for CallGraph {
     }
 
     /// The hottest call edges of each binary that has any.
-    fn section(profile: &Profile<'_>, parts: &mut Parts) {
+    fn section(_: Option<&Self>, profile: &Profile<'_>, parts: &mut Parts) {
         let Some(counted) = profile.counted() else {
             return;
         };
-        let graph = callgraph::call_graph(&counted, profile.plan.top);
+        let graph = callgraph::call_graph(&counted, profile.settings.top);
         let with_edges: Vec<_> = graph.binaries.iter().filter(|b| b.unique > 0).collect();
         let section = html! {
             @if !with_edges.is_empty() {
@@ -116,7 +120,7 @@ impl Declared for CallGraph {
                 }
             }
         };
-        parts.add(Kind::CallGraph, section);
+        parts.add(section);
     }
 }
 

@@ -5,9 +5,9 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use super::Plan;
 use super::file::{cannot_write_message, write_file};
 use super::kept::Kept;
+use super::settings::Settings;
 use crate::analysis::compare::CompareReport;
 use crate::analysis::profile::{self, BinaryStacks, StackProfile};
 use crate::analysis::{sampled, stacks};
@@ -15,8 +15,11 @@ use crate::output::{FileInfo, Printer, flamegraph};
 
 /// What the views of two traces together read.
 pub(crate) struct Both<'b> {
-    /// What the run does.
-    pub(crate) plan: &'b Plan,
+    /// What the views read of the run's options besides their own.
+    pub(crate) settings: Settings<'b>,
+    /// How many functions the LBR views compared show per binary (`/dyninst:N`, else
+    /// `/top`).
+    pub(crate) ranges_top: usize,
     /// BASE's and NEW's paths.
     pub(crate) paths: &'b [String],
     /// NEW, as the output names it: what is printed of the two is printed under it.
@@ -38,21 +41,22 @@ pub(crate) struct Both<'b> {
 impl<'b> Both<'b> {
     /// BASE and NEW, read; `named` when the views of the two together read their keys.
     pub(crate) fn new(
-        plan: &'b Plan,
+        (settings, ranges_top): (Settings<'b>, usize),
         paths: &'b [String],
         new_file: &'b FileInfo<'b>,
         sides: [&'b Kept; 2],
         named: bool,
     ) -> Self {
         Both {
-            plan,
+            settings,
+            ranges_top,
             paths,
             new_file,
             sides,
             report: None,
             ranges_compared: false,
             failed: false,
-            named: named.then(|| sides.map(|k| Named::of(plan, k))),
+            named: named.then(|| sides.map(|k| Named::of(settings, k))),
             drawing: None,
         }
     }
@@ -143,11 +147,11 @@ pub(crate) struct Named {
 
 impl Named {
     /// Names the keys of `kept` as the plan asks (functions with `/pdb`, inline frames).
-    fn of(plan: &Plan, kept: &Kept) -> Named {
+    fn of(settings: Settings<'_>, kept: &Kept) -> Named {
         let (Some(summary), Some(stacks)) = (&kept.summary, &kept.stacks) else {
             return Named::default();
         };
-        let order = plan.stack_order;
+        let order = settings.order;
         let counted = crate::analysis::Counted {
             summary,
             stacks,
@@ -155,7 +159,7 @@ impl Named {
             tables: &kept.tables,
             symbols: &kept.symbols,
         };
-        let namers = stacks::namers(stacks, Some(summary), order, &kept.symbols, plan.inline);
+        let namers = stacks::namers(stacks, Some(summary), order, &kept.symbols, settings.inline);
         Named {
             profile: stacks.profile(order, &kept.tables, &namers),
             sampled: sampled::sampled(&counted, &namers, |_| true),
@@ -190,7 +194,7 @@ fn differential_input(base: &Named, new: &Named) -> DifferentialInput {
         };
     };
     DifferentialInput {
-        what: Some(super::flamegraph::drawn(source)),
+        what: Some(flamegraph::source_drawn(source)),
         // A differential flame graph colours NEW's frames by BASE's: every frame of both.
         base: profile::folded_by_binary(&base.sampled, source, None),
         new: profile::folded_by_binary(&new.sampled, source, None),

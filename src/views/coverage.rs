@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::compared::Both;
 use super::ranges::{self, read};
-use super::{Asked, Compared, Declaration, Declared, Opt, Profile, Reads, Writes};
+use super::{Compared, Declaration, Declared, Opt, Profile, Reads, Writes};
 use crate::analysis::ranges::RangeReport;
 use crate::format::error::Error;
 use crate::output::text::clean;
@@ -30,19 +30,23 @@ impl Declared for Coverage {
         ..Declaration::new("coverage", 4, Writes::Tables, Reads::LBR_RECORDS)
     };
     type Asked = bool;
-    const OPTIONS: &'static [Opt<Asked>] = &[Opt::flag(
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::flag(
         "coverage",
         "per binary: the basic blocks of each function that ran and those the LBR\n\
          ranges cover: what SPGO will see as cold (with /pdb and /image)",
-        |a| a.coverage = true,
+        |a| *a = true,
     )];
 
     fn asked(asked: bool) -> Result<Option<Self>, String> {
         Ok(asked.then_some(Coverage))
     }
 
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
-        let top = profile.plan.top;
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
+        let top = profile.settings.top;
         let Some(report) = ranges::shown(profile, out)? else {
             return Ok(());
         };

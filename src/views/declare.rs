@@ -8,7 +8,6 @@ use std::io;
 use std::path::Path;
 
 use super::compared::Both;
-use super::Asked;
 use super::option::Opt;
 use super::profile::Profile;
 use super::report::Parts;
@@ -21,12 +20,10 @@ use crate::output::{Out, Printer};
 pub(crate) trait Declared: Sized {
     /// What it is.
     const DECLARATION: Declaration;
-    /// What its options gather from a command line, before the view is made of them: its
-    /// field of [`Asked`].
-    type Asked: Default + std::fmt::Debug;
-    /// Its option rows: its own, and those that change how it is made (`/icicle`). Each sets
-    /// the view's own field of [`Asked`].
-    const OPTIONS: &'static [Opt<Asked>];
+    /// What its options gather from a command line, before the view is made of them.
+    type Asked: Default + std::fmt::Debug + 'static;
+    /// Its option rows: its own, and those that change how it is made (`/icicle`).
+    const OPTIONS: &'static [Opt<Self::Asked>];
 
     /// The view its options ask for, if they ask for it; why they do not go together, else.
     fn asked(asked: Self::Asked) -> Result<Option<Self>, String>;
@@ -42,8 +39,11 @@ pub(crate) trait Declared: Sized {
     }
 
     /// Shows it, or writes it, of the profile at hand, into `out`.
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>)
-    -> Result<(), Error>;
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error>;
 
     /// Its part of how two traces differ, when it is of the two together
     /// ([`Compared::Both`]): tables first, then files, each in the order of the views.
@@ -51,9 +51,15 @@ pub(crate) trait Declared: Sized {
         Ok(())
     }
 
+    /// When it is the report: its parts, to be gathered.
+    fn report(&self) -> Option<Parts> {
+        None
+    }
+
     /// Its section of a profile's HTML report, made when the report gathers them
-    /// ([`Declaration::section`]); nothing by default.
-    fn section(_profile: &Profile<'_>, _parts: &mut Parts) {}
+    /// ([`Declaration::section`]), whether or not the view was asked for (`this`, with
+    /// its options, when it was); nothing by default.
+    fn section(_this: Option<&Self>, _profile: &Profile<'_>, _parts: &mut Parts) {}
 }
 
 /// What a view is: its option, what it reads, where it writes, and what it is under

@@ -16,9 +16,7 @@ use serde::Serialize;
 use super::compared::Both;
 use super::option::text;
 use super::ranges::{self, read};
-use super::{
-    Asked, Compared, Declaration, Declared, Kind, Opt, Parts, Profile, Reads, Section, Writes,
-};
+use super::{Compared, Declaration, Declared, Opt, Parts, Profile, Reads, Section, Writes};
 use crate::analysis::ranges::RangeReport;
 use crate::analysis::share;
 use crate::format::error::Error;
@@ -43,7 +41,7 @@ impl Declared for Dyninst {
         ..Declaration::new("dyninst", 5, Writes::Tables, Reads::LBR_RECORDS)
     };
     type Asked = Option<Dyninst>;
-    const OPTIONS: &'static [Opt<Asked>] = &[Opt::optional(
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::optional(
         "dyninst",
         "/dyninst[:N]",
         "per binary: the N functions (default 50; 0: all) that ran the most\n\
@@ -57,7 +55,7 @@ impl Declared for Dyninst {
                     Err(_) => return Err("expected a whole number, 0 for every function".into()),
                 },
             };
-            a.dyninst = Some(Dyninst(n));
+            *a = Some(Dyninst(n));
             Ok(())
         },
     )];
@@ -70,7 +68,11 @@ impl Declared for Dyninst {
         Some(self.0)
     }
 
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
         let Some(report) = ranges::shown(profile, out)? else {
             return Ok(());
         };
@@ -83,7 +85,7 @@ impl Declared for Dyninst {
 
     /// What SPGO will learn from LBR: per binary read under an order, its instructions and
     /// blocks by function, and the conditional branches run most.
-    fn section(profile: &Profile<'_>, parts: &mut Parts) {
+    fn section(_: Option<&Self>, profile: &Profile<'_>, parts: &mut Parts) {
         let Some(report) = &profile.ranges else {
             return;
         };
@@ -142,7 +144,7 @@ impl Declared for Dyninst {
                 }
             }
         };
-        parts.add(Kind::Dyninst, section);
+        parts.add(section);
     }
 }
 

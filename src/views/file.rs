@@ -33,5 +33,9 @@ pub(crate) fn cannot_write<P: Printer>(
 
 /// `cannot write the flame graph PATH: why`.
 pub(crate) fn cannot_write_message(what: &str, path: &Path, e: &io::Error) -> String {
-    format!("cannot write the {what} {}: {}", path.display(), describe(e))
+    format!(
+        "cannot write the {what} {}: {}",
+        path.display(),
+        describe(e)
+    )
 }

@@ -3,17 +3,16 @@
 //! binary; top-down with `/icicle`. Under `/compare`, a differential flame graph of NEW
 //! against BASE.
 
-use std::path::{Path, PathBuf};
 use std::io;
+use std::path::{Path, PathBuf};
 
 use super::compared::Both;
 use super::file::{cannot_write, write_file};
 use super::profile::FlameInput;
-use super::{Asked, Compared, Declaration, Declared, Opt, Profile, Reads, Writes};
+use super::{Compared, Declaration, Declared, Opt, Profile, Reads, Writes};
 use crate::analysis::profile::{self, BinaryStacks, StackProfile};
 use crate::analysis::sampled;
 use crate::format::error::Error;
-use crate::format::record::SampleKind;
 use crate::output::{Out, Printer, flamegraph};
 
 /// `/flamegraph:FILE`.
@@ -43,20 +42,20 @@ impl Declared for FlameGraph {
         )
     };
     type Asked = Chosen;
-    const OPTIONS: &'static [Opt<Asked>] = &[
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[
         Opt::valued(
             "flamegraph",
             "FILE",
             "write an interactive SVG flame graph of the call stacks to FILE",
             |a, v| {
-                a.flamegraph.path = Some(PathBuf::from(v));
+                a.path = Some(PathBuf::from(v));
                 Ok(())
             },
         ),
         Opt::flag(
             "icicle",
             "draw /flamegraph top-down, the outermost frame at the top (an icicle graph)",
-            |a: &mut Asked| a.flamegraph.icicle = true,
+            |a: &mut Chosen| a.icicle = true,
         )
         .output(),
     ];
@@ -82,7 +81,11 @@ impl Declared for FlameGraph {
     /// one with the most hits) or the LBR branches' targets, each address's function (and
     /// what was inlined there) under its binary; else a picture that says there is nothing
     /// to draw.
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
         let file = profile.file;
         let label = file.label();
         let (title, folded, note) = flame_input(&label, &profile.folded, &profile.flat.sampled);
@@ -123,7 +126,7 @@ pub(crate) fn flame_input(
         let note = "no samples: the flame graph says so and shows nothing";
         return (label.to_owned(), Vec::new(), Some(note.to_owned()));
     };
-    let drawn = drawn(source);
+    let drawn = flamegraph::source_drawn(source);
     (
         format!("{label}: {drawn} (no call stacks)"),
         profile::folded_by_binary(sampled, source, Some(flamegraph::DRAWN_PARTS)),
@@ -131,12 +134,4 @@ pub(crate) fn flame_input(
             "no call stacks: the flame graph shows {drawn}, by function"
         )),
     )
-}
-
-/// What a flame graph of a source without call stacks shows.
-pub(crate) fn drawn(source: SampleKind) -> String {
-    match source {
-        SampleKind::Lbr => "LBR branch targets".to_owned(),
-        other => format!("{} samples", other.name()),
-    }
 }

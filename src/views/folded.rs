@@ -11,12 +11,11 @@ use std::io;
 
 use serde::Serialize;
 
-use super::flamegraph::drawn;
-use super::{Asked, Declaration, Declared, Opt, Profile, Reads, Writes};
+use super::{Declaration, Declared, Opt, Profile, Reads, Writes};
 use crate::analysis::profile::{self, Folded as Lines};
 use crate::analysis::sampled;
 use crate::format::error::Error;
-use crate::output::{Json, Out, Printer, Render, Text, push_dec};
+use crate::output::{Json, Out, Printer, Render, Text, flamegraph, push_dec};
 
 /// `/folded`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,17 +29,21 @@ impl Declared for Folded {
         Reads::FLAME.and(Reads::PROFILE).and(Reads::INLINE_NAMES),
     );
     type Asked = bool;
-    const OPTIONS: &'static [Opt<Asked>] = &[Opt::flag(
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::flag(
         "folded",
         "the call stacks as folded lines (outer;...;leaf hits), for flame-graph tools",
-        |a| a.folded = true,
+        |a| *a = true,
     )];
 
     fn asked(asked: bool) -> Result<Option<Self>, String> {
         Ok(asked.then_some(Folded))
     }
 
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
         if !profile.folded.is_empty() {
             return out.print(|p| p.show(&FoldedReport(&profile.folded.folded_lines())));
         }
@@ -54,7 +57,7 @@ impl Declared for Folded {
         };
         let message = format!(
             "no call stacks: the folded lines are {}, by function, each under its binary",
-            drawn(source)
+            flamegraph::source_drawn(source)
         );
         out.print(|p| p.note(file, &message))?;
         let lines = profile::folded_of_binaries(sampled, source);

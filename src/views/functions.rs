@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use maud::html;
 use serde::Serialize;
 
-use super::{Asked, Compared, Declaration, Declared, Opt, Parts, Profile, Reads, Section, Writes};
+use super::{Compared, Declaration, Declared, Opt, Parts, Profile, Reads, Section, Writes};
 use crate::analysis::functions::{FunctionRow, FunctionsLine};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;
@@ -41,21 +41,25 @@ impl Declared for Functions {
         )
     };
     type Asked = bool;
-    const OPTIONS: &'static [Opt<Asked>] = &[Opt::flag(
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::flag(
         "functions",
         "per binary: inclusive and exclusive call-stack hits per function",
-        |a| a.functions = true,
+        |a| *a = true,
     )];
 
     fn asked(asked: bool) -> Result<Option<Self>, String> {
         Ok(asked.then_some(Functions))
     }
 
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
         out.print(|p| p.show(&FunctionsReport(&profile.flat.functions)))
     }
 
-    fn section(profile: &Profile<'_>, parts: &mut Parts) {
+    fn section(_: Option<&Self>, profile: &Profile<'_>, parts: &mut Parts) {
         let lines = &profile.flat.functions;
         let section = html! {
             h2 id="functions" { "Functions" }
@@ -78,7 +82,7 @@ impl Declared for Functions {
                 }
             }
         };
-        parts.add(super::Kind::Functions, section);
+        parts.add(section);
     }
 }
 

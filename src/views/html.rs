@@ -15,12 +15,12 @@ use maud::html;
 
 use super::compared::Both;
 use super::file::{cannot_write, write_file};
-use super::{
-    Asked, Compared, Declaration, Declared, Opt, Parts, Profile, Reads, Section, When, Writes,
-};
+use super::option::text;
+use super::{Compared, Declaration, Declared, Opt, Parts, Profile, Reads, Section, When, Writes};
 use crate::analysis::annotate::SourcePath;
 use crate::analysis::{check, spdcompare};
 use crate::format::error::Error;
+use crate::image::matching;
 use crate::output::html::{self as page, Flame};
 use crate::output::{Out, Printer, flamegraph};
 
@@ -38,8 +38,7 @@ pub struct Html {
 #[derive(Debug, Default)]
 pub(crate) struct Chosen {
     path: Option<PathBuf>,
-    /// Set by `/srcpath`, a row of `/annotate`'s.
-    pub(crate) sources: Vec<SourcePath>,
+    sources: Vec<SourcePath>,
 }
 
 impl Declared for Html {
@@ -62,16 +61,30 @@ impl Declared for Html {
         )
     };
     type Asked = Chosen;
-    const OPTIONS: &'static [Opt<Asked>] = &[Opt::valued(
-        "html",
-        "FILE",
-        "write a self-contained HTML report (binaries, check, samples, functions,\n\
-         lines, calls, flame graph) to FILE",
-        |a, v| {
-            a.html.path = Some(PathBuf::from(v));
-            Ok(())
-        },
-    )];
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[
+        Opt::valued(
+            "html",
+            "FILE",
+            "write a self-contained HTML report (binaries, check, samples, functions,\n\
+             lines, calls, flame graph) to FILE",
+            |a, v| {
+                a.path = Some(PathBuf::from(v));
+                Ok(())
+            },
+        ),
+        // /annotate's, which the report takes too, for its hottest function: the help lists
+        // it once, with /annotate's words.
+        Opt::valued(
+            "srcpath",
+            "OLD=NEW",
+            "where the report's annotated function finds its sources",
+            |a: &mut Chosen, v| {
+                a.sources.push(SourcePath::parse(&text(v))?);
+                Ok(())
+            },
+        )
+        .output(),
+    ];
 
     fn asked(asked: Chosen) -> Result<Option<Self>, String> {
         Ok(asked.path.map(|path| Html {
@@ -84,10 +97,19 @@ impl Declared for Html {
         Some(&self.path)
     }
 
+    fn report(&self) -> Option<Parts> {
+        Some(Parts::new(self.sources.clone()))
+    }
+
     /// The report, its flame graphs drawn of what the walk drew for it, written once what
     /// no other view reads is let go of.
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
-        let (Some(mut parts), Some((title, folded, _))) = (profile.parts.take(), profile.drawn.take())
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
+        let (Some(mut parts), Some((title, folded, _))) =
+            (profile.parts.take(), profile.drawn.take())
         else {
             return Ok(());
         };
@@ -122,14 +144,14 @@ impl Declared for Html {
 
     /// What the report shows of the trace as a whole: the `/match` verdicts, the check, the
     /// totals, and each `/match` SPD beside the binary it is of.
-    fn section(profile: &Profile<'_>, parts: &mut Parts) {
+    fn section(_: Option<&Self>, profile: &Profile<'_>, parts: &mut Parts) {
         let Some(summary) = &profile.summary else {
             return;
         };
-        let (plan, tables, symbols) = (profile.plan, profile.tables, profile.symbols);
-        let matches = plan.match_results(tables);
+        let (settings, tables, symbols) = (profile.settings, profile.tables, profile.symbols);
+        let matches = matching::results(settings.matches, tables);
         let check = check::check(summary, tables, symbols, &matches);
-        let spds = spdcompare::of_matches(summary, tables, symbols, &plan.matches, plan.top);
+        let spds = spdcompare::of_matches(summary, tables, symbols, settings.matches, settings.top);
         parts.head.push(page::matches(&matches, tables));
         parts.head.push(page::check(&check, &profile.file.label()));
         parts.head.push(page::totals(&check, "totals-table"));

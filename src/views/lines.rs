@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use maud::html;
 use serde::Serialize;
 
-use super::{Asked, Declaration, Declared, Kind, Opt, Parts, Profile, Reads, Section, Writes};
+use super::{Declaration, Declared, Opt, Parts, Profile, Reads, Section, Writes};
 use crate::analysis::lines::{self, LineRow, LinesReport, LinesTable};
 use crate::analysis::share;
 use crate::format::error::Error;
@@ -36,10 +36,10 @@ impl Declared for Lines {
         )
     };
     type Asked = bool;
-    const OPTIONS: &'static [Opt<Asked>] = &[Opt::flag(
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::flag(
         "lines",
         "per binary and source: the hottest source lines (with /pdb)",
-        |a| a.lines = true,
+        |a| *a = true,
     )];
 
     fn asked(asked: bool) -> Result<Option<Self>, String> {
@@ -47,11 +47,15 @@ impl Declared for Lines {
     }
 
     /// The hottest source lines, and what kept a binary from having any.
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
         let Some(counted) = profile.counted() else {
             return Ok(());
         };
-        let report = lines::lines(&counted, profile.plan.top);
+        let report = lines::lines(&counted, profile.settings.top);
         let file = profile.file;
         out.print(|p| p.show(&report))?;
         if !report.without_pdb.is_empty() {
@@ -69,11 +73,11 @@ impl Declared for Lines {
     }
 
     /// The hottest source lines, when a binary has its PDB.
-    fn section(profile: &Profile<'_>, parts: &mut Parts) {
+    fn section(_: Option<&Self>, profile: &Profile<'_>, parts: &mut Parts) {
         let Some(counted) = profile.counted().filter(|_| !profile.symbols.is_empty()) else {
             return;
         };
-        let report = lines::lines(&counted, profile.plan.top);
+        let report = lines::lines(&counted, profile.settings.top);
         let section = html! {
             h2 id="lines" { "Source lines" }
             @for t in &report.tables {
@@ -99,7 +103,7 @@ impl Declared for Lines {
                 }
             }
         };
-        parts.add(Kind::Lines, section);
+        parts.add(section);
     }
 }
 

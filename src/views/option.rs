@@ -14,6 +14,17 @@ pub(crate) enum Group {
     Output,
 }
 
+/// What an option takes after its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Takes {
+    /// Nothing: a flag.
+    Nothing,
+    /// A value after a colon, or nothing (`/callgraph`, `/callgraph:NAME`).
+    Maybe,
+    /// A value.
+    Value,
+}
+
 /// What an option does to what the command line gathers.
 pub(crate) enum Set<T> {
     /// A flag.
@@ -66,13 +77,15 @@ pub(crate) struct About {
     pub help: &'static str,
     /// The value when the option is not given, as the help shows it.
     pub default: Option<fn() -> String>,
+    /// What it takes after its name.
+    pub takes: Takes,
 }
 
 impl<T> Opt<T> {
     /// A flag, listed with what to print.
     pub(crate) const fn flag(name: &'static str, help: &'static str, set: fn(&mut T)) -> Self {
         Opt {
-            about: About::new(name, None, None, help),
+            about: About::new(name, None, None, help, Takes::Nothing),
             set: Set::Flag(set),
         }
     }
@@ -85,7 +98,7 @@ impl<T> Opt<T> {
         set: fn(&mut T, &OsStr) -> Result<(), String>,
     ) -> Self {
         Opt {
-            about: About::new(name, Some(value), None, help),
+            about: About::new(name, Some(value), None, help, Takes::Value),
             set: Set::Value(set),
         }
     }
@@ -98,7 +111,7 @@ impl<T> Opt<T> {
         set: fn(&mut T, Option<&OsStr>) -> Result<(), String>,
     ) -> Self {
         Opt {
-            about: About::new(name, None, Some(shown), help),
+            about: About::new(name, None, Some(shown), help, Takes::Maybe),
             set: Set::Optional(set),
         }
     }
@@ -134,6 +147,7 @@ impl About {
         value: Option<&'static str>,
         shown: Option<&'static str>,
         help: &'static str,
+        takes: Takes,
     ) -> Self {
         About {
             name,
@@ -143,6 +157,7 @@ impl About {
             group: Group::Sections,
             help,
             default: None,
+            takes,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Asked, Compared, Declaration, Declared, Merged, Opt, Profile, Reads, Writes};
+use super::{Compared, Declaration, Declared, Merged, Opt, Profile, Reads, Writes};
 use crate::format::error::Error;
 use crate::output::{Out, Printer};
 
@@ -33,13 +33,13 @@ impl Declared for Parquet {
         )
     };
     type Asked = Option<PathBuf>;
-    const OPTIONS: &'static [Opt<Asked>] = &[Opt::valued(
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::valued(
         "parquet",
         "DIR",
         "write the counts as Parquet tables (samples, arcs, stacks; a file per trace)\n\
          under DIR, for DuckDB, Spark or pandas to sum",
         |a, v| {
-            a.parquet = Some(PathBuf::from(v));
+            *a = Some(PathBuf::from(v));
             Ok(())
         },
     )];
@@ -54,7 +54,11 @@ impl Declared for Parquet {
 
     /// The trace's tables, written under the directory.
     #[cfg(feature = "parquet")]
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
         use super::file::cannot_write;
         use crate::output::parquet;
 

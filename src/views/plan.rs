@@ -15,16 +15,17 @@
 //! out is a [`Conflict`], which names both options and why: nothing is ever dropped quietly.
 
 use std::fmt;
+use std::io::Write;
 use std::path::Path;
 
-use super::{Compared, Kind, Merged, Reads, Views, Writes};
+use super::{Compared, Kind, Merged, Reads, Settings, Views, Writes};
 
 use crate::format::stackorder::StackOrder;
 use crate::format::tables::{StringIndex, Tables};
 use crate::image::code::ImageFile;
 use crate::image::matching::{self, MatchFile, MatchResult, PdbFile};
 use crate::image::symbolpath::SymbolPath;
-use crate::output::Format;
+use crate::output::{Format, Output};
 
 /// How many entries a table shows when `/top` does not say (`/summary`, `/functions`,
 /// `/compare`'s keys).
@@ -207,17 +208,7 @@ impl Plan {
 
     /// The verdict of each `/match` file on the program IDs of `tables`.
     pub(crate) fn match_results(&self, tables: &Tables) -> Vec<MatchResult<'_>> {
-        self.matches
-            .iter()
-            .map(|file| MatchResult {
-                file,
-                verdict: file
-                    .identity
-                    .as_ref()
-                    .ok()
-                    .map(|id| matching::judge(id, tables)),
-            })
-            .collect()
+        matching::results(&self.matches, tables)
     }
 
     /// Whether the views are printed per trace (else once, of the merged profile).
@@ -242,6 +233,22 @@ impl Plan {
     /// the comparison.
     pub(crate) fn keeps_counts(&self) -> bool {
         self.shape != Shape::Each
+    }
+
+    /// What the views read of the run's options besides their own.
+    pub(crate) fn settings(&self) -> Settings<'_> {
+        Settings {
+            top: self.top,
+            order: self.stack_order,
+            inline: self.inline,
+            matches: &self.matches,
+        }
+    }
+
+    /// The printer this plan asks for, writing the dump to `out` and diagnostics to `err`.
+    /// The command line, the tests and the fuzzer all print through it.
+    pub fn printer<W: Write, E: Write>(&self, out: W, err: E) -> Output<W, E> {
+        Output::new(self.format, !self.banner(), out, err)
     }
 
     /// Whether text starts each trace with a `File:` line: when it shows something of the
@@ -342,10 +349,10 @@ mod tests {
 
     #[test]
     fn the_exports_alone_count_no_call_stack_arcs() {
-        let pprof = Views::from_iter([View::Pprof("p.pb.gz".into())]);
+        let pprof = Views::from_iter([View::Pprof(Pprof("p.pb.gz".into()))]);
         let needs = plan(pprof, Shape::Each).needs();
         assert!(needs.counts && needs.stacks && !needs.stack_arcs && needs.stream);
-        let summary = Views::from_iter([View::Summary]);
+        let summary = Views::from_iter([View::Summary(Summary)]);
         let needs = plan(summary, Shape::Each).needs();
         assert!(needs.counts && needs.stack_arcs && !needs.stacks);
         let compared = plan(Views::default(), Shape::Compared { min_overlap: None });
@@ -376,7 +383,10 @@ mod tests {
 
     #[test]
     fn conflicts_name_both_options() {
-        let two = Views::from_iter([View::Pprof("same".into()), View::Speedscope("same".into())]);
+        let two = Views::from_iter([
+            View::Pprof(Pprof("same".into())),
+            View::Speedscope(Speedscope("same".into())),
+        ]);
         let e = plan(two.clone(), Shape::Each).conflict(1).unwrap();
         assert_eq!(
             e.to_string(),

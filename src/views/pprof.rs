@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::file::{cannot_write, write_file};
-use super::{Asked, Compared, Declaration, Declared, Kind, Opt, Profile, Reads, Writes};
+use super::{Compared, Declaration, Declared, Opt, Profile, Reads, Writes};
 use crate::format::error::Error;
 use crate::output::pprof::{self, Stacks};
 use crate::output::{Out, Printer};
@@ -27,12 +27,12 @@ impl Declared for Pprof {
         )
     };
     type Asked = Option<PathBuf>;
-    const OPTIONS: &'static [Opt<Asked>] = &[Opt::valued(
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::valued(
         "pprof",
         "FILE",
         "write the trace as a gzipped pprof profile (go tool pprof, Pyroscope) to FILE",
         |a, v| {
-            a.pprof = Some(PathBuf::from(v));
+            *a = Some(PathBuf::from(v));
             Ok(())
         },
     )];
@@ -47,11 +47,15 @@ impl Declared for Pprof {
 
     /// The profile written to its file; the call stacks as decoded are let go of once their
     /// samples are written, when nothing after reads them.
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
         if profile.summary.is_none() {
             return Ok(());
         }
-        let handed = profile.take_stacks(Kind::Pprof);
+        let handed = profile.take_stacks();
         let Some(counted) = profile.counted() else {
             return Ok(());
         };

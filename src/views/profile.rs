@@ -17,14 +17,14 @@ use crate::image::symbols::SymbolMap;
 use crate::output::FileInfo;
 
 use super::report::Parts;
-use super::{Kind, Plan, Reads, When};
+use super::settings::Settings;
 
 /// What the views of one profile read while they are shown.
 pub(crate) struct Profile<'w> {
     /// The trace, or the first of the traces merged, as the output names it.
     pub(crate) file: &'w FileInfo<'w>,
-    /// What the run does.
-    pub(crate) plan: &'w Plan,
+    /// What the views read of the run's options besides their own.
+    pub(crate) settings: Settings<'w>,
     /// The binaries' names and identities.
     pub(crate) tables: &'w Tables,
     /// The symbols and code attached to its binaries.
@@ -52,6 +52,9 @@ pub(crate) struct Profile<'w> {
     pub(crate) after: After,
     /// Whether how the LBR records were read has been shown (before the first LBR view).
     pub(crate) ranges_shown: bool,
+    /// Whether the view at hand may take the call stacks as decoded: no view after it and
+    /// not the caller reads them.
+    pub(crate) stacks_last: bool,
     /// The call stacks of a profile without any.
     empty: StackCounts,
 }
@@ -87,14 +90,14 @@ impl<'w> Profile<'w> {
     /// anything is made of it.
     pub(crate) fn new(
         file: &'w FileInfo<'w>,
-        plan: &'w Plan,
+        settings: Settings<'w>,
         (tables, symbols): (&'w Tables, &'w SymbolMap),
         (summary, stacks, lbr): (Option<Summary>, Option<StackCounts>, Option<RangeCounts>),
         after: After,
     ) -> Self {
         Profile {
             file,
-            plan,
+            settings,
             tables,
             symbols,
             summary,
@@ -108,6 +111,7 @@ impl<'w> Profile<'w> {
             parts: None,
             after,
             ranges_shown: false,
+            stacks_last: false,
             empty: StackCounts::default(),
         }
     }
@@ -117,27 +121,18 @@ impl<'w> Profile<'w> {
         Some(Counted {
             summary: self.summary.as_ref()?,
             stacks: self.stacks.as_ref().unwrap_or(&self.empty),
-            order: self.plan.stack_order,
+            order: self.settings.order,
             tables: self.tables,
             symbols: self.symbols,
         })
     }
 
-    /// The call stacks as decoded, for the view of `kind` to let go of once it has read
-    /// them, when no view after it and not the caller reads them.
-    pub(crate) fn take_stacks(&mut self, kind: Kind) -> Option<StackCounts> {
-        let read_after = self
-            .plan
-            .views
-            .declarations()
-            .zip(self.plan.views.iter())
-            .any(|(d, v)| {
-                v.kind() > kind && d.when >= When::InOrder && d.reads.any(Reads::STACKS)
-            });
-        if read_after || self.after.stacks {
-            None
-        } else {
-            self.stacks.take()
+    /// The call stacks as decoded, for the view at hand to let go of once it has read them,
+    /// when no view after it and not the caller reads them.
+    pub(crate) fn take_stacks(&mut self) -> Option<StackCounts> {
+        match self.stacks_last {
+            true => self.stacks.take(),
+            false => None,
         }
     }
 }

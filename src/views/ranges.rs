@@ -149,13 +149,15 @@ pub(crate) fn compared<P: Printer>(both: &mut Both<'_>, printer: &mut P) -> io::
     if std::mem::replace(&mut both.ranges_compared, true) {
         return Ok(());
     }
-    let read = both
-        .sides
-        .map(|k| k.lbr.as_ref().map(|lbr| ranges::ranges(lbr, &k.tables, &k.symbols)));
+    let read = both.sides.map(|k| {
+        k.lbr
+            .as_ref()
+            .map(|lbr| ranges::ranges(lbr, &k.tables, &k.symbols))
+    });
     let [Some(base), Some(new)] = &read else {
         return Ok(());
     };
-    let top = both.plan.views.top().unwrap_or(both.plan.top);
+    let top = both.ranges_top;
     let moved = rangediff::compare(base, new, top);
     // Each binary whose records could not be read says why, as without /compare, once
     // when both traces lack the same file.

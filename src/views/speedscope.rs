@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::file::{cannot_write, write_file};
-use super::{Asked, Compared, Declaration, Declared, Opt, Profile, Reads, Writes};
+use super::{Compared, Declaration, Declared, Opt, Profile, Reads, Writes};
 use crate::format::error::Error;
 use crate::output::{Out, Printer, speedscope};
 
@@ -24,12 +24,12 @@ impl Declared for Speedscope {
         )
     };
     type Asked = Option<PathBuf>;
-    const OPTIONS: &'static [Opt<Asked>] = &[Opt::valued(
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::valued(
         "speedscope",
         "FILE",
         "write the trace in speedscope's JSON format to FILE",
         |a, v| {
-            a.speedscope = Some(PathBuf::from(v));
+            *a = Some(PathBuf::from(v));
             Ok(())
         },
     )];
@@ -44,7 +44,11 @@ impl Declared for Speedscope {
 
     /// The profile written to its file; speedscope lets go of each binary's call stacks by
     /// key once it has written them: nothing after it reads them.
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
         let folded = std::mem::take(&mut profile.folded);
         let Some(counted) = profile.counted() else {
             return Ok(());

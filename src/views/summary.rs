@@ -12,14 +12,14 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::{Asked, Declaration, Declared, Opt, Profile, Reads, When, Writes};
+use super::{Declaration, Declared, Opt, Profile, Reads, When, Writes};
 use crate::analysis::summary::{self, FunctionArcTable, IpSummary, SummaryLine, TopArc};
 use crate::format::error::Error;
 use crate::format::stackorder::StackOrder;
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
-use crate::output::text::tables::{of, plural, showing, table};
 use crate::output::text::clean;
+use crate::output::text::tables::{of, plural, showing, table};
 use crate::output::{Json, Out, Printer, Render, Text, percent};
 
 /// `/summary`.
@@ -37,17 +37,21 @@ impl Declared for Summary {
         )
     };
     type Asked = bool;
-    const OPTIONS: &'static [Opt<Asked>] = &[Opt::flag(
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::flag(
         "summary",
         "per binary: totals per event kind and the hottest addresses",
-        |a| a.summary = true,
+        |a| *a = true,
     )];
 
     fn asked(asked: bool) -> Result<Option<Self>, String> {
         Ok(asked.then_some(Summary))
     }
 
-    fn show<P: Printer>(&self, profile: &mut Profile<'_>, out: &mut Out<'_, P>) -> Result<(), Error> {
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
         let Some(summary) = &profile.summary else {
             return Ok(());
         };
@@ -55,7 +59,7 @@ impl Declared for Summary {
             summary,
             tables: profile.tables,
             symbols: profile.symbols,
-            order: profile.plan.stack_order,
+            order: profile.settings.order,
         };
         out.print(|p| p.show(&report))
     }

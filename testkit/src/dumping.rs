@@ -2,7 +2,7 @@
 //! hostile-input tests and the fuzzer run every input through, and what a run printed.
 //!
 //! The printer is the one the command line would make for the plan
-//! ([`sptdump::dump::printer`]), and the traces are run as the command line runs them
+//! ([`sptdump::views::Plan::printer`]), and the traces are run as the command line runs them
 //! ([`sptdump::dump::run`]). An option set reads the input under test alone, or beside the
 //! bundled sample: twice merged, or compared with the sample as BASE.
 
@@ -14,10 +14,11 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use serde_json::Value;
 use sptdump::cli::{self, Command};
-use sptdump::dump::{self, Kind, Outcome, Plan, Status, Traces};
+use sptdump::dump::{self, Outcome, Status, Traces};
 use sptdump::format::diag::Tally;
 use sptdump::input::{Input, OpenError};
 use sptdump::output::{FileInfo, Format};
+use sptdump::views::{Kind, Plan};
 
 use crate::samples::sample_trace;
 
@@ -295,7 +296,7 @@ fn run(traces: &Traces<'_>, at: usize, set: &OptionSet) -> Dumped {
     crate::exports::remove_exports(set);
     let mut out = Vec::new();
     let mut err = Vec::new();
-    let mut printer = dump::printer(&set.plan, &mut out, &mut err);
+    let mut printer = set.plan.printer(&mut out, &mut err);
     let ran = dump::run(&mut printer, &set.plan, traces).expect("writing to memory cannot fail");
     drop(printer);
     Dumped {

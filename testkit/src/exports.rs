@@ -25,9 +25,9 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use prost::Message;
 use serde::Deserialize;
-use sptdump::dump::{Kind, Shape};
 use sptdump::format::stackorder::StackOrder;
 use sptdump::output::pprof::Profile;
+use sptdump::views::{Kind, Shape};
 
 use crate::dumping::{Dumped, OptionSet, Via, dump_bytes};
 

@@ -11,8 +11,8 @@ use std::process::Output;
 
 use prost::Message;
 use serde_json::Value;
-use sptdump::dump::Kind;
 use sptdump::output::pprof::Profile;
+use sptdump::views::Kind;
 use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder, UNHALT_CYCLE};
 use sptdump_testkit::fixtures::{self, APP_STACKS, CORE_STACKS};
 

@@ -233,10 +233,11 @@ fn a_mismatched_pdb_is_reported_where_it_is_seen() {
 fn a_run_leaves_nothing_in_its_printer_s_buffers() {
     use std::io::BufWriter;
 
-    use sptdump::dump::{self, Plan, Traces};
+    use sptdump::dump::{self, Traces};
     use sptdump::image::matching::MatchFile;
     use sptdump::input::Input;
     use sptdump::output::Format;
+    use sptdump::views::Plan;
 
     let trace = sptdump_testkit::samples::sample_trace();
     for format in [Format::Text, Format::Json] {
@@ -244,11 +245,7 @@ fn a_run_leaves_nothing_in_its_printer_s_buffers() {
         plan.format = format;
         let paths = ["sample.spt".to_owned()];
         let open = |_: usize| Ok(Input::memory(trace.clone()));
-        let mut printer = dump::printer(
-            &plan,
-            BufWriter::new(Vec::new()),
-            BufWriter::new(Vec::new()),
-        );
+        let mut printer = plan.printer(BufWriter::new(Vec::new()), BufWriter::new(Vec::new()));
         dump::run(&mut printer, &plan, &Traces::new(&paths, &open)).unwrap();
         let (out, _) = printer.into_inner();
         assert!(
@@ -259,11 +256,7 @@ fn a_run_leaves_nothing_in_its_printer_s_buffers() {
         assert!(out.get_ref().len() > 100, "{format:?}: the dump is written");
 
         let files = [MatchFile::read(Path::new("no-such-binary.exe"))];
-        let mut printer = dump::printer(
-            &plan,
-            BufWriter::new(Vec::new()),
-            BufWriter::new(Vec::new()),
-        );
+        let mut printer = plan.printer(BufWriter::new(Vec::new()), BufWriter::new(Vec::new()));
         dump::identities(&mut printer, &files).unwrap();
         let (out, err) = printer.into_inner();
         for (stream, w) in [("out", &out), ("err", &err)] {
@@ -284,8 +277,9 @@ fn a_run_leaves_nothing_in_its_printer_s_buffers() {
 fn a_run_says_whether_its_reader_went_away() {
     use std::io::{self, Write};
 
-    use sptdump::dump::{self, Plan, RunError, Traces};
+    use sptdump::dump::{self, RunError, Traces};
     use sptdump::input::Input;
+    use sptdump::views::Plan;
 
     /// Standard output that cannot be written: its reader gone, or its disk full.
     struct Failing(io::ErrorKind);
@@ -302,15 +296,15 @@ fn a_run_says_whether_its_reader_went_away() {
     let plan = Plan::default();
     let paths = ["sample.spt".to_owned()];
     let open = |_: usize| Ok(Input::memory(trace.clone()));
-    let mut printer = dump::printer(&plan, Failing(io::ErrorKind::BrokenPipe), Vec::new());
+    let mut printer = plan.printer(Failing(io::ErrorKind::BrokenPipe), Vec::new());
     let ran = dump::run(&mut printer, &plan, &Traces::new(&paths, &open)).unwrap();
     assert!(ran.output_closed());
-    let mut printer = dump::printer(&plan, Vec::new(), Vec::new());
+    let mut printer = plan.printer(Vec::new(), Vec::new());
     let ran = dump::run(&mut printer, &plan, &Traces::new(&paths, &open)).unwrap();
     assert!(!ran.output_closed());
 
     // A full disk: an error of the run, not a reader gone.
-    let mut printer = dump::printer(&plan, Failing(io::ErrorKind::StorageFull), Vec::new());
+    let mut printer = plan.printer(Failing(io::ErrorKind::StorageFull), Vec::new());
     let failed = dump::run(&mut printer, &plan, &Traces::new(&paths, &open));
     assert!(
         matches!(failed, Err(RunError::Write(e)) if e.kind() == io::ErrorKind::StorageFull),

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use serde_json::Value;
-use sptdump::dump::{Compared, Declaration, Kind, Merged, Writes};
+use sptdump::views::{Compared, Declaration, Kind, Merged, Writes};
 
 use crate::support::{json_lines, run, status, stderr};
 

@@ -1,0 +1,25 @@
+//! A report that writes itself: every view's report, every verdict and every section of a
+//! trace, in text and in JSON Lines.
+
+use std::io;
+
+use super::json::Json;
+use super::text::Text;
+
+/// A report, written out: as text for people, as JSON Lines for pipelines. Every view's
+/// report, every verdict and every section of a trace is one; [`Printer::show`] writes it in
+/// the format of the run.
+pub trait Render {
+    /// Writes it as text.
+    ///
+    /// # Errors
+    ///
+    /// When the output cannot be written.
+    fn text(&self, t: &mut Text<'_>) -> io::Result<()>;
+    /// Writes it as JSON Lines.
+    ///
+    /// # Errors
+    ///
+    /// When the output cannot be written.
+    fn json(&self, j: &mut Json<'_>) -> io::Result<()>;
+}
