@@ -8,15 +8,13 @@ use uuid::Uuid;
 use super::build::BuildFile;
 use super::many::each;
 use super::{Out, Plan, Ran, Status, Traces, views};
-use crate::analysis::lbr::RangeCounts;
-use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
 use crate::format::error::Error;
 use crate::format::progid::ProgramId;
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 use crate::output::{FileInfo, Printer};
-use crate::views::kept::Kept;
+use crate::views::kept::{Kept, Records};
 use crate::views::profile::After;
 
 /// The binaries of several traces merged by (GUID, age), numbered by first appearance.
@@ -25,8 +23,7 @@ struct Merged {
     binaries: Vec<(String, Uuid, u32)>,
     index: HashMap<(Uuid, u32), u16>,
     summary: Option<Summary>,
-    stacks: Option<StackCounts>,
-    lbr: Option<RangeCounts>,
+    records: Records,
 }
 
 impl Merged {
@@ -55,8 +52,7 @@ impl Merged {
         super::spdnames::attach(out, file, &tables, plan, "the merged traces", &mut symbols)?;
         Ok(Kept {
             summary: self.summary,
-            stacks: self.stacks,
-            lbr: self.lbr,
+            records: self.records,
             tables,
             symbols,
         })
@@ -98,13 +94,7 @@ impl Merged {
         for p in c.summary.iter().flat_map(Summary::progids) {
             seen.insert(p, map(p));
         }
-        let stacks = c
-            .stacks
-            .iter()
-            .flat_map(StackCounts::totals)
-            .map(|(p, ..)| p);
-        let lbr = c.lbr.iter().flat_map(RangeCounts::binaries).map(|(p, _)| p);
-        for p in stacks.chain(lbr) {
+        for p in c.records.progids() {
             seen.entry(p).or_insert_with(|| map(p));
         }
         let renumber = |p: u16| seen.get(&p).copied().unwrap_or(p);
@@ -114,20 +104,7 @@ impl Merged {
                 .get_or_insert_with(|| Summary::new(top))
                 .absorb(summary);
         }
-        if let Some(stacks) = c.stacks {
-            let stacks = stacks.renumber(renumber);
-            match &mut self.stacks {
-                Some(s) => s.absorb(stacks),
-                None => self.stacks = Some(stacks),
-            }
-        }
-        if let Some(lbr) = c.lbr {
-            let lbr = lbr.renumber(renumber);
-            match &mut self.lbr {
-                Some(l) => l.absorb(lbr),
-                None => self.lbr = Some(lbr),
-            }
-        }
+        self.records.absorb(c.records.renumber(&renumber));
     }
 }
 
@@ -164,11 +141,7 @@ pub(super) fn merge<P: Printer>(
     let mut out = Out::new(printer);
     let mut kept = merged.kept(&mut out, &info, plan).map_err(Error::into_io)?;
     // Nothing reads the merged profile after its views.
-    let after = After {
-        summary: false,
-        stacks: false,
-        lbr: false,
-    };
+    let after = After::default();
     views::show(&mut out, &info, plan, &mut kept, after).map_err(Error::into_io)?;
     if out.failed > 0 {
         ran.add_status(Status::Errors);

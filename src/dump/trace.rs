@@ -15,8 +15,6 @@ use std::io;
 
 use super::build::BuildFile;
 use super::{Out, Outcome, Plan, views};
-use crate::analysis::lbr::RangeCounts;
-use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::collect::Collector;
 use crate::analysis::{check, ranges};
 use crate::format::decode::{Decoder, Selection, Sink};
@@ -34,9 +32,9 @@ use crate::input::{Input, OpenError, Opened};
 use crate::output::sections::{HeaderSection, ProgidSection, StringSection};
 use crate::output::verdicts::{Checked, Matched, Validated};
 use crate::output::{FileInfo, Printer};
-use crate::views::kept::Kept;
+use crate::views::kept::{Kept, Records};
 use crate::views::profile::After;
-use crate::views::{Sections, Shape, Writes};
+use crate::views::{Reads, Sections, Shape, Writes};
 
 /// How a trace is read within its run.
 #[derive(Clone, Copy, Debug)]
@@ -169,8 +167,7 @@ fn steps<P: Printer>(
     out.print(|p| p.begin_file(file))?;
     let symbols = attach_pdbs(out, file, &opened.tables, plan)?;
     sections(out, &header, &opened.tables, found, plan.sections)?;
-    let (summary, stacks, lbr) =
-        decode(out, &header, &mut opened, selection, &symbols, plan, alone)?;
+    let (summary, records) = decode(out, &header, &mut opened, selection, &symbols, plan, alone)?;
     let summary = match summary.map(Collector::finish) {
         Some(Ok(summary)) => Some(summary),
         Some(Err(failed)) => {
@@ -181,8 +178,7 @@ fn steps<P: Printer>(
     };
     let mut kept = Kept {
         summary,
-        stacks,
-        lbr,
+        records,
         tables: opened.tables,
         symbols,
     };
@@ -190,8 +186,11 @@ fn steps<P: Printer>(
         // `/check` reads the summary after the views, and `/merge` and `/compare` all of it.
         let after = After {
             summary: plan.check || plan.keeps_counts(),
-            stacks: plan.keeps_counts(),
-            lbr: plan.keeps_counts() || plan.check,
+            records: match (plan.keeps_counts(), plan.check) {
+                (true, _) => Records::READ_BY,
+                (false, true) => Reads::LBR_RECORDS,
+                (false, false) => Reads::NOTHING,
+            },
         };
         views::show(out, file, plan, &mut kept, after)?;
     }
@@ -352,9 +351,9 @@ fn sections<P: Printer>(
     Ok(())
 }
 
-/// What the decoder counted: the summary's tables, the distinct call stacks, the distinct
-/// LBR records; each when the plan needs it.
-type Counters = (Option<Collector>, Option<StackCounts>, Option<RangeCounts>);
+/// What the decoder counted: the summary's tables, and what it kept of the records
+/// themselves; each when the plan needs it.
+type Counters = (Option<Collector>, Records);
 
 /// Decodes the stream once, when the plan needs it: each record to the printer (`/event`)
 /// and to the counters the plan needs, which are returned.
@@ -374,10 +373,9 @@ fn decode<P: Printer>(
         Collector::new
     };
     let mut summary = needs.counts.then(|| collector(plan.top));
-    let mut stacks = needs.stacks.then(StackCounts::default);
-    let mut lbr = needs.lbr_records.then(RangeCounts::default);
+    let mut records = Records::wanted(needs.records);
     if !needs.stream {
-        return Ok((summary, stacks, lbr));
+        return Ok((summary, records));
     }
     if needs.events {
         out.print(|p| p.begin_events())?;
@@ -403,15 +401,10 @@ fn decode<P: Printer>(
             events: needs.events,
             summary: summary.as_mut(),
             stack_arcs: needs.stack_arcs,
-            stacks: stacks.as_mut(),
-            lbr: lbr.as_mut(),
+            keeps: records.any(),
+            records: &mut records,
         })?;
-        if let Some(stacks) = &mut stacks {
-            stacks.settle();
-        }
-        if let Some(lbr) = &mut lbr {
-            lbr.flush(symbols);
-        }
+        records.settle(symbols);
         // On a pipe, where the stream ends was not known when the tables were checked.
         if let Some(layout) = overlap_after_stream
             && let Some(d) = layout.check_overlap(decoder.end_of_input()?)
@@ -422,7 +415,7 @@ fn decode<P: Printer>(
     if needs.events {
         out.print(|p| p.end_events())?;
     }
-    Ok((summary, stacks, lbr))
+    Ok((summary, records))
 }
 
 /// The verdicts of one trace: `/match`, then `/check` (`/validate`'s comes last, in
@@ -446,7 +439,7 @@ fn verdicts<P: Printer>(
         && let Some(summary) = &kept.summary
     {
         let mut report = check::check(summary, &kept.tables, &kept.symbols, &results);
-        if let Some(lbr) = &kept.lbr {
+        if let Some(lbr) = &kept.records.lbr {
             let ranges = ranges::ranges(lbr, &kept.tables, &kept.symbols);
             check::thin(&mut report, summary, &kept.symbols, &ranges);
             check::stale_by_ranges(&mut report, &results, &ranges);
@@ -472,22 +465,18 @@ struct EventSink<'a, 'b, P> {
     summary: Option<&'a mut Collector>,
     /// Whether the summary counts call-stack arcs.
     stack_arcs: bool,
-    stacks: Option<&'a mut StackCounts>,
-    lbr: Option<&'a mut RangeCounts>,
+    /// Whether anything is kept of the records themselves.
+    keeps: bool,
+    records: &'a mut Records,
 }
 
 impl<P: Printer> EventSink<'_, '_, P> {
-    /// Keeps what the views read of a sample record besides the summary: the distinct call
-    /// stacks, the LBR records. Apart, so that the decoder's loop stays small when neither
+    /// Keeps what the views read of a sample record besides the summary (the distinct call
+    /// stacks, the LBR records). Apart, so that the decoder's loop stays small when nothing
     /// is kept (`/validate`, `/summary`).
     #[inline(never)]
     fn keep(&mut self, s: &Samples<'_>) {
-        if let Some(stacks) = self.stacks.as_deref_mut() {
-            stacks.add_soon(s);
-        }
-        if let Some(lbr) = self.lbr.as_deref_mut() {
-            lbr.add(s, self.symbols);
-        }
+        self.records.add(s, self.symbols);
     }
 }
 
@@ -502,7 +491,7 @@ impl<P: Printer> Sink for EventSink<'_, '_, P> {
             {
                 summary.add(s);
             }
-            if self.stacks.is_some() || self.lbr.is_some() {
+            if self.keeps {
                 self.keep(s);
             }
         }

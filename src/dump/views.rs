@@ -38,14 +38,13 @@ pub(super) fn show<P: Printer>(
     kept: &mut Kept,
     after: After,
 ) -> Result<(), Error> {
-    let counts = (kept.summary.take(), kept.stacks.take(), kept.lbr.take());
+    let counts = (kept.summary.take(), std::mem::take(&mut kept.records));
     let tables = (&kept.tables, &kept.symbols);
     let mut profile = Profile::new(file, plan.settings(), tables, counts, after);
     let walked = walk(out, plan, &mut profile);
     // What the views did not let go of is the caller's.
     kept.summary = profile.summary.take();
-    kept.stacks = profile.stacks.take();
-    kept.lbr = profile.lbr.take();
+    kept.records = std::mem::take(&mut profile.records);
     walked
 }
 
@@ -67,12 +66,15 @@ fn walk<P: Printer>(
     profile.namers = namers(plan, profile);
     unread_lines(out, profile)?;
     let (tables, symbols) = (profile.tables, profile.symbols);
-    profile.ranges = profile
-        .lbr
+    let lbr = &mut profile.records.lbr;
+    profile.ranges = lbr
         .as_ref()
         .filter(|_| plan.each_trace_reads(Reads::LBR_RECORDS))
         .map(|lbr| ranges::ranges(lbr, tables, symbols));
-    profile.lbr = profile.lbr.take().filter(|_| profile.after.lbr);
+    // Read as ranges once; only the caller reads the records after.
+    if !profile.after.reads(Reads::LBR_RECORDS) {
+        *lbr = None;
+    }
     gather(plan, profile, Section::BeforeFold);
     if !views.read_from(When::InOrder, Reads::STACK_ARCS)
         && !profile.after.summary
@@ -82,10 +84,10 @@ fn walk<P: Printer>(
     }
     // The views that read the call stacks as decoded after the fold, and the caller, keep
     // them; the others read the profile by key.
-    let keep = views.read_from(When::InOrder, Reads::STACKS) || profile.after.stacks;
+    let keep = views.read_from(When::InOrder, Reads::STACKS) || profile.after.reads(Reads::STACKS);
     let profiled = views.read(Reads::PROFILE);
     profile.folded = fold(
-        &mut profile.stacks,
+        &mut profile.records.stacks,
         (tables, plan.stack_order),
         &profile.namers,
         profiled,
@@ -106,7 +108,7 @@ fn walk<P: Printer>(
             profile.drawn = Some(flame_input(&label, &profile.folded, &profile.flat.sampled));
         }
         if plan.of_each_trace(kind) {
-            profile.stacks_last = !profile.after.stacks
+            profile.stacks_last = !profile.after.reads(Reads::STACKS)
                 && !views.iter().any(|v| {
                     let d = v.kind().declaration();
                     v.kind() > kind && d.when >= When::InOrder && d.reads.any(Reads::STACKS)
@@ -121,7 +123,11 @@ fn walk<P: Printer>(
 /// and there are call stacks (a flame graph draws one source of samples only for a trace
 /// without), unless the caller reads them after.
 fn let_go_of_samples(plan: &Plan, profile: &mut Profile<'_>) {
-    let drawn = profile.stacks.as_ref().is_some_and(|s| s.unique() > 0);
+    let drawn = profile
+        .records
+        .stacks
+        .as_ref()
+        .is_some_and(|s| s.unique() > 0);
     if !plan.views.read_from(When::BeforeFold, Reads::SAMPLES) && drawn && !profile.after.summary {
         profile.summary = None;
     }
@@ -132,7 +138,7 @@ fn namers<'w>(plan: &Plan, profile: &Profile<'w>) -> Namers<'w> {
     let none = StackCounts::default();
     let named = plan.views.read(Reads::INLINE_NAMES);
     stacks::namers(
-        profile.stacks.as_ref().unwrap_or(&none),
+        profile.records.stacks.as_ref().unwrap_or(&none),
         profile.summary.as_ref(),
         plan.stack_order,
         profile.symbols,

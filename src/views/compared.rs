@@ -148,7 +148,7 @@ pub(crate) struct Named {
 impl Named {
     /// Names the keys of `kept` as the plan asks (functions with `/pdb`, inline frames).
     fn of(settings: Settings<'_>, kept: &Kept) -> Named {
-        let (Some(summary), Some(stacks)) = (&kept.summary, &kept.stacks) else {
+        let (Some(summary), Some(stacks)) = (&kept.summary, &kept.records.stacks) else {
             return Named::default();
         };
         let order = settings.order;

@@ -15,9 +15,11 @@ use maud::html;
 
 use super::compared::Both;
 use super::file::{cannot_write, write_file};
+use super::kept::Keep;
 use super::option::text;
 use super::{Compared, Declaration, Declared, Opt, Parts, Profile, Reads, Section, When, Writes};
 use crate::analysis::annotate::SourcePath;
+use crate::analysis::stacks::StackCounts;
 use crate::analysis::{check, spdcompare};
 use crate::format::error::Error;
 use crate::image::matching;
@@ -115,7 +117,8 @@ impl Declared for Html {
         };
         // Memory alone: nothing after the report reads the counts but the caller.
         profile.summary = profile.summary.take().filter(|_| profile.after.summary);
-        profile.stacks = profile.stacks.take().filter(|_| profile.after.stacks);
+        let stacks = profile.after.reads(<StackCounts as Keep>::READ_BY);
+        profile.records.stacks = profile.records.stacks.take().filter(|_| stacks);
         let file = profile.file;
         let label = file.label();
         let body = html! {

@@ -18,6 +18,7 @@ use std::fmt;
 use std::io::Write;
 use std::path::Path;
 
+use super::kept::Records;
 use super::{Compared, Kind, Merged, Reads, Settings, Views, Writes};
 
 use crate::format::stackorder::StackOrder;
@@ -165,10 +166,8 @@ pub(crate) struct Needs {
     pub counts: bool,
     /// ... the call-stack arcs among them (the exports alone read the distinct stacks).
     pub stack_arcs: bool,
-    /// Keep the distinct call stacks.
-    pub stacks: bool,
-    /// Keep the distinct LBR records whole.
-    pub lbr_records: bool,
+    /// Keep the kinds of records these read ([`Records`](super::kept::Records)).
+    pub records: Reads,
     /// Decode the stream at all: for the above, or for its diagnostics.
     pub stream: bool,
 }
@@ -192,17 +191,20 @@ impl Plan {
         let compared = matches!(self.shape, Shape::Compared { .. });
         let stack_arcs = reads.stack_arcs() || self.check || compared;
         let counts = reads.counts() || stack_arcs;
-        let stacks = reads.stacks();
         // /check reads the LBR ranges where it has the code to read them with.
-        let lbr_records = reads.lbr_records() || (self.check && !self.images.is_empty());
+        let lbr = Reads::LBR_RECORDS;
+        let records = match self.check && !self.images.is_empty() {
+            true => reads.and(lbr),
+            false => reads,
+        };
         let events = self.sections.event;
+        let keeps = records.any(Records::READ_BY);
         Needs {
             events,
             counts,
             stack_arcs,
-            stacks,
-            lbr_records,
-            stream: events || counts || stacks || lbr_records || self.validate,
+            records,
+            stream: events || counts || keeps || self.validate,
         }
     }
 
@@ -351,10 +353,10 @@ mod tests {
     fn the_exports_alone_count_no_call_stack_arcs() {
         let pprof = Views::from_iter([View::Pprof(Pprof("p.pb.gz".into()))]);
         let needs = plan(pprof, Shape::Each).needs();
-        assert!(needs.counts && needs.stacks && !needs.stack_arcs && needs.stream);
+        assert!(needs.counts && needs.records.stacks() && !needs.stack_arcs && needs.stream);
         let summary = Views::from_iter([View::Summary(Summary)]);
         let needs = plan(summary, Shape::Each).needs();
-        assert!(needs.counts && needs.stack_arcs && !needs.stacks);
+        assert!(needs.counts && needs.stack_arcs && !needs.records.stacks());
         let compared = plan(Views::default(), Shape::Compared { min_overlap: None });
         assert!(
             compared.needs().stack_arcs,

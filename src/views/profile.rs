@@ -7,7 +7,6 @@
 use crate::analysis::Counted;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::keys::Namers;
-use crate::analysis::lbr::RangeCounts;
 use crate::analysis::profile::{BinaryStacks, StackProfile};
 use crate::analysis::ranges::RangeReport;
 use crate::analysis::stacks::StackCounts;
@@ -16,6 +15,8 @@ use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 use crate::output::FileInfo;
 
+use super::declare::Reads;
+use super::kept::Records;
 use super::report::Parts;
 use super::settings::Settings;
 
@@ -32,10 +33,9 @@ pub(crate) struct Profile<'w> {
     /// Every address and arc per binary and source, while a view still to come reads them,
     /// unless the summary could not be finished (which was said).
     pub(crate) summary: Option<Summary>,
-    /// The distinct call stacks as decoded, while a view still to come reads them.
-    pub(crate) stacks: Option<StackCounts>,
-    /// The distinct LBR records, when the caller reads them after the views.
-    pub(crate) lbr: Option<RangeCounts>,
+    /// What was kept of the records themselves (the distinct call stacks as decoded, the
+    /// LBR records), while a view still to come or the caller reads it.
+    pub(crate) records: Records,
     /// Every address the views name, looked up once per binary.
     pub(crate) namers: Namers<'w>,
     /// The call stacks by key, for the views that read them.
@@ -64,10 +64,16 @@ pub(crate) struct Profile<'w> {
 pub(crate) struct After {
     /// The summary's tables (`/check`, `/merge`, `/compare`).
     pub summary: bool,
-    /// The distinct call stacks as decoded (`/merge`, `/compare`).
-    pub stacks: bool,
-    /// The distinct LBR records as decoded (`/merge`, `/compare`).
-    pub lbr: bool,
+    /// The kinds of records kept whole that these read (every kind for `/merge` and
+    /// `/compare`, the LBR records for `/check`).
+    pub records: Reads,
+}
+
+impl After {
+    /// Whether the caller reads the kind of record kept for `reads`.
+    pub(crate) fn reads(&self, reads: Reads) -> bool {
+        self.records.any(reads)
+    }
 }
 
 /// The samples without call stacks as the views need them (each a stack of one address):
@@ -92,7 +98,7 @@ impl<'w> Profile<'w> {
         file: &'w FileInfo<'w>,
         settings: Settings<'w>,
         (tables, symbols): (&'w Tables, &'w SymbolMap),
-        (summary, stacks, lbr): (Option<Summary>, Option<StackCounts>, Option<RangeCounts>),
+        (summary, records): (Option<Summary>, Records),
         after: After,
     ) -> Self {
         Profile {
@@ -101,8 +107,7 @@ impl<'w> Profile<'w> {
             tables,
             symbols,
             summary,
-            stacks,
-            lbr,
+            records,
             namers: Namers::plain(),
             folded: StackProfile::default(),
             flat: Flat::default(),
@@ -120,7 +125,7 @@ impl<'w> Profile<'w> {
     pub(crate) fn counted(&self) -> Option<Counted<'_>> {
         Some(Counted {
             summary: self.summary.as_ref()?,
-            stacks: self.stacks.as_ref().unwrap_or(&self.empty),
+            stacks: self.records.stacks.as_ref().unwrap_or(&self.empty),
             order: self.settings.order,
             tables: self.tables,
             symbols: self.symbols,
@@ -131,7 +136,7 @@ impl<'w> Profile<'w> {
     /// when no view after it and not the caller reads them.
     pub(crate) fn take_stacks(&mut self) -> Option<StackCounts> {
         match self.stacks_last {
-            true => self.stacks.take(),
+            true => self.records.stacks.take(),
             false => None,
         }
     }

@@ -150,7 +150,8 @@ pub(crate) fn compared<P: Printer>(both: &mut Both<'_>, printer: &mut P) -> io::
         return Ok(());
     }
     let read = both.sides.map(|k| {
-        k.lbr
+        k.records
+            .lbr
             .as_ref()
             .map(|lbr| ranges::ranges(lbr, &k.tables, &k.symbols))
     });
