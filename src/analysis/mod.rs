@@ -29,6 +29,7 @@ pub(crate) mod profile;
 pub(crate) mod rangediff;
 pub(crate) mod ranges;
 pub(crate) mod sampled;
+pub mod spd;
 pub(crate) mod spdcompare;
 pub(crate) mod stacks;
 pub mod summary;

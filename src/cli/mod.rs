@@ -17,24 +17,23 @@
 //! SPTDump's spellings are not those of a general argument parser (`/name:value`, any case,
 //! `/path` as a file), so the table parses them itself, as ripgrep's flag definitions do.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 
 use crate::image::symbolpath::SymbolPath;
 use crate::output::Format;
 use crate::views::summary::Summary;
-use crate::views::{
-    About, Apply, DEFAULT_TOP, Opt, Plan, Sections, Set, Shape, Takes, View, Views,
-};
+use crate::views::{About, Apply, DEFAULT_TOP, Plan, Sections, Shape, Takes, View, Views};
 
 mod options;
+mod read;
+mod spd;
 mod spelling;
 mod usage;
 
-#[cfg(test)]
-use options::rows;
-use options::{Given, Row, canonical, option};
+use options::{Given, Row};
 pub use options::{Progress, help, short_usage};
-use spelling::{Spelled, items, mistyped, spelled, unknown};
+use read::{Program, Setter, read};
+pub use spd::{SpdCommand, parse_spd, spd_help};
 pub use usage::UsageError;
 use usage::usage;
 
@@ -77,155 +76,44 @@ pub enum Command {
 /// Parses the arguments (without the program name). Every argument is checked before any
 /// file is read: a mistyped option never dumps a file.
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageError> {
-    let mut given = Given::default();
-    let mut traces = Vec::new();
     let mut args = args.into_iter().peekable();
     if args.peek().is_none() {
         return Ok(Command::Usage);
     }
-    let mut options_ended = false;
-    while let Some(arg) = args.next() {
-        if options_ended || arg == "-" {
-            traces.push(arg);
-        } else if arg == "--" {
-            options_ended = true;
-        } else if let Some(spelled) = spelled(&arg)? {
-            let rows = option(canonical(&spelled.name.to_ascii_lowercase()));
-            match rows.first() {
-                Some(_) => apply_rows(&mut given, &rows, &arg, spelled, &mut args)?,
-                None if spelled.dashed
-                    || (spelled.separator != Some('=') && mistyped(&arg, &spelled.name)) =>
-                {
-                    let shown = arg.to_string_lossy();
-                    let written = match spelled.separator {
-                        Some(sep) => shown.split(sep).next().unwrap_or(&shown),
-                        None => &shown,
-                    };
-                    return Err(unknown(written, &spelled.name));
-                }
-                None => traces.push(arg),
-            }
-        } else {
-            traces.push(arg);
-        }
-    }
+    let (given, traces) = read::<Sptdump>(args)?;
     command(given, traces)
 }
 
-/// Applies the option of `rows` (one, or several views' that take it), spelled as `arg`,
-/// to `given`: a view's to what the views' rows gather. Its value, which may be the next
-/// argument, is read once.
-fn apply_rows(
-    given: &mut Given,
-    rows: &[Row],
-    arg: &OsString,
-    spelled: Spelled,
-    rest: &mut impl Iterator<Item = OsString>,
-) -> Result<(), UsageError> {
-    let about = rows[0].about();
-    given.named.push(about.name);
-    // `/match` alone checks what `/symbols` finds (the command says whether it may).
-    if about.name == "match" && spelled.value.is_none() && !spelled.dashed {
-        given.match_symbols = true;
-        return Ok(());
+/// sptdump's options, as the reader reads them.
+struct Sptdump;
+
+impl Program for Sptdump {
+    type Given = Given;
+    type Row = Row;
+    const NAME: &'static str = "sptdump";
+
+    fn rows() -> Vec<Row> {
+        options::rows()
     }
-    let value = value_of(about, arg, spelled, rest)?;
-    let setter = Setter {
-        value: value.as_deref(),
-    };
-    for row in rows {
-        match *row {
-            Row::Own(opt) => setter.apply(given, opt)?,
-            Row::View(row) => row.apply(&mut given.views, setter)?,
-        }
+
+    fn about(row: Row) -> &'static About {
+        row.about()
     }
-    Ok(())
-}
 
-/// The value of option `about`, spelled as `arg`: after a colon (or for the dash forms `=`
-/// or the next argument), as what it takes says.
-fn value_of(
-    about: &About,
-    arg: &OsString,
-    spelled: Spelled,
-    rest: &mut impl Iterator<Item = OsString>,
-) -> Result<Option<OsString>, UsageError> {
-    let shown = arg.to_string_lossy();
-    let name = about.name;
-    match (about.takes, spelled.value) {
-        (_, Some(_)) if !spelled.dashed && spelled.separator == Some('=') => Err(usage(format!(
-            "'{shown}': values follow a colon, as in /{name}:{}",
-            shown.split_once('=').map_or("", |(_, v)| v)
-        ))),
-        (Takes::Nothing, None) => Ok(None),
-        (Takes::Nothing, Some(_)) => Err(usage(format!("option '/{name}' takes no value"))),
-        // A value of its own only after a colon (or `=` for the dash forms): the next
-        // argument is never taken, as it may be a trace.
-        (Takes::Maybe, value) => Ok(value),
-        (Takes::Value, Some(v)) => Ok(Some(v)),
-        (Takes::Value, None) if spelled.dashed => rest
-            .next()
-            .map(Some)
-            .ok_or_else(|| usage(format!("option '{shown}' needs a value"))),
-        (Takes::Value, None) => {
-            let what = about.value.unwrap_or("VALUE");
-            Err(usage(format!(
-                "option '{shown}' needs a value: /{name}:{what}"
-            )))
-        }
+    fn named(given: &mut Given, name: &'static str) {
+        given.named.push(name);
     }
-}
 
-/// Sets what an option's value says, parsed by its row.
-#[derive(Clone, Copy)]
-struct Setter<'a> {
-    /// Its value, as [`value_of`] read it.
-    value: Option<&'a OsStr>,
-}
-
-impl Apply for Setter<'_> {
-    type Error = UsageError;
-
-    fn apply<T>(self, target: &mut T, opt: &'static Opt<T>) -> Result<(), UsageError> {
-        let name = opt.name;
-        let set = match opt.set {
-            Set::Flag(set) => {
-                set(target);
-                return Ok(());
+    fn apply(given: &mut Given, row: Row, setter: Setter<'_>) -> Result<(), UsageError> {
+        match row {
+            // `/match` alone checks what `/symbols` finds (the command says whether it may).
+            Row::Own(_) if row.about().takes == Takes::ValueOrAlone && setter.alone() => {
+                given.match_symbols = true;
+                Ok(())
             }
-            Set::Optional(set) => {
-                return set(target, self.value).map_err(|why| {
-                    let value = self.value.unwrap_or_default().to_string_lossy();
-                    usage(format!("invalid value '{value}' for /{name}: {why}"))
-                });
-            }
-            Set::Value(set) => set,
-        };
-        let value = self.value.unwrap_or_default();
-        let values = if opt.list {
-            items(value)?
-        } else {
-            vec![value.to_owned()]
-        };
-        let files = matches!(opt.value, Some("FILE" | "FILES"));
-        for v in values {
-            if v.is_empty() && (opt.list || files) {
-                return Err(usage(match (opt.list, files) {
-                    (true, true) => format!("/{name} needs a comma-separated list of files"),
-                    (true, false) => {
-                        format!("/{name} needs a comma-separated list of names or progid indices")
-                    }
-                    (false, _) => format!("/{name} needs a file: /{name}:FILE"),
-                }));
-            }
-            set(target, &v).map_err(|why| {
-                usage(format!(
-                    "invalid value '{}' for /{name}: {why}",
-                    v.to_string_lossy()
-                ))
-            })?;
+            Row::Own(opt) => setter.apply(given, opt),
+            Row::View(row) => row.apply(&mut given.views, setter),
         }
-        Ok(())
     }
 }
 
@@ -430,7 +318,7 @@ mod tests {
     #[test]
     fn the_help_lists_every_option_and_the_parser_knows_every_listed_one() {
         let help = help();
-        for o in rows().into_iter().map(|o| *o.about()) {
+        for o in options::rows().into_iter().map(|o| *o.about()) {
             let spelled = match o.value {
                 Some(value) => format!("/{}:{value}", o.name),
                 None => format!("/{}", o.name),
@@ -470,7 +358,10 @@ mod tests {
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
                 .collect();
             if !name.is_empty() {
-                assert!(!option(&name).is_empty(), "the help lists /{name}");
+                assert!(
+                    !read::rows_named::<Sptdump>(&name).is_empty(),
+                    "the help lists /{name}"
+                );
             }
         }
     }
@@ -588,7 +479,7 @@ mod tests {
                     .chars()
                     .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
                     .collect();
-                assert!(!option(&name).is_empty(), "{word}");
+                assert!(!read::rows_named::<Sptdump>(&name).is_empty(), "{word}");
             }
         }
     }

@@ -208,7 +208,8 @@ const AFTER: &[Own] = &[
             Ok(())
         },
     )
-    .list(),
+    .list()
+    .or_alone(),
     valued(
         "pdb",
         "FILES",
@@ -327,15 +328,6 @@ const AFTER: &[Own] = &[
     .shown("/version, /V"),
 ];
 
-/// Short spellings: `/h`, `/?` for help, `/V` for version.
-pub(super) fn canonical(name: &str) -> &str {
-    match name {
-        "h" | "?" => "help",
-        "v" => "version",
-        other => other,
-    }
-}
-
 /// An option row: the run's own, or a view's.
 #[derive(Clone, Copy)]
 pub(super) enum Row {
@@ -365,62 +357,16 @@ pub(super) fn rows() -> Vec<Row> {
         .collect()
 }
 
-/// The rows of this name: one, or a view's and another's that takes it too (`/srcpath`:
-/// `/annotate`'s and the report's).
-pub(super) fn option(name: &str) -> Vec<Row> {
-    rows()
-        .into_iter()
-        .filter(|o| o.about().name == name)
-        .collect()
-}
-
-/// What sptdump is, the first line of the help and of the short usage.
-const TITLE: &str =
-    "sptdump: show what is inside SPT (Sample Profile Trace) files of MSVC's Sample PGO";
-
-/// How sptdump is run.
-const USAGE: &str = "sptdump [options] sptfile...";
-
-/// What `sptdump` alone prints: how it is run, the commands most runs are, and where every
-/// option is listed.
-pub fn short_usage() -> String {
-    format!(
-        "{TITLE}\n\
-         \n\
-         Usage: {USAGE}\n\
-         \x20      sptdump /match:FILES          the GUID and age of images, PDBs and SPDs\n\
-         \n\
-         \x20 sptdump trace.spt                   every section of the trace\n\
-         \x20 sptdump /progid trace.spt           each binary's GUID and age, to compare with an SPD's\n\
-         \x20 sptdump /summary /top:20 trace.spt  what the trace holds, per binary and event\n\
-         \x20 sptdump /check trace.spt            whether SPDConvert can use it, and in which mode\n\
-         \x20 sptdump /validate /strict *.spt     a verdict per trace, for build pipelines\n\
-         \n\
-         'sptdump /help' lists every option.\n"
-    )
-}
-
-/// The help text, in the style of the MSVC tools, its option lists made from the table of options.
-pub fn help() -> String {
+/// The options of `rows` as the help lists them, each group under its title: the label,
+/// two spaces past the longest, then the help, its default after it.
+pub(super) fn listing(rows: &[&About], groups: &[(Group, &str)]) -> String {
     // Two spaces after the longest option.
-    let rows = rows();
-    let width = rows
-        .iter()
-        .map(|o| o.about().label().len())
-        .max()
-        .unwrap_or(0)
-        + 2;
-    let mut text = format!("{TITLE}\n\nUsage: {USAGE}\n");
-    for (group, title) in [
-        (
-            Group::Sections,
-            "Sections (several combine; they print in file order):",
-        ),
-        (Group::Output, "Output:"),
-    ] {
+    let width = rows.iter().map(|o| o.label().len()).max().unwrap_or(0) + 2;
+    let mut text = String::new();
+    for (group, title) in groups {
         let _ = write!(text, "\n{title}\n");
         let mut listed = Vec::new();
-        for o in rows.iter().map(|o| o.about()).filter(|o| o.group == group) {
+        for o in rows.iter().filter(|o| o.group == *group) {
             // A row several views take is listed once, with the first one's words.
             if listed.contains(&o.name) {
                 continue;
@@ -455,13 +401,61 @@ pub fn help() -> String {
             }
         }
     }
-    text.push_str(
-        "\n\
+    text
+}
+
+/// How sptdump's options are spelled, as its help says it.
+pub(super) const SPELLINGS: &str = "\
 Options are case-insensitive and may also be written -name or --name; values follow a
 colon (/top:20), or for the dash forms '=' or a space (--top 20). An argument that starts
 with '/' and names no option is a file, so /tmp/trace.spt works; a mistyped option is an
 error, never a file. '--' ends the options; '-' reads standard input.
+";
 
+/// What sptdump is, the first line of the help and of the short usage.
+const TITLE: &str =
+    "sptdump: show what is inside SPT (Sample Profile Trace) files of MSVC's Sample PGO";
+
+/// How sptdump is run.
+const USAGE: &str = "sptdump [options] sptfile...";
+
+/// What `sptdump` alone prints: how it is run, the commands most runs are, and where every
+/// option is listed.
+pub fn short_usage() -> String {
+    format!(
+        "{TITLE}\n\
+         \n\
+         Usage: {USAGE}\n\
+         \x20      sptdump /match:FILES          the GUID and age of images, PDBs and SPDs\n\
+         \n\
+         \x20 sptdump trace.spt                   every section of the trace\n\
+         \x20 sptdump /progid trace.spt           each binary's GUID and age, to compare with an SPD's\n\
+         \x20 sptdump /summary /top:20 trace.spt  what the trace holds, per binary and event\n\
+         \x20 sptdump /check trace.spt            whether SPDConvert can use it, and in which mode\n\
+         \x20 sptdump /validate /strict *.spt     a verdict per trace, for build pipelines\n\
+         \n\
+         'sptdump /help' lists every option.\n"
+    )
+}
+
+/// The help text, in the style of the MSVC tools, its option lists made from the table of options.
+pub fn help() -> String {
+    let rows: Vec<&About> = rows().into_iter().map(Row::about).collect();
+    let mut text = format!("{TITLE}\n\nUsage: {USAGE}\n");
+    text.push_str(&listing(
+        &rows,
+        &[
+            (
+                Group::Sections,
+                "Sections (several combine; they print in file order):",
+            ),
+            (Group::Output, "Output:"),
+        ],
+    ));
+    text.push('\n');
+    text.push_str(SPELLINGS);
+    text.push_str(
+        "\n\
 Call stacks (ETW_CALLSTACK) are stored leaf first, as ETW walks them: the first frame is the
 sampled one, the last the outermost recorded; /event shows them as stored.
 

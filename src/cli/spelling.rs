@@ -5,7 +5,6 @@
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
-use super::options::rows;
 use super::usage::{UsageError, usage};
 
 /// An argument that may be an option: its spelling, name and value.
@@ -113,12 +112,13 @@ pub(super) fn mistyped(arg: &OsStr, name: &str) -> bool {
         && !Path::new(arg).exists()
 }
 
-/// The option nearest to a mistyped name, when one is near enough to be what was meant.
-fn nearest(name: &str) -> Option<&'static str> {
+/// The option of `names` nearest to a mistyped name, when one is near enough to be what was
+/// meant.
+fn nearest<'n>(name: &str, names: &[&'n str]) -> Option<&'n str> {
     let name = name.to_ascii_lowercase();
-    rows()
-        .into_iter()
-        .map(|o| (strsim::jaro_winkler(&name, o.about().name), o.about().name))
+    names
+        .iter()
+        .map(|&o| (strsim::jaro_winkler(&name, o), o))
         .filter(|&(score, _)| score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, n)| n)
@@ -126,7 +126,7 @@ fn nearest(name: &str) -> Option<&'static str> {
 
 /// The usage error for an unknown option, written `shown`, with the nearest known one in the
 /// same spelling: `--summry` suggests `--summary`, `-sumary` `-summary`, `/sumary` `/summary`.
-pub(super) fn unknown(shown: &str, name: &str) -> UsageError {
+pub(super) fn unknown(shown: &str, name: &str, names: &[&str]) -> UsageError {
     let prefix = if shown.starts_with("--") {
         "--"
     } else if shown.starts_with('-') {
@@ -134,7 +134,7 @@ pub(super) fn unknown(shown: &str, name: &str) -> UsageError {
     } else {
         "/"
     };
-    match nearest(name) {
+    match nearest(name, names) {
         Some(near) => usage(format!(
             "unknown option '{shown}' (did you mean {prefix}{near}?)"
         )),

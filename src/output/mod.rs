@@ -28,7 +28,7 @@ pub mod pprof;
 mod printer;
 mod render;
 pub mod sections;
-pub mod spd;
+
 pub(crate) mod speedscope;
 pub(crate) mod text;
 pub mod verdicts;

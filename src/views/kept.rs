@@ -15,7 +15,7 @@ use crate::format::record::Samples;
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 
-use super::declare::Reads;
+use super::declaration::Reads;
 
 /// What a trace's counters counted, with the names its addresses are shown by: a profile
 /// the views read, kept past the trace when the traces are merged or compared.

@@ -23,6 +23,9 @@ pub(crate) enum Takes {
     Maybe,
     /// A value.
     Value,
+    /// A value; or, written `/name` alone, nothing, which its program says the meaning of
+    /// (`/match` alone checks what `/symbols` finds).
+    ValueOrAlone,
 }
 
 /// What an option does to what the command line gathers.
@@ -125,6 +128,12 @@ impl<T> Opt<T> {
     /// The same option, its value a comma-separated list that accumulates.
     pub(crate) const fn list(mut self) -> Self {
         self.about.list = true;
+        self
+    }
+
+    /// The same option, also given alone, without its value ([`Takes::ValueOrAlone`]).
+    pub(crate) const fn or_alone(mut self) -> Self {
+        self.about.takes = Takes::ValueOrAlone;
         self
     }
 

@@ -15,7 +15,7 @@ use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 use crate::output::FileInfo;
 
-use super::declare::Reads;
+use super::declaration::Reads;
 use super::kept::Records;
 use super::report::Parts;
 use super::settings::Settings;

@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use super::declare::{Declaration, Declared, Reads, When, Writes};
+use super::declaration::{Declaration, Reads, When, Writes};
+use super::declare::Declared;
 use super::option::{About, Group, Opt};
 use super::report::Parts;
 use super::{Both, Profile};

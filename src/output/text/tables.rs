@@ -3,6 +3,14 @@
 
 use std::io::{self, Write};
 
+/// `part` of `total` as a percentage with one decimal, `-` of nothing.
+pub(crate) fn percent_one(part: u128, total: u128) -> String {
+    if total == 0 {
+        return "-".into();
+    }
+    format!("{:.1}%", part as f64 * 100.0 / total as f64)
+}
+
 /// `s` after a count that is not one.
 pub(crate) fn plural(n: impl Into<u128>) -> &'static str {
     let n: u128 = n.into();

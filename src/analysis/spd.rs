@@ -1,6 +1,6 @@
-//! What the views compute from the function table: a query of `/funcid`, the coverage and
-//! the dynamic-instruction ranking (our estimates: SPDDump's own definitions are not
-//! published), and the names of callees.
+//! What spddump's views compute of an SPD's function table: a query of `/funcid`, the
+//! coverage and the dynamic-instruction ranking (our estimates: SPDDump's own definitions
+//! are not published), and the names of callees.
 
 use std::borrow::Cow;
 
@@ -96,21 +96,5 @@ pub(crate) fn callee_kind(kind: u32) -> Cow<'static, str> {
         CALLEE_FUNCTION => "function".into(),
         CALLEE_IMPORT => "import".into(),
         other => format!("type {other} (unknown)").into(),
-    }
-}
-
-/// `part` of `total` as a percentage with one decimal, `-` of nothing.
-pub(crate) fn percent_one(part: u128, total: u128) -> String {
-    if total == 0 {
-        return "-".into();
-    }
-    format!("{:.1}%", part as f64 * 100.0 / total as f64)
-}
-
-/// `part` of `total` as a fraction, for JSON; 0 of nothing.
-pub(crate) fn fraction(part: u128, total: u128) -> f64 {
-    match total {
-        0 => 0.0,
-        _ => part as f64 / total as f64,
     }
 }
