@@ -11,14 +11,12 @@ use std::process::ExitCode;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sptdump::dump::{self, RunError, Status, Traces};
 use sptdump::format::tables::base_name;
-use sptdump::image::code::ImageFile;
-use sptdump::image::matching::{MatchFile, PdbFile};
+use sptdump::image::matching::MatchFile;
 use sptdump::image::symbolpath::Progress as DownloadProgress;
-use sptdump::image::symstore;
 use sptdump::input::{Input, OpenError, describe};
 use sptdump::output::Format;
 use sptdump::views::Plan;
@@ -65,9 +63,6 @@ fn main() -> ExitCode {
             mut traces,
             sptlists,
             progress,
-            match_paths,
-            pdb_paths,
-            image_paths,
         } => {
             for list in &sptlists {
                 match read_sptlist(Path::new(list)) {
@@ -78,14 +73,7 @@ fn main() -> ExitCode {
             if let Some(conflict) = plan.conflict(traces.len()) {
                 return usage(UsageError::new(conflict));
             }
-            let files = Files {
-                matches: &match_paths,
-                pdbs: &pdb_paths,
-                images: &image_paths,
-            };
-            let ran = run(&mut out, *plan, &traces, files, progress);
-            symstore::remove_scratch_files();
-            ran
+            run(&mut out, *plan, &traces, progress)
         }
     };
     finish(ran, out)
@@ -123,25 +111,14 @@ fn write_text(out: &mut impl Write, text: &str) -> io::Result<Status> {
     Ok(Status::Clean)
 }
 
-/// The files a run reads before the traces, as given.
-struct Files<'a> {
-    /// `/match`.
-    matches: &'a [OsString],
-    /// `/pdb`.
-    pdbs: &'a [OsString],
-    /// `/image`.
-    images: &'a [OsString],
-}
-
-/// Reads the `/pdb`, `/image` and `/match` files, then runs the plan over the traces.
+/// Reads the files the plan names (`/pdb`, `/image`, `/match`), then runs it over the
+/// traces.
 fn run(
     out: &mut impl Write,
     mut plan: Plan,
     traces: &[OsString],
-    files: Files<'_>,
     progress: Progress,
 ) -> io::Result<Status> {
-    let mut unreadable = false;
     if let Some(path) = &mut plan.symbol_path {
         // A symbol server's download over a second draws its bar where the run's would.
         let wanted = match progress {
@@ -151,13 +128,10 @@ fn run(
         };
         path.fetch.progress = wanted.then_some(download_bar as fn(DownloadProgress<'_>));
     }
-    plan.images = read_each(files.images, "image", ImageFile::read, &mut unreadable);
-    plan.pdbs = read_each(files.pdbs, "pdb", PdbFile::read, &mut unreadable);
-    plan.matches = files
-        .matches
-        .iter()
-        .map(|p| MatchFile::read(Path::new(p)))
-        .collect();
+    let unreadable = plan.load();
+    for e in &unreadable {
+        eprintln!("sptdump: {e}");
+    }
     let bar = progress_bar(progress, &plan, traces);
     let paths: Vec<String> = traces
         .iter()
@@ -197,32 +171,10 @@ fn run(
             list.join(",")
         );
     }
-    Ok(match unreadable {
-        true => ran.status().max(Status::Errors),
-        false => ran.status(),
+    Ok(match unreadable.is_empty() {
+        false => ran.status().max(Status::Errors),
+        true => ran.status(),
     })
-}
-
-/// Reads each file of `/option` at `paths` with `read`; one that cannot be read is said on
-/// standard error, named by its option, and makes `unreadable` true.
-fn read_each<T, E: std::error::Error + Send + Sync + 'static>(
-    paths: &[OsString],
-    option: &str,
-    read: impl Fn(&Path) -> Result<T, E>,
-    unreadable: &mut bool,
-) -> Vec<T> {
-    let mut read_all = Vec::new();
-    for path in paths {
-        let path = Path::new(path);
-        match read(path).with_context(|| format!("/{option}:{}", path.display())) {
-            Ok(file) => read_all.push(file),
-            Err(e) => {
-                eprintln!("sptdump: {e:#}");
-                *unreadable = true;
-            }
-        }
-    }
-    read_all
 }
 
 /// The progress bar of a run, when one is wanted: over the bytes of every file to read,

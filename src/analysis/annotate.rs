@@ -37,14 +37,23 @@ pub struct SourcePath {
     pub new: PathBuf,
 }
 
+/// A `/srcpath` value that is not `OLD=NEW`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("expected OLD=NEW, a folder as the PDB names it and one here")]
+pub struct NotOldNew;
+
 impl SourcePath {
-    /// `OLD=NEW`, as `/srcpath` takes it; why not, when it is not that.
-    pub fn parse(text: &str) -> Result<SourcePath, String> {
+    /// `OLD=NEW`, as `/srcpath` takes it.
+    ///
+    /// # Errors
+    ///
+    /// When `text` is not that.
+    pub fn parse(text: &str) -> Result<SourcePath, NotOldNew> {
         let Some((old, new)) = text
             .split_once('=')
             .filter(|(o, n)| !o.is_empty() && !n.is_empty())
         else {
-            return Err("expected OLD=NEW, a folder as the PDB names it and one here".into());
+            return Err(NotOldNew);
         };
         Ok(SourcePath {
             old: old.to_owned(),
@@ -55,22 +64,28 @@ impl SourcePath {
 
 /// One instruction of an annotated function.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Row {
-    pub(crate) rva: u32,
+#[non_exhaustive]
+pub struct Row {
+    /// The instruction's RVA.
+    pub rva: u32,
     /// Intel syntax, addresses as RVAs.
-    pub(crate) text: String,
-    pub(crate) count: u128,
-    pub(crate) taken: u128,
+    pub text: String,
+    /// How often it ran, by the consistent LBR ranges.
+    pub count: u128,
+    /// The hits of branches taken from it.
+    pub taken: u128,
     /// Whether it is a conditional jump: one that can fall through.
-    pub(crate) conditional: bool,
+    pub conditional: bool,
     /// The IP samples at it, per event of [`Annotated::events`].
-    pub(crate) ip: Vec<u128>,
-    pub(crate) file: Option<String>,
-    pub(crate) line: Option<u32>,
+    pub ip: Vec<u128>,
+    /// The source file the PDB gives for it.
+    pub file: Option<String>,
+    /// Its line in that file.
+    pub line: Option<u32>,
     /// The innermost function inlined here, when the address is in inlined code.
-    pub(crate) inlined: Option<String>,
+    pub inlined: Option<String>,
     /// The text of `line` in `file`, when the file was found.
-    pub(crate) source: Option<String>,
+    pub source: Option<String>,
 }
 
 impl Row {
@@ -83,26 +98,35 @@ impl Row {
 
 /// One function, annotated.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Annotated {
-    pub(crate) progid: u16,
-    pub(crate) name: String,
-    pub(crate) function: String,
-    pub(crate) rva: u32,
+#[non_exhaustive]
+pub struct Annotated {
+    /// The binary's program ID.
+    pub progid: u16,
+    /// The binary's name.
+    pub name: String,
+    /// The function's name, as the PDB gives it.
+    pub function: String,
+    /// Its RVA.
+    pub rva: u32,
     /// The IP events the binary has, in the order of [`Row::ip`].
-    pub(crate) events: Vec<SampleKind>,
-    pub(crate) rows: Vec<Row>,
+    pub events: Vec<SampleKind>,
+    /// Its instructions, in address order.
+    pub rows: Vec<Row>,
     /// Whether the ranges were read (an order found): else `count` is 0 throughout.
-    pub(crate) ranges: bool,
+    pub ranges: bool,
 }
 
 /// The functions named FUNCTION, annotated, one per binary that has one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct AnnotateReport {
-    pub(crate) function: String,
-    pub(crate) functions: Vec<Annotated>,
+#[non_exhaustive]
+pub struct AnnotateReport {
+    /// The function asked for, as given.
+    pub function: String,
+    /// Each binary's function of that name.
+    pub functions: Vec<Annotated>,
     /// What kept a binary's function from being shown, per binary: no image, a machine not
     /// decoded.
-    pub(crate) missing: Vec<String>,
+    pub missing: Vec<String>,
 }
 
 /// Annotates `function` (a name as `/functions` prints it, or `binary!name`) in every binary

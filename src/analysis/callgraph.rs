@@ -21,7 +21,8 @@ use crate::image::symbols::Symbols;
 
 /// How a call edge was seen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum EdgeKind {
+#[non_exhaustive]
+pub enum EdgeKind {
     /// An LBR pair from a call instruction.
     Call,
     /// An LBR pair from a jump to another function's first byte.
@@ -43,34 +44,44 @@ impl EdgeKind {
 
 /// One caller -> callee edge.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct CallEdge {
-    pub(crate) caller: String,
-    pub(crate) callee: String,
-    pub(crate) calls: u128,
-    pub(crate) kind: EdgeKind,
+#[non_exhaustive]
+pub struct CallEdge {
+    /// The calling function.
+    pub caller: String,
+    /// The function called.
+    pub callee: String,
+    /// How often.
+    pub calls: u128,
+    /// What the edge was seen as: a call, a tail call, or a call-stack arc.
+    pub kind: EdgeKind,
 }
 
 /// The call edges of one binary.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct BinaryCalls {
-    pub(crate) progid: u16,
-    pub(crate) name: String,
+#[non_exhaustive]
+pub struct BinaryCalls {
+    /// The binary's program ID.
+    pub progid: u16,
+    /// The binary's name.
+    pub name: String,
     /// The edges with the most calls, at most `/top` of them, most first.
-    pub(crate) edges: Vec<CallEdge>,
+    pub edges: Vec<CallEdge>,
     /// How many distinct edges there are.
-    pub(crate) unique: usize,
+    pub unique: usize,
     /// The calls of every edge.
-    pub(crate) calls: u128,
+    pub calls: u128,
     /// What kept edges from being found: a PDB or an image missing, a machine not decoded.
-    pub(crate) missing: Vec<String>,
+    pub missing: Vec<String>,
 }
 
 /// The call graph of a profile, per binary with LBR records or call stacks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CallGraph {
-    pub(crate) binaries: Vec<BinaryCalls>,
+#[non_exhaustive]
+pub struct CallGraph {
+    /// Each binary with LBR records or call stacks.
+    pub binaries: Vec<BinaryCalls>,
     /// The function whose callers and callees these are, when the graph is of one.
-    pub(crate) around: Option<String>,
+    pub around: Option<String>,
 }
 
 /// An edge by the start RVAs of its functions.

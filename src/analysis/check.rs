@@ -73,7 +73,8 @@ pub enum VerdictCode {
 
 /// One verdict.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Verdict {
+#[non_exhaustive]
+pub struct Verdict {
     /// The binary it concerns, if one.
     pub progid: Option<u16>,
     /// Its stable code, which says how much it matters.
@@ -91,7 +92,8 @@ impl Verdict {
 
 /// What one binary holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct CheckBinary {
+#[non_exhaustive]
+pub struct CheckBinary {
     /// Its program ID.
     pub progid: u16,
     /// Its name.
@@ -109,7 +111,8 @@ pub(crate) struct CheckBinary {
 
 /// The SPDConvert mode a trace calls for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
+#[non_exhaustive]
+pub enum Mode {
     /// `/mode:LBR`: the trace has enough LBR samples (or only those).
     Lbr,
     /// `/mode:IP`.
@@ -131,7 +134,8 @@ impl Mode {
 
 /// The check of one trace.
 #[derive(Clone, Debug)]
-pub(crate) struct CheckReport {
+#[non_exhaustive]
+pub struct CheckReport {
     /// Each binary of the program-ID table, in progid order.
     pub binaries: Vec<CheckBinary>,
     /// The verdicts, errors first.

@@ -29,7 +29,8 @@ use crate::image::symbols::{SymbolMap, Symbols};
 
 /// One trace of the comparison.
 #[derive(Clone, Copy)]
-pub(crate) struct Side<'a> {
+#[non_exhaustive]
+pub struct Side<'a> {
     /// Its counts.
     pub summary: &'a Summary,
     /// Its binaries' names.
@@ -56,7 +57,8 @@ enum PairedKey {
 
 /// One pair and source.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Comparison {
+#[non_exhaustive]
+pub struct Comparison {
     /// The binary's name, as BASE spells it.
     pub name: String,
     /// The source: an IP event, LBR or call stacks.
@@ -77,7 +79,8 @@ pub(crate) struct Comparison {
 
 /// A key NEW samples more than BASE.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Missing {
+#[non_exhaustive]
+pub struct Missing {
     /// `binary+0x1A2B`, `binary!function`, or `0x1A2B->0x1A40` for an arc.
     pub key: String,
     /// Its share in BASE.
@@ -88,7 +91,8 @@ pub(crate) struct Missing {
 
 /// A binary in one trace only.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct OnlyIn {
+#[non_exhaustive]
+pub struct OnlyIn {
     /// Its name.
     pub name: String,
     /// `base` or `new`.
@@ -97,7 +101,8 @@ pub(crate) struct OnlyIn {
 
 /// The comparison of two traces.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct CompareReport {
+#[non_exhaustive]
+pub struct CompareReport {
     /// BASE, as given on the command line.
     pub base: String,
     /// Each pair and source, pairs in BASE's progid order.
@@ -111,7 +116,8 @@ pub(crate) struct CompareReport {
 
 /// The keys of one paired binary and source whose inclusive share of its hits moved most.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct FunctionsCompared {
+#[non_exhaustive]
+pub struct FunctionsCompared {
     /// The binary's name, as BASE spells it.
     pub name: String,
     /// What the hits are of: `ETW_CALLSTACK` (call stacks), an IP event, or `LBR` (branch
@@ -123,12 +129,17 @@ pub(crate) struct FunctionsCompared {
 
 /// How one key's shares of its binary's call-stack hits changed from BASE to NEW.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct FunctionDelta {
+#[non_exhaustive]
+pub struct FunctionDelta {
     /// `binary!function` or `binary+0x1A2B`.
     pub key: String,
+    /// Its inclusive share in BASE.
     pub base_inclusive: f64,
+    /// Its inclusive share in NEW.
     pub new_inclusive: f64,
+    /// Its exclusive share in BASE.
     pub base_exclusive: f64,
+    /// Its exclusive share in NEW.
     pub new_exclusive: f64,
     /// `new_inclusive - base_inclusive`.
     pub delta: f64,

@@ -23,36 +23,43 @@ use crate::format::record::SampleKind;
 
 /// The `/functions` report of one binary: a `{"type":"functions",...}` line in JSON.
 #[derive(Debug, Serialize)]
-pub(crate) struct FunctionsLine {
-    pub(crate) progid: u16,
-    pub(crate) name: String,
+#[non_exhaustive]
+pub struct FunctionsLine {
+    /// The binary's program ID.
+    pub progid: u16,
+    /// The binary's name.
+    pub name: String,
     /// What the hits are of: an IP event, `LBR` (branch targets) or `ETW_CALLSTACK`.
-    pub(crate) source: &'static str,
+    pub source: &'static str,
     /// The source's records.
-    pub(crate) records: u64,
+    pub records: u64,
     /// Call-stack records with at least one frame (0 for other sources).
-    pub(crate) stacks: u64,
+    pub stacks: u64,
     /// Their summed hits: the total the shares are of.
-    pub(crate) hits: u128,
+    pub hits: u128,
     /// How many keys the stacks have.
-    pub(crate) keys: usize,
+    pub keys: usize,
     /// The same as `keys`: the old name, kept for consumers (deprecated).
-    pub(crate) unique: usize,
-    pub(crate) top: Vec<FunctionRow>,
+    pub unique: usize,
+    /// The keys with the most inclusive hits, at most `/top` of them, hottest first.
+    pub top: Vec<FunctionRow>,
 }
 
 /// One key's row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct FunctionRow {
+#[non_exhaustive]
+pub struct FunctionRow {
     /// `binary!function` or `binary+0x1A2B`.
-    pub(crate) key: String,
+    pub key: String,
     /// The function's start, or the address.
-    pub(crate) rva: u32,
-    pub(crate) inclusive: u128,
-    pub(crate) exclusive: u128,
+    pub rva: u32,
+    /// The hits of the stacks it is in.
+    pub inclusive: u128,
+    /// The hits of the stacks it is the leaf of.
+    pub exclusive: u128,
     /// Whether the key is a function the compiler inlined (with `/pdb`, unless
     /// `/noinline`): its hits are those of its code wherever it was inlined.
-    pub(crate) inlined: bool,
+    pub inlined: bool,
 }
 
 impl FunctionRow {

@@ -33,7 +33,8 @@ use crate::image::symbols::{SymbolMap, Symbols};
 
 /// The order of a record's pairs on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Order {
+#[non_exhaustive]
+pub enum Order {
     /// The most recent branch first (Windows' ETW LBR payload, perf's).
     NewestFirst,
     /// The oldest branch first.

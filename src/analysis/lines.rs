@@ -24,41 +24,48 @@ use crate::image::lines::SourceLines;
 
 /// The hottest lines of one binary and source.
 #[derive(Debug)]
-pub(crate) struct LinesTable {
-    pub(crate) progid: u16,
+#[non_exhaustive]
+pub struct LinesTable {
+    /// The binary's program ID.
+    pub progid: u16,
     /// The binary's name.
-    pub(crate) name: String,
-    pub(crate) source: SampleKind,
+    pub name: String,
+    /// The source of samples.
+    pub source: SampleKind,
     /// The source's hits: what the shares are of.
-    pub(crate) hits: u128,
+    pub hits: u128,
     /// How many distinct lines (file, line, function) it has.
-    pub(crate) unique: usize,
+    pub unique: usize,
     /// The lines, at most `/top:N` of them, by hits descending, then by file, line and
     /// function.
-    pub(crate) top: Vec<LineRow>,
+    pub top: Vec<LineRow>,
 }
 
 /// One source line's hits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub(crate) struct LineRow {
+#[non_exhaustive]
+pub struct LineRow {
     /// The source file, as the PDB records it; `None` without a line record.
-    pub(crate) file: Option<String>,
-    pub(crate) line: Option<u32>,
+    pub file: Option<String>,
+    /// The line in that file.
+    pub line: Option<u32>,
     /// The innermost function at the line (an inlined one where the compiler inlined), as
     /// keys are named: `binary!function`, or `binary+0x1A2B` in no function.
-    pub(crate) function: String,
-    pub(crate) hits: u128,
+    pub function: String,
+    /// The hits of the addresses compiled from it.
+    pub hits: u128,
 }
 
 /// What `/lines` found.
 #[derive(Debug, Default)]
-pub(crate) struct LinesReport {
+#[non_exhaustive]
+pub struct LinesReport {
     /// The tables, in progid order, each binary's sources in output order.
-    pub(crate) tables: Vec<LinesTable>,
+    pub tables: Vec<LinesTable>,
     /// The binaries with samples but no PDB, whose lines cannot be shown.
-    pub(crate) without_pdb: Vec<String>,
+    pub without_pdb: Vec<String>,
     /// The binaries whose line records could not all be read, and why.
-    pub(crate) problems: Vec<(String, String)>,
+    pub problems: Vec<(String, String)>,
 }
 
 /// The sampled addresses of one binary and source, each with its hits.

@@ -15,22 +15,22 @@
 //! An analysis produces a report of plain values; printing it is the output layer's work.
 
 pub mod annotate;
-pub(crate) mod callgraph;
+pub mod callgraph;
 pub mod check;
-pub(crate) mod compare;
+pub mod compare;
 mod counted;
 pub(crate) mod fold;
-pub(crate) mod functions;
+pub mod functions;
 pub(crate) mod joined;
 pub(crate) mod keys;
-pub(crate) mod lbr;
-pub(crate) mod lines;
+pub mod lbr;
+pub mod lines;
 pub(crate) mod profile;
-pub(crate) mod rangediff;
-pub(crate) mod ranges;
+pub mod rangediff;
+pub mod ranges;
 pub(crate) mod sampled;
 pub mod spd;
-pub(crate) mod spdcompare;
+pub mod spdcompare;
 pub(crate) mod stacks;
 pub mod summary;
 

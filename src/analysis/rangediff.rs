@@ -14,16 +14,19 @@ use crate::analysis::share;
 
 /// What one function ran and covered in each trace.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct FunctionMoved {
-    pub(crate) name: String,
+#[non_exhaustive]
+pub struct FunctionMoved {
+    /// The function's name.
+    pub name: String,
     /// Its instructions by the ranges, in BASE and NEW.
-    pub(crate) instructions: [u128; 2],
+    pub instructions: [u128; 2],
     /// Its share of the binary's instructions, in BASE and NEW.
-    pub(crate) share: [f64; 2],
+    pub share: [f64; 2],
     /// Its blocks (padding left out) and those covered, in BASE and NEW; 0 and 0 where it
     /// did not run.
-    pub(crate) blocks: [u32; 2],
-    pub(crate) covered: [u32; 2],
+    pub blocks: [u32; 2],
+    /// Its covered blocks, in BASE and in NEW.
+    pub covered: [u32; 2],
 }
 
 impl FunctionMoved {
@@ -35,22 +38,24 @@ impl FunctionMoved {
 
 /// One binary of both traces.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct BinaryMoved {
+#[non_exhaustive]
+pub struct BinaryMoved {
     /// Its name, as BASE spells it.
-    pub(crate) name: String,
+    pub name: String,
     /// The order each trace's ranges were read under; `None` where neither order reached the
     /// threshold or a file was missing: then no function is compared.
-    pub(crate) order: [Option<Order>; 2],
+    pub order: [Option<Order>; 2],
     /// The instructions of every function, in BASE and NEW.
-    pub(crate) instructions: [u128; 2],
+    pub instructions: [u128; 2],
     /// The blocks of the functions that ran, and those covered, in BASE and NEW.
-    pub(crate) blocks: [u64; 2],
-    pub(crate) covered: [u64; 2],
+    pub blocks: [u64; 2],
+    /// The binary's covered blocks, in BASE and in NEW.
+    pub covered: [u64; 2],
     /// The functions whose share moved most, `top` of them, by |delta| descending, then
     /// by name.
-    pub(crate) functions: Vec<FunctionMoved>,
+    pub functions: Vec<FunctionMoved>,
     /// How many functions ran in either trace, before `top` cut them.
-    pub(crate) ran: usize,
+    pub ran: usize,
 }
 
 impl BinaryMoved {

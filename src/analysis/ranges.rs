@@ -22,29 +22,33 @@ pub(crate) const ORDER_THRESHOLD: f64 = 0.9;
 
 /// What the ranges of one function add up to.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct FunctionRun {
-    pub(crate) name: String,
+#[non_exhaustive]
+pub struct FunctionRun {
+    /// The function's name.
+    pub name: String,
     /// The RVA of its first byte.
-    pub(crate) rva: u32,
+    pub rva: u32,
     /// The instructions it ran, by the ranges (each instruction's count summed).
-    pub(crate) instructions: u128,
+    pub instructions: u128,
     /// Its basic blocks, padding left out; 0 when its code could not be walked.
-    pub(crate) blocks: u32,
+    pub blocks: u32,
     /// The blocks with any count.
-    pub(crate) covered: u32,
+    pub covered: u32,
 }
 
 /// A conditional jump the ranges ran through, and how often it was taken: the bias SPGO
 /// lays its code out by.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct BranchRun {
+#[non_exhaustive]
+pub struct BranchRun {
     /// The function that holds it.
-    pub(crate) function: String,
-    pub(crate) rva: u32,
+    pub function: String,
+    /// The branch's RVA.
+    pub rva: u32,
     /// How often it ran (its count by the ranges).
-    pub(crate) count: u128,
+    pub count: u128,
     /// How often it was taken (the ranges it ended); the rest fell through.
-    pub(crate) taken: u128,
+    pub taken: u128,
 }
 
 /// How many of a binary's conditional jumps [`BinaryRanges::branches`] keeps.
@@ -52,32 +56,35 @@ const BRANCHES: usize = 20;
 
 /// The ranges of one binary and what they add up to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct BinaryRanges {
-    pub(crate) progid: u16,
-    pub(crate) name: String,
+#[non_exhaustive]
+pub struct BinaryRanges {
+    /// The binary's program ID.
+    pub progid: u16,
+    /// The binary's name.
+    pub name: String,
     /// Its LBR records of two pairs or more, as stored.
-    pub(crate) records: u64,
+    pub records: u64,
     /// Its ranges, each counted with its record's hits.
-    pub(crate) ranges: u128,
+    pub ranges: u128,
     /// The consistent ones, under newest-first and under oldest-first.
-    pub(crate) consistent: [u128; 2],
+    pub consistent: [u128; 2],
     /// The order used; `None` when neither reached the threshold (or nothing was read).
-    pub(crate) order: Option<Order>,
+    pub order: Option<Order>,
     /// Every function with any count, the most instructions first (then by RVA).
-    pub(crate) functions: Vec<FunctionRun>,
+    pub functions: Vec<FunctionRun>,
     /// The instructions of every function.
-    pub(crate) instructions: u128,
+    pub instructions: u128,
     /// The functions of the binary's PDB.
-    pub(crate) known_functions: usize,
+    pub known_functions: usize,
     /// Each instruction's count, by RVA.
-    pub(crate) counts: FxHashMap<u32, u128>,
+    pub counts: FxHashMap<u32, u128>,
     /// The branches taken from each instruction that ends a consistent range, by RVA: what
     /// its count less is its fall-through.
-    pub(crate) taken: FxHashMap<u32, u128>,
+    pub taken: FxHashMap<u32, u128>,
     /// What kept ranges from being read: a PDB or an image missing, a machine not decoded.
-    pub(crate) missing: Vec<String>,
+    pub missing: Vec<String>,
     /// The conditional jumps that ran most, at most 20, the most first (then by RVA).
-    pub(crate) branches: Vec<BranchRun>,
+    pub branches: Vec<BranchRun>,
 }
 
 impl BinaryRanges {
@@ -100,8 +107,10 @@ impl BinaryRanges {
 
 /// The ranges of every binary with LBR records.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct RangeReport {
-    pub(crate) binaries: Vec<BinaryRanges>,
+#[non_exhaustive]
+pub struct RangeReport {
+    /// Each binary with LBR records.
+    pub binaries: Vec<BinaryRanges>,
 }
 
 /// What the LBR ranges of every binary add up to, the order of each decided.

@@ -18,7 +18,8 @@ use crate::image::symbols::{SymbolMap, Symbols};
 
 /// A trace's binary beside its SPD.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct SpdCompareReport {
+#[non_exhaustive]
+pub struct SpdCompareReport {
     /// The SPD, as given.
     pub spd: String,
     /// The trace's binary the SPD matches.
@@ -41,7 +42,8 @@ pub(crate) struct SpdCompareReport {
 
 /// One function on both sides.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct SpdCompareRow {
+#[non_exhaustive]
+pub struct SpdCompareRow {
     /// Its name: the trace's (as `/functions` shows it) where sampled, else the SPD's.
     pub function: String,
     /// Its RVA, where it has code.

@@ -23,7 +23,7 @@ pub(crate) mod collect;
 mod report;
 mod shape;
 
-pub(crate) use shape::{FunctionArcTable, IpSummary, SummaryLine, TopArc};
+pub use shape::{FunctionArcTable, IpSummary, SummaryLine, TopArc};
 
 pub(crate) fn counted(source: SampleKind) -> &'static str {
     match source {

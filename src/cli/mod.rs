@@ -18,11 +18,12 @@
 //! `/path` as a file), so the table parses them itself, as ripgrep's flag definitions do.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 
 use crate::image::symbolpath::SymbolPath;
 use crate::output::Format;
 use crate::views::summary::Summary;
-use crate::views::{About, Apply, DEFAULT_TOP, Plan, Sections, Shape, Takes, View, Views};
+use crate::views::{About, Apply, DEFAULT_TOP, Files, Plan, Sections, Shape, Takes, View, Views};
 
 mod options;
 mod read;
@@ -56,7 +57,7 @@ pub enum Command {
     },
     /// Run a plan over traces.
     Run {
-        /// What to do. Its `/match` and `/pdb` files are still to be read.
+        /// What to do. The files it names are still to be read ([`Plan::load`]).
         plan: Box<Plan>,
         /// The traces, `-` for standard input.
         traces: Vec<OsString>,
@@ -64,12 +65,6 @@ pub enum Command {
         sptlists: Vec<OsString>,
         /// Whether to show a progress bar.
         progress: Progress,
-        /// The files given to `/match`, to be read first.
-        match_paths: Vec<OsString>,
-        /// The PDBs given to `/pdb`, to be read first.
-        pdb_paths: Vec<OsString>,
-        /// The images given to `/image`, to be read first.
-        image_paths: Vec<OsString>,
     },
 }
 
@@ -162,22 +157,20 @@ fn command(mut given: Given, traces: Vec<OsString>) -> Result<Command, UsageErro
         (true, _) => Progress::Never,
         (false, when) => when.unwrap_or_default(),
     };
-    let (sptlists, match_paths, pdb_paths, image_paths) = (
-        given.sptlists.clone(),
-        given.matches.clone(),
-        given.pdbs.clone(),
-        given.images.clone(),
-    );
+    let sptlists = given.sptlists.clone();
+    let files = Files {
+        matches: given.matches.iter().map(PathBuf::from).collect(),
+        pdbs: given.pdbs.iter().map(PathBuf::from).collect(),
+        images: given.images.iter().map(PathBuf::from).collect(),
+    };
     let mut plan = plan(given, views, format);
     plan.symbol_path = symbol_path;
+    plan.files = files;
     Ok(Command::Run {
         plan: Box::new(plan),
         traces,
         sptlists,
         progress,
-        match_paths,
-        pdb_paths,
-        image_paths,
     })
 }
 
@@ -273,6 +266,7 @@ fn plan(given: Given, mut views: Views, format: Format) -> Plan {
         stack_order: given.stack_order.unwrap_or_default(),
         strindex: given.strindex.unwrap_or_default(),
         binaries: (!given.binaries.is_empty()).then_some(given.binaries),
+        files: Files::default(),
         matches: Vec::new(),
         pdbs: Vec::new(),
         images: Vec::new(),
@@ -494,19 +488,19 @@ mod tests {
 
     #[test]
     fn match_files_accumulate_and_leave_out_the_sections() {
-        let Command::Run {
-            plan, match_paths, ..
-        } = parse_strs(&[
+        let Command::Run { plan, .. } = parse_strs(&[
             "/match:C:\\b\\app.exe,app.pdb",
             "--match",
             "core.dll",
             "t.spt",
         ])
-        .unwrap()
-        else {
+        .unwrap() else {
             panic!()
         };
-        assert_eq!(match_paths, ["C:\\b\\app.exe", "app.pdb", "core.dll"]);
+        let named: Vec<PathBuf> = ["C:\\b\\app.exe", "app.pdb", "core.dll"]
+            .map(PathBuf::from)
+            .into();
+        assert_eq!(plan.files.matches, named);
         assert_eq!(plan.sections, Sections::NONE);
     }
 

@@ -22,6 +22,21 @@ pub struct ImportNames {
     by_hash: BTreeMap<u64, String>,
 }
 
+/// Why an image's imports could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportsError {
+    /// The file could not be read.
+    #[error("{0}")]
+    Unreadable(#[from] std::io::Error),
+    /// It is not an image.
+    #[error("not an image: {0}")]
+    NotImage(object::Error),
+    /// Its import table could not be read.
+    #[error("its import table cannot be read: {0}")]
+    Table(object::Error),
+}
+
 impl ImportNames {
     /// The import named by `hash`, if an image given imports it.
     pub fn get(&self, hash: u64) -> Option<&str> {
@@ -40,15 +55,13 @@ impl ImportNames {
 
     /// Adds the names the image at `path` imports (by name; imports by ordinal have none).
     /// The error says why the file could not be read as an image.
-    pub fn read(&mut self, path: &Path) -> Result<usize, String> {
-        let data = std::fs::read(path).map_err(|e| e.to_string())?;
-        let file = object::File::parse(&*data).map_err(|e| format!("not an image: {e}"))?;
-        let imports = file
-            .imports()
-            .map_err(|e| format!("its import table cannot be read: {e}"))?;
+    pub fn read(&mut self, path: &Path) -> Result<usize, ImportsError> {
+        let data = std::fs::read(path)?;
+        let file = object::File::parse(&*data).map_err(ImportsError::NotImage)?;
+        let imports = file.imports().map_err(ImportsError::Table)?;
         let mut added = 0;
         for import in imports {
-            let import = import.map_err(|e| format!("its import table cannot be read: {e}"))?;
+            let import = import.map_err(ImportsError::Table)?;
             if let NameOrOrdinal::Name(name) = import.name() {
                 added += usize::from(self.add(name));
             }
@@ -85,7 +98,13 @@ mod tests {
         let path = dir.path().join("x.exe");
         std::fs::write(&path, b"MZ but nothing more").unwrap();
         let mut names = ImportNames::default();
-        assert!(names.read(&path).unwrap_err().starts_with("not an image"));
+        assert!(
+            names
+                .read(&path)
+                .unwrap_err()
+                .to_string()
+                .starts_with("not an image")
+        );
         assert!(names.is_empty());
     }
 }

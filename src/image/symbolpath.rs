@@ -4,6 +4,9 @@
 //! Only parsing here: [`super::symstore`] looks files up along a parsed path, and
 //! `symserver` fetches from the URLs in it.
 
+use std::fs;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// One element of a symbol path, with its text as given (what notes and the `symbols`
@@ -53,6 +56,11 @@ pub struct Fetch {
     pub progress: Option<fn(Progress<'_>)>,
 }
 
+/// A time-out of `SPTDUMP_SYMBOL_TIMEOUT` that is not a number of seconds.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a number of seconds (over 0, at most 86400)")]
+pub struct NotSeconds(pub String);
+
 /// How a long download goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Progress<'a> {
@@ -91,15 +99,17 @@ impl Eq for Fetch {}
 impl Fetch {
     /// The time-outs of `SPTDUMP_SYMBOL_TIMEOUT`'s value: `SECONDS` (both) or
     /// `CONNECT,READ`, each a positive number of seconds (fractions allowed, at most a
-    /// day). The reason when the value is not that.
-    pub fn with_timeouts(self, value: &str) -> Result<Fetch, String> {
+    /// day).
+    ///
+    /// # Errors
+    ///
+    /// A part of the value that is not such a number.
+    pub fn with_timeouts(self, value: &str) -> Result<Fetch, NotSeconds> {
         let seconds = |s: &str| {
             let s = s.trim();
             match s.parse::<f64>() {
                 Ok(n) if n > 0.0 && n <= 86_400.0 => Ok(Duration::from_secs_f64(n)),
-                _ => Err(format!(
-                    "{s:?} is not a number of seconds (over 0, at most 86400)"
-                )),
+                _ => Err(NotSeconds(s.to_owned())),
             }
         };
         let (connect, read) = match value.split_once(',') {
@@ -114,6 +124,42 @@ impl Fetch {
     }
 }
 
+/// The scratch files of a symbol path's lookups: what symbol servers sent when the path had
+/// no cache to keep it in, read where it is and deleted once the last holder (the plan, the
+/// symbols read of them) lets go; nothing for a caller to clean.
+#[derive(Clone, Debug, Default)]
+pub struct Scratch(Arc<ScratchFiles>);
+
+/// The files of a [`Scratch`], deleted when dropped.
+#[derive(Debug, Default)]
+struct ScratchFiles(Mutex<Vec<PathBuf>>);
+
+impl Scratch {
+    /// Keeps `file` until the last holder lets go.
+    pub(crate) fn keep(&self, file: PathBuf) {
+        let mut files = self.0.0.lock().unwrap_or_else(|e| e.into_inner());
+        files.push(file);
+    }
+}
+
+impl PartialEq for Scratch {
+    /// Two symbol paths are alike whatever their lookups downloaded.
+    fn eq(&self, _: &Scratch) -> bool {
+        true
+    }
+}
+
+impl Eq for Scratch {}
+
+impl Drop for ScratchFiles {
+    fn drop(&mut self) {
+        let files = std::mem::take(self.0.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for file in files {
+            let _ = fs::remove_file(file);
+        }
+    }
+}
+
 /// A parsed symbol path.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SymbolPath {
@@ -121,6 +167,9 @@ pub struct SymbolPath {
     pub elements: Vec<Element>,
     /// How its symbol servers are asked.
     pub fetch: Fetch,
+    /// Where what a symbol server sends is kept when the path has no cache, until the last
+    /// copy of the path lets go.
+    pub scratch: Scratch,
 }
 
 impl SymbolPath {
@@ -137,6 +186,7 @@ impl SymbolPath {
             })
             .collect();
         SymbolPath {
+            scratch: Scratch::default(),
             elements,
             fetch: Fetch::default(),
         }

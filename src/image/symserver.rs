@@ -20,28 +20,82 @@ pub struct Download {
     progress: Option<fn(Progress<'_>)>,
 }
 
+/// Why a symbol server's file could not be had: the URL (without its credentials), and
+/// why.
+#[derive(Debug, thiserror::Error)]
+#[error("{url}: {why}")]
+pub struct ServerError {
+    /// The URL asked for, without its credentials.
+    pub url: String,
+    /// Why.
+    pub why: Failure,
+}
+
+/// Why a request to a symbol server failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Failure {
+    /// No answer, or not one of HTTP (time-outs, names, connections, TLS), as the client
+    /// said it.
+    #[error("{0}")]
+    Request(String),
+    /// An answer neither 200 nor 404.
+    #[error("the server answered {code} {text}")]
+    Status {
+        /// The status code.
+        code: u16,
+        /// What it means.
+        text: &'static str,
+    },
+    /// A file over [`MAX_BYTES`].
+    #[error("it is {0} bytes, over the {MAX_BYTES} fetched")]
+    TooLarge(u64),
+    /// The download stopped before its end.
+    #[error("the download broke off: {0}")]
+    BrokeOff(io::Error),
+    /// What came could not be written.
+    #[error("cannot write what came: {0}")]
+    CannotWrite(io::Error),
+    /// Fewer bytes came than the server announced.
+    #[error("{came} bytes came of the {announced} announced")]
+    Short {
+        /// What came.
+        came: u64,
+        /// What was announced.
+        announced: u64,
+    },
+    /// What came could not be written out at its end.
+    #[error("cannot write: {0}")]
+    CannotFlush(io::Error),
+}
+
 /// Asks for `url`: `Ok(None)` when the server says 404 (not there), the file when it
-/// says 200, and otherwise the reason, naming the URL without its credentials.
-pub fn get(url: &str, fetch: &Fetch) -> Result<Option<Download>, String> {
+/// says 200.
+///
+/// # Errors
+///
+/// Any other answer, or none, naming the URL without its credentials.
+pub fn get(url: &str, fetch: &Fetch) -> Result<Option<Download>, ServerError> {
     let shown = redacted(url);
-    let failed = |why: String| format!("{shown}: {why}");
+    let failed = |why: Failure| ServerError {
+        url: shown.clone(),
+        why,
+    };
     let response = agent(fetch)
         .get(url)
         .call()
-        .map_err(|e| failed(reason(&e, url)))?;
+        .map_err(|e| failed(Failure::Request(reason(&e, url))))?;
     match response.status().as_u16() {
         200 => {}
         404 => return Ok(None),
         code => {
             let text = response.status().canonical_reason().unwrap_or("");
-            return Err(failed(format!("the server answered {code} {text}")));
+            return Err(failed(Failure::Status { code, text }));
         }
     }
     let body = response.into_body();
     if let Some(length) = body.content_length().filter(|&n| n > MAX_BYTES) {
-        return Err(failed(format!(
-            "it is {length} bytes, over the {MAX_BYTES} fetched"
-        )));
+        return Err(failed(Failure::TooLarge(length)));
     }
     Ok(Some(Download {
         body,
@@ -51,10 +105,18 @@ pub fn get(url: &str, fetch: &Fetch) -> Result<Option<Download>, String> {
 }
 
 impl Download {
-    /// Writes the whole body to `out`: its length, or the reason (naming the URL) it could
-    /// not. A download that takes over a second draws a progress bar, when asked for one.
-    pub fn write_to(self, out: &mut impl Write) -> Result<u64, String> {
-        let failed = |why: String| format!("{}: {why}", self.shown);
+    /// Writes the whole body to `out`: its length. A download that takes over a second
+    /// draws a progress bar, when asked for one.
+    ///
+    /// # Errors
+    ///
+    /// Why it could not be written whole, naming the URL.
+    pub fn write_to(self, out: &mut impl Write) -> Result<u64, ServerError> {
+        let shown = self.shown.clone();
+        let failed = |why: Failure| ServerError {
+            url: shown.clone(),
+            why,
+        };
         let total = self.body.content_length();
         let mut reader = self.body.into_with_config().limit(MAX_BYTES).reader();
         let mut meter = Meter {
@@ -69,22 +131,21 @@ impl Download {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(failed(format!("the download broke off: {e}"))),
+                Err(e) => return Err(failed(Failure::BrokeOff(e))),
             };
             out.write_all(&buffer[..n])
-                .map_err(|e| failed(format!("cannot write what came: {e}")))?;
+                .map_err(|e| failed(Failure::CannotWrite(e)))?;
             written += n as u64;
             meter.at(&self.shown, total, written);
         }
         drop(meter);
         if total.is_some_and(|t| t != written) {
-            return Err(failed(format!(
-                "{written} bytes came of the {} announced",
-                total.unwrap_or(0)
-            )));
+            return Err(failed(Failure::Short {
+                came: written,
+                announced: total.unwrap_or(0),
+            }));
         }
-        out.flush()
-            .map_err(|e| failed(format!("cannot write: {e}")))?;
+        out.flush().map_err(|e| failed(Failure::CannotFlush(e)))?;
         Ok(written)
     }
 }

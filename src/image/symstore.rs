@@ -7,13 +7,12 @@
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::ident::{self, Kind};
 use crate::format::progid::{SymKey, registry_form};
 
-use super::symbolpath::{ElementKind, Store, SymbolPath, unsafe_name};
+use super::symbolpath::{ElementKind, Scratch, Store, SymbolPath, unsafe_name};
 #[cfg(feature = "network")]
 use super::symbolpath::{Fetch, redacted};
 #[cfg(feature = "network")]
@@ -66,6 +65,8 @@ struct Place<'a> {
     root: Root<'a>,
     from: &'a str,
     cache: Option<&'a str>,
+    /// Where a file found without a cache to keep it is kept until the run is over.
+    scratch: &'a Scratch,
 }
 
 /// Where a place is.
@@ -78,6 +79,10 @@ enum Root<'a> {
     Url(&'a str),
 }
 
+/// Why a file found along the path is not the one wanted: what the caller's reading of it
+/// said (a PDB of another build, a file that is no PDB).
+pub type Unfit = Box<dyn std::error::Error + Send + Sync>;
+
 /// Looks `name` (a file name, already checked with [`unsafe_name`]) up along `path` by the
 /// store key `key`; `fits` reads a file and says whether it is the one wanted (its error
 /// the reason it is not). The first that fits wins.
@@ -85,7 +90,7 @@ pub fn find<T>(
     path: &SymbolPath,
     name: &str,
     key: &str,
-    mut fits: impl FnMut(&Path) -> Result<T, String>,
+    mut fits: impl FnMut(&Path) -> Result<T, Unfit>,
 ) -> Lookup<T> {
     let mut lookup = Lookup {
         found: None,
@@ -132,12 +137,14 @@ fn places(path: &SymbolPath) -> Vec<Place<'_>> {
                         root: Root::Local(c),
                         from: &e.text,
                         cache: None,
+                        scratch: &path.scratch,
                     });
                 }
                 places.push(Place {
                     root: Root::Local(dir),
                     from: &e.text,
                     cache,
+                    scratch: &path.scratch,
                 });
             }
             ElementKind::Server(stores) => {
@@ -147,6 +154,7 @@ fn places(path: &SymbolPath) -> Vec<Place<'_>> {
                         root: Root::Local(c),
                         from: &e.text,
                         cache: None,
+                        scratch: &path.scratch,
                     });
                 }
                 for store in stores {
@@ -156,6 +164,7 @@ fn places(path: &SymbolPath) -> Vec<Place<'_>> {
                                 root: Root::Local(root),
                                 from: &e.text,
                                 cache: first,
+                                scratch: &path.scratch,
                             });
                             first.get_or_insert(root);
                         }
@@ -164,6 +173,7 @@ fn places(path: &SymbolPath) -> Vec<Place<'_>> {
                             root: Root::Url(url),
                             from: &e.text,
                             cache: first,
+                            scratch: &path.scratch,
                         }),
                         // Named in a note by the path: this build does not fetch.
                         #[cfg(not(feature = "network"))]
@@ -194,7 +204,7 @@ fn search<T>(
     place: &Place<'_>,
     name: &str,
     key: &str,
-    fits: &mut impl FnMut(&Path) -> Result<T, String>,
+    fits: &mut impl FnMut(&Path) -> Result<T, Unfit>,
     lookup: &mut Lookup<T>,
 ) {
     let root = Path::new(root);
@@ -247,7 +257,7 @@ fn compressed<T>(
     keyed: &Path,
     place: &Place<'_>,
     (name, key): (&str, &str),
-    fits: &mut impl FnMut(&Path) -> Result<T, String>,
+    fits: &mut impl FnMut(&Path) -> Result<T, Unfit>,
     lookup: &mut Lookup<T>,
 ) {
     let cab = keyed.join(cab_name(name));
@@ -291,7 +301,7 @@ impl Expanding<'_> {
         &self,
         cab: &Path,
         shown: &str,
-        fits: &mut impl FnMut(&Path) -> Result<T, String>,
+        fits: &mut impl FnMut(&Path) -> Result<T, Unfit>,
         lookup: &mut Lookup<T>,
     ) {
         let (name, key) = (self.name, self.key);
@@ -299,7 +309,7 @@ impl Expanding<'_> {
         let not_used = |why: String| format!("{shown} (found by {from}) is not used: {why}");
         let pending = match self.place.cache {
             Some(cache) => Pending::in_cache(Path::new(cache), name, key),
-            None => Pending::scratch(name),
+            None => Pending::scratch(name, self.place.scratch),
         };
         let expanded = pending
             .map_err(|e| e.to_string())
@@ -315,7 +325,7 @@ impl Expanding<'_> {
             Err(why) => return lookup.notes.push(not_used(why)),
         };
         match fits(&file) {
-            Err(why) => lookup.notes.push(not_used(why)),
+            Err(why) => lookup.notes.push(not_used(why.to_string())),
             Ok(value) => {
                 lookup.found = Some(Found {
                     value,
@@ -369,6 +379,8 @@ struct Pending {
     temporary: PathBuf,
     target: Option<PathBuf>,
     kept: bool,
+    /// Where a scratch file is kept once read.
+    scratch: Option<Scratch>,
 }
 
 impl Pending {
@@ -382,13 +394,14 @@ impl Pending {
             temporary,
             target: Some(folder.join(name)),
             kept: false,
+            scratch: None,
         };
         Ok((pending, file))
     }
 
     /// A scratch file, never kept: what a symbol server sends when the path has no cache,
     /// read and then deleted.
-    fn scratch(name: &str) -> io::Result<(Pending, File)> {
+    fn scratch(name: &str, scratch: &Scratch) -> io::Result<(Pending, File)> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let temporary =
@@ -401,20 +414,20 @@ impl Pending {
             temporary,
             target: None,
             kept: false,
+            scratch: Some(scratch.clone()),
         };
         Ok((pending, file))
     }
 
     /// Renames the file to its place in the cache; a scratch file stays where it is until
-    /// [`remove_scratch_files`].
+    /// the run is over ([`Scratch`]).
     fn keep(mut self) -> io::Result<Placed> {
         self.kept = true;
         let Some(target) = self.target.take() else {
             let scratch = self.temporary.clone();
-            SCRATCH
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(scratch.clone());
+            if let Some(files) = &self.scratch {
+                files.keep(scratch.clone());
+            }
             return Ok(Placed::Scratch(scratch));
         };
         if let Err(e) = fs::rename(&self.temporary, &target) {
@@ -431,18 +444,6 @@ enum Placed {
     Cache(PathBuf),
     /// In a scratch file, deleted at the end of the run.
     Scratch(PathBuf),
-}
-
-/// The scratch files kept so far: what symbol servers sent when the path had no cache.
-static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-/// Deletes the scratch files this run downloaded into (a symbol server's files, with no
-/// cache in the path to keep them): the end of a run calls it.
-pub fn remove_scratch_files() {
-    let files = std::mem::take(&mut *SCRATCH.lock().unwrap_or_else(|e| e.into_inner()));
-    for file in files {
-        let _ = fs::remove_file(file);
-    }
 }
 
 impl Drop for Pending {
@@ -535,7 +536,7 @@ impl Server<'_> {
     fn search<T>(
         &self,
         base: &str,
-        fits: &mut impl FnMut(&Path) -> Result<T, String>,
+        fits: &mut impl FnMut(&Path) -> Result<T, Unfit>,
         lookup: &mut Lookup<T>,
     ) {
         let (name, key) = (segment(self.name), segment(self.key));
@@ -557,7 +558,7 @@ impl Server<'_> {
     fn ask_either<T>(
         &self,
         folder: &str,
-        fits: &mut impl FnMut(&Path) -> Result<T, String>,
+        fits: &mut impl FnMut(&Path) -> Result<T, Unfit>,
         lookup: &mut Lookup<T>,
     ) -> Asked {
         let name = segment(self.name);
@@ -596,7 +597,7 @@ impl Server<'_> {
     fn ask_compressed<T>(
         &self,
         url: &str,
-        fits: &mut impl FnMut(&Path) -> Result<T, String>,
+        fits: &mut impl FnMut(&Path) -> Result<T, Unfit>,
         lookup: &mut Lookup<T>,
     ) -> Asked {
         let shown = redacted(url);
@@ -605,10 +606,12 @@ impl Server<'_> {
             Ok(download) => download,
             Err(asked) => return asked,
         };
-        let written = Pending::scratch(&cab_name(self.name)).and_then(|(cab, mut file)| {
-            download.write_to(&mut file).map_err(io::Error::other)?;
-            Ok(cab)
-        });
+        let written = Pending::scratch(&cab_name(self.name), self.place.scratch).and_then(
+            |(cab, mut file)| {
+                download.write_to(&mut file).map_err(io::Error::other)?;
+                Ok(cab)
+            },
+        );
         let cab = match written {
             Ok(cab) => cab,
             Err(e) => {
@@ -632,7 +635,7 @@ impl Server<'_> {
     fn ask<T>(
         &self,
         url: &str,
-        fits: &mut impl FnMut(&Path) -> Result<T, String>,
+        fits: &mut impl FnMut(&Path) -> Result<T, Unfit>,
         lookup: &mut Lookup<T>,
     ) -> Asked {
         let shown = redacted(url);
@@ -643,7 +646,7 @@ impl Server<'_> {
         };
         let pending = match self.place.cache {
             Some(cache) => Pending::in_cache(Path::new(cache), self.name, self.key),
-            None => Pending::scratch(self.name),
+            None => Pending::scratch(self.name, self.place.scratch),
         };
         let (pending, mut file) = match pending {
             Ok(p) => p,
@@ -678,7 +681,7 @@ impl Server<'_> {
             }
         };
         match fits(&kept) {
-            Err(why) => lookup.notes.push(not_used(why)),
+            Err(why) => lookup.notes.push(not_used(why.to_string())),
             Ok(value) => {
                 lookup.found = Some(Found {
                     value,
@@ -762,12 +765,12 @@ mod tests {
     }
 
     /// Accepts a file whose text is "good".
-    fn good(p: &Path) -> Result<String, String> {
+    fn good(p: &Path) -> Result<String, Unfit> {
         let text = fs::read_to_string(p).unwrap();
         if text == "good" {
             Ok(text)
         } else {
-            Err(format!("it says {text}"))
+            Err(format!("it says {text}").into())
         }
     }
 

@@ -78,7 +78,6 @@ impl<W: Write, E: Write> JsonPrinter<W, E> {
             out: &mut self.out,
             err: &mut self.err,
             path: &self.path,
-            line: &mut self.line,
         }
     }
 }

@@ -79,7 +79,8 @@ impl Declared for Annotate {
             "for /annotate: the source files the PDB names under OLD (C:\\src) are under\n\
          NEW here; may be repeated",
             |a: &mut Chosen, v| {
-                a.sources.push(SourcePath::parse(&text(v))?);
+                a.sources
+                    .push(SourcePath::parse(&text(v)).map_err(|e| e.to_string())?);
                 Ok(())
             },
         )

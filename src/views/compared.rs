@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use super::file::{cannot_write_message, write_file};
+use super::file::cannot_write_message;
 use super::kept::Kept;
 use super::settings::Settings;
 use crate::analysis::compare::CompareReport;
@@ -15,8 +15,6 @@ use crate::output::{FileInfo, Printer, flamegraph};
 
 /// What the views of two traces together read.
 pub(crate) struct Both<'b> {
-    /// What the views read of the run's options besides their own.
-    pub(crate) settings: Settings<'b>,
     /// How many functions the LBR views compared show per binary (`/dyninst:N`, else
     /// `/top`).
     pub(crate) ranges_top: usize,
@@ -48,7 +46,6 @@ impl<'b> Both<'b> {
         named: bool,
     ) -> Self {
         Both {
-            settings,
             ranges_top,
             paths,
             new_file,
@@ -120,18 +117,6 @@ impl<'b> Both<'b> {
             self.failed = true;
         }
         Ok(())
-    }
-
-    /// Writes `path` with `write`, and says so when it cannot be.
-    pub(crate) fn write<P: Printer>(
-        &mut self,
-        printer: &mut P,
-        what: &str,
-        path: &Path,
-        write: impl FnOnce(&mut io::BufWriter<std::fs::File>) -> io::Result<()>,
-    ) -> io::Result<()> {
-        let written = write_file(path, write);
-        self.written(printer, what, path, written)
     }
 }
 

@@ -81,7 +81,8 @@ impl Declared for Html {
             "OLD=NEW",
             "where the report's annotated function finds its sources",
             |a: &mut Chosen, v| {
-                a.sources.push(SourcePath::parse(&text(v))?);
+                a.sources
+                    .push(SourcePath::parse(&text(v)).map_err(|e| e.to_string())?);
                 Ok(())
             },
         )

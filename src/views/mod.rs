@@ -52,7 +52,7 @@ pub(crate) use compared::Both;
 pub use declaration::{Compared, Declaration, Merged, Reads, Section, When, Writes};
 pub(crate) use declare::Declared;
 pub(crate) use option::{About, Group, Opt, Set, Takes, text};
-pub use plan::{Conflict, DEFAULT_TOP, Plan, Sections, Shape};
+pub use plan::{Conflict, DEFAULT_TOP, Files, Plan, Sections, Shape, Unreadable};
 pub(crate) use profile::Profile;
 pub(crate) use registry::{Apply, Asked, Row, rows};
 pub use registry::{Kind, View, Views};

@@ -16,7 +16,7 @@
 
 use std::fmt;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::kept::Records;
 use super::{Compared, Kind, Merged, Reads, Settings, Views, Writes};
@@ -61,6 +61,8 @@ pub struct Plan {
     /// Only the segments of these binaries: names (case-insensitive) or progid indices
     /// (`/binary`).
     pub binaries: Option<Vec<String>>,
+    /// The files the command line named, still to be read ([`Plan::load`]).
+    pub files: Files,
     /// Images, PDBs and SPDs to judge against each trace's program IDs (`/match`).
     pub matches: Vec<MatchFile>,
     /// PDBs whose symbols name the addresses of the binary they match (`/pdb`).
@@ -92,6 +94,7 @@ impl Default for Plan {
             stack_order: StackOrder::LeafFirst,
             strindex: StringIndex::Auto,
             binaries: None,
+            files: Files::default(),
             matches: Vec::new(),
             pdbs: Vec::new(),
             images: Vec::new(),
@@ -100,6 +103,45 @@ impl Default for Plan {
             inline: true,
         }
     }
+}
+
+/// The files a command line names for a run (`/match`, `/pdb`, `/image`), as named: read
+/// into the plan by [`Plan::load`].
+#[non_exhaustive]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Files {
+    /// `/match`: images, PDBs and SPDs.
+    pub matches: Vec<PathBuf>,
+    /// `/pdb`.
+    pub pdbs: Vec<PathBuf>,
+    /// `/image`.
+    pub images: Vec<PathBuf>,
+}
+
+/// A file named for a run that could not be read (`/pdb` or `/image`): the option, the
+/// path, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("/{option}:{}: {}", path.display(), chain(.error.as_ref()))]
+pub struct Unreadable {
+    /// The option that named it: `pdb`.
+    pub option: &'static str,
+    /// The file, as named.
+    pub path: PathBuf,
+    /// Why it could not be read.
+    #[source]
+    pub error: Box<dyn std::error::Error + Send + Sync>,
+}
+
+/// An error and each of its sources, joined by `: `.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 /// The sections of a trace, printed in file order.
@@ -235,6 +277,38 @@ impl Plan {
     /// the comparison.
     pub(crate) fn keeps_counts(&self) -> bool {
         self.shape != Shape::Each
+    }
+
+    /// Reads the files the command line named ([`Plan::files`]) into the plan: the images of
+    /// `/image`, the PDBs of `/pdb`, the files of `/match`, in that order. Those that could
+    /// not be read are left out and given back, for the caller to say; a `/match` file that
+    /// is no image, PDB or SPD is kept, its verdict says why.
+    pub fn load(&mut self) -> Vec<Unreadable> {
+        let files = std::mem::take(&mut self.files);
+        let mut unreadable = Vec::new();
+        for path in files.images {
+            match ImageFile::read(&path) {
+                Ok(image) => self.images.push(image),
+                Err(e) => unreadable.push(Unreadable {
+                    option: "image",
+                    path,
+                    error: Box::new(e),
+                }),
+            }
+        }
+        for path in files.pdbs {
+            match PdbFile::read(&path) {
+                Ok(pdb) => self.pdbs.push(pdb),
+                Err(e) => unreadable.push(Unreadable {
+                    option: "pdb",
+                    path,
+                    error: Box::new(e),
+                }),
+            }
+        }
+        self.matches
+            .extend(files.matches.iter().map(|p| MatchFile::read(p)));
+        unreadable
     }
 
     /// What the views read of the run's options besides their own.

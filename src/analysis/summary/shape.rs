@@ -6,101 +6,130 @@ use serde::Serialize;
 /// `branches` of LBR records, the `arcs` of call stacks (a stack of n frames, n - 1 arcs).
 /// The summary of one binary: a `{"type":"summary",...}` line in JSON.
 #[derive(Serialize)]
-pub(crate) struct SummaryLine {
-    pub(crate) progid: Option<u16>,
-    pub(crate) name: Option<String>,
-    pub(crate) records: u64,
-    pub(crate) ip: Vec<IpSummary>,
-    pub(crate) lbr: Option<LbrSummary>,
-    pub(crate) callstack: Option<CallstackSummary>,
+#[non_exhaustive]
+pub struct SummaryLine {
+    /// The binary's program ID; none for the records before any BINARY_ID.
+    pub progid: Option<u16>,
+    /// The binary's name, when the string table has it.
+    pub name: Option<String>,
+    /// Its sample records.
+    pub records: u64,
+    /// Each IP event's totals and top addresses.
+    pub ip: Vec<IpSummary>,
+    /// The LBR records' totals and top arcs.
+    pub lbr: Option<LbrSummary>,
+    /// The call stacks' totals and top arcs.
+    pub callstack: Option<CallstackSummary>,
 }
 
+/// One IP event of a binary: its totals and hottest addresses.
 #[derive(Serialize)]
-pub(crate) struct IpSummary {
-    pub(crate) event: &'static str,
-    pub(crate) records: u64,
-    pub(crate) samples: u128,
-    pub(crate) unique_rvas: usize,
-    pub(crate) top: Vec<TopRva>,
+#[non_exhaustive]
+pub struct IpSummary {
+    /// The event's name.
+    pub event: &'static str,
+    /// Its records.
+    pub records: u64,
+    /// Its samples (hits).
+    pub samples: u128,
+    /// The distinct addresses sampled.
+    pub unique_rvas: usize,
+    /// The hottest addresses, at most `/top`.
+    pub top: Vec<TopRva>,
     /// With `/pdb`: the samples by function.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) functions: Option<FunctionTable>,
+    pub functions: Option<FunctionTable>,
 }
 
 /// Samples by function: the top functions, and the samples outside every function.
 #[derive(Serialize)]
-pub(crate) struct FunctionTable {
-    pub(crate) unique: usize,
-    pub(crate) unresolved: u128,
-    pub(crate) top: Vec<TopFunction>,
+#[non_exhaustive]
+pub struct FunctionTable {
+    pub unique: usize,
+    pub unresolved: u128,
+    pub top: Vec<TopFunction>,
 }
 
 #[derive(Serialize)]
-pub(crate) struct TopFunction {
-    pub(crate) function: String,
-    pub(crate) rva: u32,
-    pub(crate) hits: u128,
+#[non_exhaustive]
+pub struct TopFunction {
+    pub function: String,
+    pub rva: u32,
+    pub hits: u128,
     /// The same as `hits`: the old name, kept for consumers (deprecated).
-    pub(crate) samples: u128,
+    pub samples: u128,
 }
 
 /// Arcs folded to function pairs.
 #[derive(Serialize)]
-pub(crate) struct FunctionArcTable {
-    pub(crate) unique: usize,
-    pub(crate) unresolved: u128,
-    pub(crate) top: Vec<TopFunctionArc>,
+#[non_exhaustive]
+pub struct FunctionArcTable {
+    /// The distinct pairs of functions.
+    pub unique: usize,
+    /// The hits of arcs with an end in no function.
+    pub unresolved: u128,
+    /// The hottest pairs, at most `/top`.
+    pub top: Vec<TopFunctionArc>,
 }
 
 #[derive(Serialize)]
-pub(crate) struct TopFunctionArc {
-    pub(crate) from: String,
-    pub(crate) to: String,
-    pub(crate) hits: u128,
+#[non_exhaustive]
+pub struct TopFunctionArc {
+    pub from: String,
+    pub to: String,
+    pub hits: u128,
 }
 
 #[derive(Serialize)]
-pub(crate) struct LbrSummary {
-    pub(crate) records: u64,
-    pub(crate) branches: u128,
-    pub(crate) unique_arcs: usize,
-    pub(crate) top: Vec<TopArc>,
+#[non_exhaustive]
+pub struct LbrSummary {
+    pub records: u64,
+    pub branches: u128,
+    pub unique_arcs: usize,
+    pub top: Vec<TopArc>,
     /// With `/pdb`: the arcs between functions.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) function_arcs: Option<FunctionArcTable>,
+    pub function_arcs: Option<FunctionArcTable>,
 }
 
 #[derive(Serialize)]
-pub(crate) struct CallstackSummary {
-    pub(crate) records: u64,
+#[non_exhaustive]
+pub struct CallstackSummary {
+    pub records: u64,
     /// The records' hits: the stacks' total, as `/functions` and `/check` count it. Text
     /// only: the summary's JSON line is fixed by the conformance suite.
     #[serde(skip)]
-    pub(crate) hits: u128,
+    pub hits: u128,
     /// The arcs' hits: a stack of n frames adds n - 1 arcs, each with its hits.
-    pub(crate) arcs: u128,
+    pub arcs: u128,
     /// Whether the stacks are stored leaf first (`from` is the callee).
     #[serde(skip)]
-    pub(crate) leaf_first: bool,
-    pub(crate) unique_arcs: usize,
-    pub(crate) top: Vec<TopArc>,
+    pub leaf_first: bool,
+    pub unique_arcs: usize,
+    pub top: Vec<TopArc>,
     /// With `/pdb`: the arcs between functions.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) function_arcs: Option<FunctionArcTable>,
+    pub function_arcs: Option<FunctionArcTable>,
 }
 
 #[derive(Serialize)]
-pub(crate) struct TopRva {
-    pub(crate) rva: u32,
-    pub(crate) hits: u128,
+#[non_exhaustive]
+pub struct TopRva {
+    pub rva: u32,
+    pub hits: u128,
     /// With `/pdb`: `function+0xOFFSET`, when a function holds the address.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) symbol: Option<String>,
+    pub symbol: Option<String>,
 }
 
+/// An arc (LBR: from, to; call stack: a frame and the next one out) and its hits.
 #[derive(Serialize)]
-pub(crate) struct TopArc {
-    pub(crate) from: u32,
-    pub(crate) to: u32,
-    pub(crate) hits: u128,
+#[non_exhaustive]
+pub struct TopArc {
+    /// Its first end, as stored.
+    pub from: u32,
+    /// Its second end, as stored.
+    pub to: u32,
+    /// Its hits.
+    pub hits: u128,
 }

@@ -15,19 +15,12 @@ pub struct Json<'a> {
     pub(super) err: &'a mut dyn Write,
     /// The path of the file being dumped, which most lines carry.
     pub(crate) path: &'a str,
-    /// A line being laid out by hand, kept to reuse its allocation.
-    pub(crate) line: &'a mut Vec<u8>,
 }
 
 impl Json<'_> {
     /// Writes `value` as one line.
     pub(crate) fn line(&mut self, value: &impl Serialize) -> io::Result<()> {
         write_line(&mut self.out, value)
-    }
-
-    /// Writes the line laid out in [`Json::line`] by hand.
-    pub(crate) fn write_line(&mut self) -> io::Result<()> {
-        self.out.write_all(self.line)
     }
 
     /// An `error` or `note` line on the output, for scripts, and the same words on the error
