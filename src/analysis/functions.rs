@@ -22,7 +22,7 @@ use crate::analysis::profile::{BinaryStacks, StackProfile};
 use crate::format::record::SampleKind;
 
 /// The `/functions` report of one binary: a `{"type":"functions",...}` line in JSON.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct FunctionsLine {
     /// The binary's program ID.
@@ -64,34 +64,34 @@ pub struct FunctionRow {
 
 impl FunctionRow {
     /// The key's name.
-    pub(crate) fn key(&self) -> &str {
+    pub fn key(&self) -> &str {
         &self.key
     }
 
     /// Hits of the stacks the key appears in.
-    pub(crate) fn inclusive(&self) -> u128 {
+    pub fn inclusive(&self) -> u128 {
         self.inclusive
     }
 
     /// Hits of the stacks the key is the leaf of.
-    pub(crate) fn exclusive(&self) -> u128 {
+    pub fn exclusive(&self) -> u128 {
         self.exclusive
     }
 
     /// Whether the key is an inlined function.
-    pub(crate) fn inlined(&self) -> bool {
+    pub fn inlined(&self) -> bool {
         self.inlined
     }
 }
 
 impl FunctionsLine {
     /// The rows shown, at most `/top:N` of them.
-    pub(crate) fn rows(&self) -> &[FunctionRow] {
+    pub fn rows(&self) -> &[FunctionRow] {
         &self.top
     }
 
     /// The binary's stack total.
-    pub(crate) fn hits(&self) -> u128 {
+    pub fn hits(&self) -> u128 {
         self.hits
     }
 }

@@ -23,7 +23,7 @@ use crate::format::record::SampleKind;
 use crate::image::lines::SourceLines;
 
 /// The hottest lines of one binary and source.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct LinesTable {
     /// The binary's program ID.
@@ -57,7 +57,7 @@ pub struct LineRow {
 }
 
 /// What `/lines` found.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct LinesReport {
     /// The tables, in progid order, each binary's sources in output order.

@@ -15,8 +15,8 @@ use crate::views::kept::Kept;
 /// Whether traces are decoded on several threads: when there are cores and traces for it,
 /// what each prints is small (it is held in memory until its turn), and none is standard
 /// input. Either way the output is the same bytes.
-fn in_parallel(workers: usize, plan: &Plan, paths: &[String]) -> bool {
-    workers > 1 && plan.prints_little() && !paths.iter().any(|p| p == "-")
+fn in_parallel(workers: usize, plan: &Plan, paths: &[String], replays: bool) -> bool {
+    replays && workers > 1 && plan.prints_little() && !paths.iter().any(|p| p == "-")
 }
 
 /// Dumps every trace into `printer`, in argument order, and gives each one's outcome and
@@ -43,7 +43,7 @@ pub(super) fn each<P: Printer>(
         .min(paths.len());
     let opener = traces
         .opener()
-        .filter(|_| in_parallel(workers, plan, paths));
+        .filter(|_| in_parallel(workers, plan, paths, printer.replays()));
     let within = |i: usize, alone: bool| Within {
         last: last && i + 1 == paths.len(),
         alone,

@@ -1,13 +1,13 @@
 //! A run: the plan walked over the traces by its shape, into a printer.
 
-use std::io::{self, Write};
+use std::io;
 
 use super::outcome::{Ran, Status};
 use super::traces::Traces;
 use super::{compare, many, merge};
 use crate::image::matching::MatchFile;
+use crate::output::Printer;
 use crate::output::verdicts::Identities;
-use crate::output::{Output, Printer};
 use crate::views::{Conflict, Plan, Shape};
 
 /// Why a run could not be carried out.
@@ -31,11 +31,7 @@ pub enum RunError {
 /// Only output that cannot be written ends a run early ([`RunError::Write`]); a reader that
 /// went away ends it quietly ([`Ran::output_closed`]). A plan that conflicts with itself or
 /// with the number of traces is refused before anything is read ([`RunError::Conflict`]).
-pub fn run<W: Write, E: Write>(
-    printer: &mut Output<W, E>,
-    plan: &Plan,
-    traces: &Traces<'_>,
-) -> Result<Ran, RunError> {
+pub fn run<P: Printer>(printer: &mut P, plan: &Plan, traces: &Traces<'_>) -> Result<Ran, RunError> {
     if let Some(conflict) = plan.conflict(traces.len()) {
         return Err(conflict.into());
     }
@@ -61,10 +57,7 @@ pub fn run<W: Write, E: Write>(
 
 /// Prints the identities of the files given to `/match` when no trace is: what a user
 /// compares with `SPDDump /header`. The status is `Errors` when one has no identity.
-pub fn identities<W: Write, E: Write>(
-    printer: &mut Output<W, E>,
-    files: &[MatchFile],
-) -> io::Result<Status> {
+pub fn identities<P: Printer>(printer: &mut P, files: &[MatchFile]) -> io::Result<Status> {
     printer.show(&Identities(files))?;
     printer.flush()?;
     Ok(if files.iter().all(|f| f.identity.is_ok()) {

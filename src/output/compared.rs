@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::text::clean;
 use super::text::tables::{columns, of, plural, showing};
-use super::{FileInfo, Json, Render, Text};
+use super::{FileInfo, Json, Render, Reported, Text};
 use crate::analysis::compare::{CompareReport, Comparison, FunctionsCompared};
 use crate::analysis::spdcompare::SpdCompareReport;
 use crate::analysis::summary::counted;
@@ -105,6 +105,10 @@ impl Render for Compared<'_> {
     fn json(&self, j: &mut Json<'_>) -> io::Result<()> {
         compare_json(j, self.file.path, self.report)
     }
+
+    fn reported(&self) -> Option<Reported> {
+        Some(Reported::Compare(self.report.clone()))
+    }
 }
 
 impl Render for SpdCompared<'_> {
@@ -114,6 +118,10 @@ impl Render for SpdCompared<'_> {
 
     fn json(&self, j: &mut Json<'_>) -> io::Result<()> {
         spd_json(j, self.file.path, self.report)
+    }
+
+    fn reported(&self) -> Option<Reported> {
+        Some(Reported::SpdCompare(self.report.clone()))
     }
 }
 

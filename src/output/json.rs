@@ -224,6 +224,10 @@ impl<W: Write, E: Write> Printer for JsonPrinter<W, E> {
         report.json(&mut self.json())
     }
 
+    fn replays(&self) -> bool {
+        true
+    }
+
     fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()> {
         file.path.clone_into(&mut self.path);
         self.line(&FileLine {

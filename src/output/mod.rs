@@ -15,6 +15,7 @@ use crate::format::record::Record;
 use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 
+mod collected;
 pub mod compared;
 mod file;
 pub(crate) mod flamegraph;
@@ -27,6 +28,7 @@ pub(crate) mod parquet;
 pub mod pprof;
 mod printer;
 mod render;
+mod reported;
 pub mod sections;
 
 pub(crate) mod speedscope;
@@ -36,12 +38,15 @@ pub mod verdicts;
 use json::JsonPrinter;
 use text::TextPrinter;
 
+pub use collected::Collected;
 pub use file::FileInfo;
 pub use json::Json;
 pub(crate) use out::Out;
 pub use printer::Format;
-pub(crate) use printer::{Printer, Recorded, Recorder, percent, push_dec};
+pub use printer::{Printer, Recorded};
+pub(crate) use printer::{Recorder, percent, push_dec};
 pub use render::Render;
+pub use reported::Reported;
 pub use text::Text;
 
 /// A printer of either format, chosen at run time (the driver's `printer` makes one): what the
@@ -100,6 +105,10 @@ macro_rules! delegate {
 }
 
 impl<W: Write, E: Write> Printer for Output<W, E> {
+    fn replays(&self) -> bool {
+        true
+    }
+
     delegate! {
         show(report: &dyn Render);
         begin_file(file: &FileInfo<'_>);

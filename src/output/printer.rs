@@ -31,10 +31,20 @@ pub(crate) fn percent(part: u128, total: u128) -> String {
     }
 }
 
-/// An output format.
-pub(crate) trait Printer {
+/// Where a run goes: a format (text, JSON Lines: [`Output`](super::Output)), or whatever a
+/// program makes of the reports ([`Collected`](super::Collected) keeps them as values). A
+/// run calls it in the order of the dump: per file `begin_file`, its sections, its records,
+/// its views and verdicts (each a [`Render`] to `show`), `end_file`; diagnostics, errors
+/// and notes at any point after `begin_file`.
+pub trait Printer {
     /// Writes a report.
     fn show(&mut self, report: &dyn Render) -> io::Result<()>;
+    /// Whether what a printer of the run's own format printed into memory may be replayed
+    /// into this one ([`Printer::replay`]): then the run decodes several traces at once,
+    /// each into memory, and replays them in order.
+    fn replays(&self) -> bool {
+        false
+    }
     /// Starts a file.
     fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()>;
     /// Starts the events section.
@@ -64,10 +74,10 @@ pub(crate) trait Printer {
     fn replay(&mut self, recorded: &Recorded) -> io::Result<()>;
 }
 
-/// What a printer printed into memory ([`Recorder`]): the output and error streams, in the
-/// order they were written.
+/// What a printer printed into memory: the output and error streams, in the order they were
+/// written.
 #[derive(Debug, Default)]
-pub(crate) struct Recorded {
+pub struct Recorded {
     /// Runs of bytes, each with whether it went to the error stream.
     chunks: Vec<(bool, Vec<u8>)>,
 }

@@ -4,6 +4,7 @@
 use std::io;
 
 use super::json::Json;
+use super::reported::Reported;
 use super::text::Text;
 
 /// A report, written out: as text for people, as JSON Lines for pipelines. Every view's
@@ -22,4 +23,10 @@ pub trait Render {
     ///
     /// When the output cannot be written.
     fn json(&self, j: &mut Json<'_>) -> io::Result<()>;
+
+    /// What it reports, as a value, for a program that reads values rather than text
+    /// ([`Collected`](super::Collected)); none when it is not a view's report.
+    fn reported(&self) -> Option<Reported> {
+        None
+    }
 }

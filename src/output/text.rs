@@ -47,6 +47,10 @@ impl<W: Write, E: Write> Printer for TextPrinter<W, E> {
         report.text(&mut self.text())
     }
 
+    fn replays(&self) -> bool {
+        true
+    }
+
     fn begin_file(&mut self, file: &FileInfo<'_>) -> io::Result<()> {
         self.label = file.label().into_owned();
         self.sections = 0;

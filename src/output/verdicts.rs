@@ -18,7 +18,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::text::{clean, name_text};
-use super::{FileInfo, Json, Render, Text};
+use super::{FileInfo, Json, Render, Reported, Text};
 use crate::analysis::check::CheckReport;
 use crate::format::diag::{Severity, Tally};
 use crate::format::progid::registry_form;
@@ -242,6 +242,10 @@ impl Render for Checked<'_> {
             errors: report.count(Severity::Error) + diagnostics.errors,
             warnings: report.count(Severity::Warning) + diagnostics.warnings,
         })
+    }
+
+    fn reported(&self) -> Option<Reported> {
+        Some(Reported::Check(self.report.clone()))
     }
 }
 

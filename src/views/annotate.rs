@@ -25,7 +25,7 @@ use crate::analysis::annotate::{self, AnnotateReport, Annotated, Row, SourcePath
 use crate::analysis::ranges::RangeReport;
 use crate::format::error::Error;
 use crate::output::text::clean;
-use crate::output::{Json, Out, Printer, Render, Text};
+use crate::output::{Json, Out, Printer, Render, Reported, Text};
 
 /// `/annotate:FUNCTION`, and where the PDB's source files are on this machine (`/srcpath`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -202,6 +202,10 @@ impl Render for AnnotateReport {
             }
         }
         Ok(())
+    }
+
+    fn reported(&self) -> Option<Reported> {
+        Some(Reported::Annotate(self.clone()))
     }
 }
 

@@ -21,7 +21,7 @@ use crate::format::error::Error;
 use crate::output::html::count;
 use crate::output::text::clean;
 use crate::output::text::tables::{plural, showing, table};
-use crate::output::{Json, Out, Printer, Render, Text, percent};
+use crate::output::{Json, Out, Printer, Render, Reported, Text, percent};
 
 /// `/callgraph[:FUNCTION]`: the function whose callers and callees alone are shown, when
 /// one is named.
@@ -178,6 +178,10 @@ impl Render for Graph {
             }
         }
         Ok(())
+    }
+
+    fn reported(&self) -> Option<Reported> {
+        Some(Reported::CallGraph(self.clone()))
     }
 }
 

@@ -18,7 +18,7 @@ use crate::analysis::ranges::RangeReport;
 use crate::format::error::Error;
 use crate::output::text::clean;
 use crate::output::text::tables::{columns, showing};
-use crate::output::{Json, Out, Printer, Render, Text, percent};
+use crate::output::{Json, Out, Printer, Render, Reported, Text, percent};
 
 /// `/coverage`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -124,6 +124,10 @@ impl Render for CoverageReport<'_> {
             }
         }
         Ok(())
+    }
+
+    fn reported(&self) -> Option<Reported> {
+        Some(Reported::Coverage(self.report.clone(), self.top))
     }
 }
 

@@ -22,7 +22,7 @@ use crate::analysis::share;
 use crate::format::error::Error;
 use crate::output::text::clean;
 use crate::output::text::tables::{columns, plural, showing};
-use crate::output::{Json, Out, Printer, Render, Text, percent};
+use crate::output::{Json, Out, Printer, Render, Reported, Text, percent};
 
 /// `/dyninst[:N]`: how many functions each binary's table shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -208,6 +208,10 @@ impl Render for DyninstReport<'_> {
             }
         }
         Ok(())
+    }
+
+    fn reported(&self) -> Option<Reported> {
+        Some(Reported::Dyninst(self.report.clone(), self.n))
     }
 }
 

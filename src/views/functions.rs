@@ -20,7 +20,7 @@ use crate::format::record::SampleKind;
 use crate::output::html::count;
 use crate::output::text::clean;
 use crate::output::text::tables::{plural, showing};
-use crate::output::{Json, Out, Printer, Render, Text, percent};
+use crate::output::{Json, Out, Printer, Render, Reported, Text, percent};
 
 /// `/functions`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -103,6 +103,10 @@ impl Render for FunctionsReport<'_> {
             j.line(&FunctionsOf { path, functions })?;
         }
         Ok(())
+    }
+
+    fn reported(&self) -> Option<Reported> {
+        Some(Reported::Functions(self.0.to_vec()))
     }
 }
 

@@ -19,7 +19,7 @@ use crate::format::error::Error;
 use crate::output::html::count;
 use crate::output::text::clean;
 use crate::output::text::tables::{plural, showing, table};
-use crate::output::{Json, Out, Printer, Render, Text, percent};
+use crate::output::{Json, Out, Printer, Render, Reported, Text, percent};
 
 /// `/lines`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -130,6 +130,10 @@ impl Render for LinesReport {
             }
         }
         Ok(())
+    }
+
+    fn reported(&self) -> Option<Reported> {
+        Some(Reported::Lines(self.clone()))
     }
 }
 

@@ -20,7 +20,7 @@ use crate::format::tables::Tables;
 use crate::image::symbols::SymbolMap;
 use crate::output::text::clean;
 use crate::output::text::tables::{of, plural, showing, table};
-use crate::output::{Json, Out, Printer, Render, Text, percent};
+use crate::output::{Json, Out, Printer, Render, Reported, Text, percent};
 
 /// `/summary`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -102,6 +102,10 @@ impl Render for SummaryReport<'_> {
             j.line(&SummaryOf { path, summary })?;
         }
         Ok(())
+    }
+
+    fn reported(&self) -> Option<Reported> {
+        Some(Reported::Summary(self.lines()))
     }
 }
 

@@ -17,6 +17,7 @@ mod html;
 mod ident;
 mod inline;
 mod layers;
+mod library;
 mod matching;
 mod merge;
 #[cfg(feature = "parquet")]

@@ -5,7 +5,7 @@ use serde::Serialize;
 /// What a source's total counts, as `/summary` names it: the `samples` of an IP event, the
 /// `branches` of LBR records, the `arcs` of call stacks (a stack of n frames, n - 1 arcs).
 /// The summary of one binary: a `{"type":"summary",...}` line in JSON.
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct SummaryLine {
     /// The binary's program ID; none for the records before any BINARY_ID.
@@ -23,7 +23,7 @@ pub struct SummaryLine {
 }
 
 /// One IP event of a binary: its totals and hottest addresses.
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct IpSummary {
     /// The event's name.
@@ -42,7 +42,7 @@ pub struct IpSummary {
 }
 
 /// Samples by function: the top functions, and the samples outside every function.
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct FunctionTable {
     pub unique: usize,
@@ -50,7 +50,7 @@ pub struct FunctionTable {
     pub top: Vec<TopFunction>,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct TopFunction {
     pub function: String,
@@ -61,7 +61,7 @@ pub struct TopFunction {
 }
 
 /// Arcs folded to function pairs.
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct FunctionArcTable {
     /// The distinct pairs of functions.
@@ -72,7 +72,7 @@ pub struct FunctionArcTable {
     pub top: Vec<TopFunctionArc>,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct TopFunctionArc {
     pub from: String,
@@ -80,7 +80,7 @@ pub struct TopFunctionArc {
     pub hits: u128,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct LbrSummary {
     pub records: u64,
@@ -92,7 +92,7 @@ pub struct LbrSummary {
     pub function_arcs: Option<FunctionArcTable>,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct CallstackSummary {
     pub records: u64,
@@ -112,7 +112,7 @@ pub struct CallstackSummary {
     pub function_arcs: Option<FunctionArcTable>,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct TopRva {
     pub rva: u32,
@@ -123,7 +123,7 @@ pub struct TopRva {
 }
 
 /// An arc (LBR: from, to; call stack: a frame and the next one out) and its hits.
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[non_exhaustive]
 pub struct TopArc {
     /// Its first end, as stored.
