@@ -1,6 +1,6 @@
 //! An option row: its name, its value, its help, and what it does to what the command line
 //! gathers (`T`), its value parsed there, once. Each view's module holds its rows; the
-//! command line's own options are rows of the same kind ([`crate::cli`]), and so are
+//! command line's own options are rows of the same kind (in `cli/`), and so are
 //! spddump's. The parser and `/help` are both made from the rows.
 
 use std::ffi::OsStr;

@@ -293,7 +293,9 @@ fn run(traces: &Traces<'_>, at: usize, set: &OptionSet) -> Dumped {
     if let Some(dir) = set.plan.views.path(Kind::Parquet) {
         let _ = std::fs::remove_dir_all(dir);
     }
-    crate::exports::remove_exports(set);
+    for (_, path) in set.plan.views.files() {
+        let _ = std::fs::remove_file(path);
+    }
     let mut out = Vec::new();
     let mut err = Vec::new();
     let mut printer = set.plan.printer(&mut out, &mut err);

@@ -111,14 +111,6 @@ pub fn check_exports(set: &OptionSet, d: &Dumped, expected: &Hits) -> Result<(),
     Ok(())
 }
 
-/// Removes the files `set` exports to, so that a run that fails to write one is not judged
-/// by an earlier run's.
-pub fn remove_exports(set: &OptionSet) {
-    for (_, path) in set.plan.views.files() {
-        let _ = std::fs::remove_file(path);
-    }
-}
-
 fn read(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -121,3 +121,42 @@ fn every_view_shows_something_of_traces_compared_or_is_refused() {
         assert!(lines.iter().any(|l| l["type"] == "compare"), "{option}");
     });
 }
+
+/// The views that implement `trait` in the files of `dir`, by the names of their types.
+fn implemented(dir: &str, trait_name: &str) -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let needle = format!("impl {trait_name} for ");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for at in text.match_indices(&needle).map(|(at, _)| at + needle.len()) {
+            let name: String = text[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            found.push(name);
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A view's module that the registry leaves out would compile and never be shown: every type
+/// that declares itself a view is a variant of the registry's, and the other way round.
+#[test]
+fn every_view_that_declares_itself_is_in_the_registry() {
+    let mut registered: Vec<String> = Kind::ALL.iter().map(|k| format!("{k:?}")).collect();
+    registered.sort();
+    assert_eq!(implemented("src/views", "Declared"), registered);
+    let mut spd: Vec<String> = sptdump::views::spd::SpdKind::ALL
+        .iter()
+        .map(|k| format!("{k:?}"))
+        .collect();
+    spd.sort();
+    assert_eq!(implemented("src/views/spd", "SpdDeclared"), spd);
+    assert!(registered.len() >= 13 && spd.len() >= 9);
+}
