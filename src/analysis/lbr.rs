@@ -18,7 +18,7 @@
 //! instruction is decoded once, when a range first reaches it. Identical records are read
 //! once with their hits summed: they are gathered in a table of distinct records (a trace
 //! of a loop repeats the same snapshots), which is read and emptied whenever it holds
-//! [`PENDING`] records, and at the end. So the memory is bounded by the code the ranges
+//! `PENDING` records, and at the end. So the memory is bounded by the code the ranges
 //! touch and that table, however long the trace.
 //! `ranges::ranges` then decides the order and adds the counts up per function.
 

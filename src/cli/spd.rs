@@ -1,5 +1,5 @@
 //! spddump's command line: SPDDump's views of an SPD, in SPTDump's spellings, read by the
-//! same reader as sptdump's ([`super::read`]): the same spellings, the same words for a
+//! same reader as sptdump's (`cli/read.rs`): the same spellings, the same words for a
 //! mistyped option (with the nearest one), `-` for standard input, `/help` made of the rows.
 
 use std::ffi::OsString;

@@ -8,7 +8,7 @@ use super::reported::Reported;
 use super::text::Text;
 
 /// A report, written out: as text for people, as JSON Lines for pipelines. Every view's
-/// report, every verdict and every section of a trace is one; [`Printer::show`] writes it in
+/// report, every verdict and every section of a trace is one; [`Printer::show`](super::Printer::show) writes it in
 /// the format of the run.
 pub trait Render {
     /// Writes it as text.

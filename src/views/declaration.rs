@@ -107,7 +107,7 @@ pub enum Merged {
 pub enum Compared {
     /// Each trace's own, as without `/compare`.
     EachTrace,
-    /// Of the two together, made by the view's module ([`Declared::compared`]); not shown
+    /// Of the two together, made by the view's module (`Declared::compared`); not shown
     /// per trace.
     Both,
     /// Of the two together, as a part of the comparison itself: the keys of each binary

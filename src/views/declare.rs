@@ -45,7 +45,7 @@ pub(crate) trait Declared: Sized {
     ) -> Result<(), Error>;
 
     /// Its part of how two traces differ, when it is of the two together
-    /// ([`Compared::Both`]): tables first, then files, each in the order of the views.
+    /// ([`Compared::Both`](super::Compared::Both)): tables first, then files, each in the order of the views.
     fn compared<P: Printer>(&self, _both: &mut Both<'_>, _printer: &mut P) -> io::Result<()> {
         Ok(())
     }

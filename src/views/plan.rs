@@ -34,7 +34,7 @@ pub const DEFAULT_TOP: usize = 10;
 
 /// What a run does. Built once from the command line (or by hand, from
 /// [`Plan::default`]: the default dump of `sptdump trace.spt`), then walked by
-/// [`run`](super::run()).
+/// `dump::run`.
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
@@ -208,7 +208,7 @@ pub(crate) struct Needs {
     pub counts: bool,
     /// ... the call-stack arcs among them (the exports alone read the distinct stacks).
     pub stack_arcs: bool,
-    /// Keep the kinds of records these read ([`Records`](super::kept::Records)).
+    /// Keep the kinds of records these read ([`Records`]).
     pub records: Reads,
     /// Decode the stream at all: for the above, or for its diagnostics.
     pub stream: bool,

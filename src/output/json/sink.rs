@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::line::write_line;
 use crate::output::FileInfo;
 
-/// Where a report writes itself as JSON Lines ([`Render::json`]): one object per line, and
+/// Where a report writes itself as JSON Lines ([`Render::json`](crate::output::Render::json)): one object per line, and
 /// the error stream.
 pub struct Json<'a> {
     pub(super) out: &'a mut dyn Write,

@@ -66,7 +66,8 @@ impl<W: Write, E: Write> TextPrinter<W, E> {
         writeln!(self.block()?, "{title}")
     }
 
-    /// The text printer as a report writes itself into it ([`Render::text`]).
+    /// The text printer as a report writes itself into it
+    /// ([`Render::text`](crate::output::Render::text)).
     pub(super) fn text(&mut self) -> Text<'_> {
         Text {
             out: &mut self.out,
@@ -79,7 +80,7 @@ impl<W: Write, E: Write> TextPrinter<W, E> {
     }
 }
 
-/// Where a report writes itself as text ([`Render::text`]): the output in blocks, each
+/// Where a report writes itself as text ([`Render::text`](crate::output::Render::text)): the output in blocks, each
 /// separated from what precedes it by one blank line, and the error stream.
 pub struct Text<'a> {
     out: &'a mut dyn Separated,
