@@ -22,7 +22,7 @@ use crate::format::tables::{StringIndex, Tables};
 
 /// How many stream bytes a pipe may hold back while it reads tables that lie after the
 /// stream start: the most both tables can span, 64 KiB + 1.5 MiB.
-pub const PIPE_LOOKAHEAD: u64 = 0x1_0000 + 0xFFFF * ENTRY_SIZE as u64;
+pub(crate) const PIPE_LOOKAHEAD: u64 = 0x1_0000 + 0xFFFF * ENTRY_SIZE as u64;
 
 /// A trace to read.
 pub struct Input {

@@ -223,7 +223,7 @@ pub(crate) fn check(
 /// profile that leaves most of the blocks of the code that runs without a count has SPGO
 /// treat them as cold, which is the opposite of what it was recorded for. No figure is
 /// published by SPGO; this is ours (README, "Before SPDConvert").
-pub const THIN: f64 = 0.5;
+pub(crate) const THIN: f64 = 0.5;
 
 /// The `lbr-thin` verdict of each binary whose LBR ranges were read: of the functions with
 /// IP samples, the blocks the ranges cover.

@@ -25,7 +25,7 @@ pub(crate) mod json;
 mod out;
 #[cfg(feature = "parquet")]
 pub(crate) mod parquet;
-pub mod pprof;
+pub(crate) mod pprof;
 mod printer;
 mod render;
 mod reported;

@@ -45,7 +45,7 @@ mod wire;
 
 use addresses::*;
 use builder::*;
-pub use proto::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
+use proto::{Profile, ValueType};
 use samples::*;
 pub(crate) use samples::{Stacks, Written};
 
@@ -185,7 +185,8 @@ pub(crate) fn write(
 
 #[cfg(test)]
 mod tests {
-    use super::{Label, Sample, SampleBytes, Strings, Walk};
+    use super::proto::{Label, Sample};
+    use super::{SampleBytes, Strings, Walk};
     use std::collections::HashMap;
 
     #[test]

@@ -1,5 +1,5 @@
 //! What the exports of any run must hold, whatever the input: the files read back (the pprof
-//! profile with the crate's prost types, the speedscope file and the JSON Lines with serde)
+//! profile with the kit's own reading of the wire format (`pprof.rs`), the speedscope file and the JSON Lines with serde)
 //! and held against what `/functions /json` reports for the same traces.
 //!
 //! - **pprof**: string 0 is empty; every string index, location id, mapping id and function
@@ -21,12 +21,11 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
+use crate::pprof::Profile;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
-use prost::Message;
 use serde::Deserialize;
 use sptdump::format::stackorder::StackOrder;
-use sptdump::output::pprof::Profile;
 use sptdump::views::{Kind, Shape};
 
 use crate::dumping::{Dumped, OptionSet, Via, dump_bytes};

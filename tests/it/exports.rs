@@ -1,20 +1,19 @@
 //! `/pprof` and `/speedscope`: the files the viewers read, read back, on the real PE/PDB
 //! fixtures (`testdata/pe/profile.spt`) and on traces with counts past 64 bits.
 //!
-//! The pprof profile is decoded with the crate's own prost structs, and, when Go is installed
-//! (Debian's `golang-go`), by `go tool pprof` itself. The speedscope file is checked against
+//! The pprof profile is decoded with the test kit's own reading of the wire format, and,
+//! when Go is installed (Debian's `golang-go`), by `go tool pprof` itself. The speedscope file is checked against
 //! the JSON Schema the `speedscope` npm package ships (`testdata/speedscope/`).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use prost::Message;
 use serde_json::Value;
-use sptdump::output::pprof::Profile;
 use sptdump::views::Kind;
 use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder, UNHALT_CYCLE};
 use sptdump_testkit::fixtures::{self, APP_STACKS, CORE_STACKS};
+use sptdump_testkit::pprof::Profile;
 
 use crate::support::run_in;
 

@@ -4,7 +4,7 @@ use prost::Message;
 
 /// `perftools.profiles.Profile`.
 #[derive(Clone, PartialEq, Message)]
-pub struct Profile {
+pub(crate) struct Profile {
     /// What each value of a sample counts.
     #[prost(message, repeated, tag = "1")]
     pub sample_type: Vec<ValueType>,
@@ -51,7 +51,7 @@ pub struct Profile {
 
 /// `ValueType`: a kind of value and its unit, as string indices.
 #[derive(Clone, PartialEq, Message)]
-pub struct ValueType {
+pub(crate) struct ValueType {
     /// The kind.
     #[prost(int64, tag = "1")]
     pub r#type: i64,
@@ -62,7 +62,7 @@ pub struct ValueType {
 
 /// `Sample`: locations, leaf first, and a value per sample type.
 #[derive(Clone, PartialEq, Message)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// Location IDs, the leaf first.
     #[prost(uint64, repeated, tag = "1")]
     pub location_id: Vec<u64>,
@@ -76,7 +76,7 @@ pub struct Sample {
 
 /// `Label`: a key and a string value, as string indices.
 #[derive(Clone, PartialEq, Message)]
-pub struct Label {
+pub(crate) struct Label {
     /// The key.
     #[prost(int64, tag = "1")]
     pub key: i64,
@@ -87,7 +87,7 @@ pub struct Label {
 
 /// `Mapping`: one binary's address range.
 #[derive(Clone, PartialEq, Message)]
-pub struct Mapping {
+pub(crate) struct Mapping {
     /// Its ID, from 1.
     #[prost(uint64, tag = "1")]
     pub id: u64,
@@ -122,7 +122,7 @@ pub struct Mapping {
 
 /// `Location`: one address of one binary.
 #[derive(Clone, PartialEq, Message)]
-pub struct Location {
+pub(crate) struct Location {
     /// Its ID, from 1.
     #[prost(uint64, tag = "1")]
     pub id: u64,
@@ -142,7 +142,7 @@ pub struct Location {
 
 /// `Line`: a function of a location.
 #[derive(Clone, PartialEq, Message)]
-pub struct Line {
+pub(crate) struct Line {
     /// The function.
     #[prost(uint64, tag = "1")]
     pub function_id: u64,
@@ -153,7 +153,7 @@ pub struct Line {
 
 /// `Function`.
 #[derive(Clone, PartialEq, Message)]
-pub struct Function {
+pub(crate) struct Function {
     /// Its ID, from 1.
     #[prost(uint64, tag = "1")]
     pub id: u64,
