@@ -1,13 +1,15 @@
 //! Reads arbitrary bytes as an SPD (a Sample Profile Database), as `/match` and `spddump`
 //! read one: its identity, then its function table. The readers must read it or refuse it
 //! by a named check, never panic, hang or allocate from a field they have not checked; and
-//! what they read keeps what the checks promise, walked whole as the views walk it.
+//! what they read keeps what the checks promise, walked whole as the views walk it: the
+//! blocks as a map of the code, and the SPD compared with itself.
 
 #![no_main]
 
 use std::io::Cursor;
 
 use libfuzzer_sys::fuzz_target;
+use sptdump::analysis::spdpair;
 use sptdump::image::spd::table::{FunctionTable, TableError};
 use sptdump::image::spd::{self, SpdError};
 use sptdump::image::spdprofile::SpdProfile;
@@ -50,5 +52,36 @@ fuzz_target!(|data: &[u8]| {
     for f in profile.functions.iter().filter(|f| f.emitted()) {
         assert!(profile.function_at(f.rva).is_some_and(|g| g.holds(f.rva)));
         assert!(profile.symbols.lookup(f.rva).is_some());
+    }
+    // The blocks map the code they tile: each range's first byte is its block's, and the
+    // whole of a function's code meets every block of it.
+    let blocks = &profile.blocks;
+    for (f, function) in profile.functions.iter().enumerate() {
+        let own = blocks.of_function(f);
+        for b in own.clone() {
+            let block = &blocks.all()[b];
+            assert_eq!(block.function as usize, f);
+            for &(rva, _) in blocks.ranges(block) {
+                if rva != u32::MAX {
+                    assert_eq!(blocks.block_at(f, rva), Some(b));
+                }
+            }
+        }
+        let ends = u64::from(function.rva) + u64::from(function.size) <= 1 << 32;
+        if function.emitted() && !own.is_empty() && ends {
+            let end = function.rva + (function.size - 1);
+            let mut met: Vec<usize> = blocks.meeting(f, function.rva, end).collect();
+            met.sort_unstable();
+            met.dedup();
+            assert_eq!(met, own.collect::<Vec<_>>());
+        }
+    }
+    // An SPD beside itself: every function in both, of the same shape, fully overlapping.
+    let report = spdpair::compare(&profile, &profile, usize::MAX);
+    assert_eq!((report.both, report.same_shape), (table.len(), table.len()));
+    assert_eq!((report.only_old, report.only_new, report.changed), (0, 0, 0));
+    if report.total_old > 0 {
+        assert!((report.function_overlap - 1.0).abs() < 1e-9, "{}", report.function_overlap);
+        assert!((report.block_overlap - 1.0).abs() < 1e-9, "{}", report.block_overlap);
     }
 });

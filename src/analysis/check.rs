@@ -33,10 +33,11 @@ use crate::format::diag::{Severity, codes};
 use crate::format::progid::registry_form;
 use crate::format::record::SampleKind;
 use crate::format::tables::{Tables, base_name};
+use crate::image::attached::SymbolMap;
 use crate::image::ident::{Identity, Kind};
 use crate::image::matching::{MatchResult, MatchStatus, MatchVerdict};
 use crate::image::spdprofile::SpdProfile;
-use crate::image::symbols::{SymbolMap, Symbols};
+use crate::image::symbols::Symbols;
 
 codes! {
 /// The stable code of a `/check` verdict, with the severity it always has.

@@ -25,7 +25,8 @@ use crate::analysis::summary::Summary;
 use crate::format::record::SampleKind;
 use crate::format::stackorder::StackOrder;
 use crate::format::tables::{Tables, base_name};
-use crate::image::symbols::{SymbolMap, Symbols};
+use crate::image::attached::SymbolMap;
+use crate::image::symbols::Symbols;
 
 /// One trace of the comparison.
 #[derive(Clone, Copy)]

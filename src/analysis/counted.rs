@@ -5,7 +5,7 @@ use super::stacks::StackCounts;
 use super::summary::Summary;
 use crate::format::stackorder::StackOrder;
 use crate::format::tables::Tables;
-use crate::image::symbols::SymbolMap;
+use crate::image::attached::SymbolMap;
 
 /// The share of `part` in `total`, in [0, 1]; 0 of nothing.
 pub(crate) fn share(part: u128, total: u128) -> f64 {

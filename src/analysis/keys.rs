@@ -19,8 +19,9 @@ use std::fmt::Write;
 
 use rustc_hash::FxHashSet;
 
+use crate::image::attached::SymbolMap;
 use crate::image::lines::{SourceFrame, SourceLines};
-use crate::image::symbols::{SymbolMap, Symbols};
+use crate::image::symbols::Symbols;
 
 /// What a frame or sample is attributed to: a function, or an address no function holds.
 ///

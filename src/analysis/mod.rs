@@ -30,7 +30,9 @@ pub mod rangediff;
 pub mod ranges;
 pub(crate) mod sampled;
 pub mod spd;
+pub mod spdblocks;
 pub mod spdcompare;
+pub mod spdpair;
 pub(crate) mod stacks;
 pub mod summary;
 

@@ -14,8 +14,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 pub(crate) use crate::analysis::lbr::Order;
 use crate::analysis::lbr::{Decoded, RangeCounts, Reading};
 use crate::format::tables::Tables;
+use crate::image::attached::SymbolMap;
 use crate::image::code::{Code, Flow, Instruction, Machine};
-use crate::image::symbols::{SymbolMap, Symbols};
+use crate::image::symbols::Symbols;
 
 /// The share of consistent ranges an order needs to be used.
 pub(crate) const ORDER_THRESHOLD: f64 = 0.9;
@@ -193,7 +194,7 @@ fn conditional(b: &BinaryRanges, functions: &Symbols, decoded: &mut Decoded<'_>)
 
 /// The order used, given the ranges and the consistent ones under each order: the one with
 /// more (newest-first on a tie), when at least [`ORDER_THRESHOLD`] of the ranges are.
-fn order(ranges: u128, consistent: [u128; 2]) -> Option<Order> {
+pub(crate) fn order(ranges: u128, consistent: [u128; 2]) -> Option<Order> {
     let (order, best) = if consistent[1] > consistent[0] {
         (Order::OldestFirst, consistent[1])
     } else {

@@ -10,11 +10,13 @@
 use std::collections::BTreeMap;
 
 use super::counted::share;
+use super::spdblocks::{BlockCounts, SpdBlocksReport, TraceOnBlocks};
 use super::summary::Summary;
 use crate::format::tables::Tables;
+use crate::image::attached::SymbolMap;
 use crate::image::matching::{self, MatchFile, MatchStatus};
 use crate::image::spdprofile::{SpdFunction, SpdProfile};
-use crate::image::symbols::{SymbolMap, Symbols};
+use crate::image::symbols::Symbols;
 
 /// A trace's binary beside its SPD.
 #[derive(Clone, Debug, PartialEq)]
@@ -156,15 +158,16 @@ fn row(function: &str, rva: Option<u32>) -> SpdCompareRow {
 }
 
 /// The binary beside each `/match` SPD that matches one of `tables` and whose functions
-/// were read, in the order given: what the report shows of them. A binary without names
+/// were read, in the order given: what the report shows of them, by function and, on the
+/// SPD's blocks, with what the decoder mapped onto them (`blocks`). A binary without names
 /// of its own (no PDB) is named by the SPD.
 pub(crate) fn of_matches(
     summary: &Summary,
-    tables: &Tables,
-    symbols: &SymbolMap,
+    (tables, symbols): (&Tables, &SymbolMap),
     matches: &[MatchFile],
+    blocks: Option<&BlockCounts>,
     top: usize,
-) -> Vec<SpdCompareReport> {
+) -> Vec<(SpdCompareReport, SpdBlocksReport)> {
     let mut reports = Vec::new();
     for given in matches {
         let (Ok(id), Some(Ok(profile))) = (&given.identity, &given.spd) else {
@@ -178,7 +181,12 @@ pub(crate) fn of_matches(
         let mut report = compare(summary, named, progid, profile, top);
         report.spd = given.path.clone();
         report.binary = tables.binary_name(progid);
-        reports.push(report);
+        let on = TraceOnBlocks::new(Some(summary), blocks, progid, profile);
+        let mut on_blocks = on.report(top);
+        on_blocks.spd = given.path.clone();
+        on_blocks.progid = progid;
+        on_blocks.name = report.binary.clone();
+        reports.push((report, on_blocks));
     }
     reports
 }

@@ -24,7 +24,7 @@ use crate::analysis::summary::Summary;
 use crate::engine::slices::{self, SliceCounts};
 use crate::format::record::{SampleKind, Samples};
 use crate::format::stackorder::StackOrder;
-use crate::image::symbols::SymbolMap;
+use crate::image::attached::SymbolMap;
 
 /// The unique call stacks of a trace and their hits, as decoded.
 #[derive(Debug, Default)]

@@ -453,7 +453,7 @@ mod tests {
     use super::*;
     use crate::format::stackorder::StackOrder;
     use crate::format::tables::Tables;
-    use crate::image::symbols::SymbolMap;
+    use crate::image::attached::SymbolMap;
     use serde_json::{Value, json};
 
     fn no_names() -> (Tables, SymbolMap) {

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use sptdump::cli::{SpdCommand, parse_spd, spd_help};
-use sptdump::dump::show_spd;
+use sptdump::dump::{compare_spds, show_spd};
 use sptdump::image::imports::ImportNames;
 use sptdump::input::describe;
 use sptdump::views::spd::SpdViews;
@@ -45,7 +45,17 @@ fn main() -> ExitCode {
             images,
         } => {
             let (imports, read) = read_images(&images);
-            show_all(&mut out, &views, json, &imports, &files).map(|status| status.max(read))
+            let each = match views.of_each() {
+                true => show_all(&mut out, &views, json, &imports, &files),
+                false => Ok(EXIT_OK),
+            };
+            let two = match views.of_two() {
+                true => each.and_then(|status| {
+                    Ok(status.max(compare_two(&mut out, &views, json, &files)?))
+                }),
+                false => each,
+            };
+            two.map(|status| status.max(read))
         }
         _ => Ok(EXIT_USAGE),
     };
@@ -120,6 +130,53 @@ fn show_all(
         }
     }
     Ok(status)
+}
+
+/// Shows the views of the two SPDs `files`, OLD and NEW (`/compare`); the exit status says
+/// whether either could not be read.
+fn compare_two(
+    out: &mut impl Write,
+    views: &SpdViews,
+    json: bool,
+    files: &[OsString],
+) -> io::Result<u8> {
+    let mut opened = Vec::with_capacity(2);
+    for path in files {
+        let shown = match path == "-" {
+            true => "standard input".to_owned(),
+            false => Path::new(path).display().to_string(),
+        };
+        match open(path) {
+            Ok((len, file)) => opened.push((shown, len, file)),
+            Err(e) => {
+                out.flush()?;
+                eprintln!("spddump: cannot read {shown}: {}", describe(&e));
+                return Ok(EXIT_ERRORS);
+            }
+        }
+    }
+    let [(a, a_len, a_file), (b, b_len, b_file)] = &mut opened[..] else {
+        return Ok(EXIT_USAGE);
+    };
+    let sides: [(&str, &mut dyn ReadSeek, u64); 2] = [
+        (a.as_str(), a_file.as_read_seek(), *a_len),
+        (b.as_str(), b_file.as_read_seek(), *b_len),
+    ];
+    if let Err((name, failure)) = compare_spds(out, sides, views, json)? {
+        out.flush()?;
+        eprintln!("spddump: {name}: {failure}");
+        return Ok(EXIT_ERRORS);
+    }
+    Ok(EXIT_OK)
+}
+
+impl Opened {
+    fn as_read_seek(&mut self) -> &mut dyn ReadSeek {
+        match self {
+            Opened::File(f) => f,
+            Opened::Memory(m) => m,
+        }
+    }
 }
 
 /// A file read out of order.

@@ -268,6 +268,7 @@ fn plan(given: Given, mut views: Views, format: Format) -> Plan {
         binaries: (!given.binaries.is_empty()).then_some(given.binaries),
         files: Files::default(),
         matches: Vec::new(),
+        beside: None,
         pdbs: Vec::new(),
         images: Vec::new(),
         symbol_path: None,

@@ -271,7 +271,7 @@ const AFTER: &[Own] = &[
         Group::Output,
         "sptdump /compare BASE NEW: per binary and event, how far NEW's samples\n\
          overlap BASE's, and what NEW samples that BASE does not; with an SPD as\n\
-         NEW, the trace's function shares beside the SPD's",
+         NEW, the trace beside it by function and block by block (/blocks:NAME)",
         |g| g.compare = true,
     ),
     valued(

@@ -138,6 +138,13 @@ pub fn parse_spd(args: impl IntoIterator<Item = OsString>) -> Result<SpdCommand,
         return Err(usage("no SPD file given").of("spddump"));
     }
     let mut views = given.views.views().map_err(|e| usage(e).of("spddump"))?;
+    if views.of_two() && files.len() != 2 {
+        let message = format!(
+            "/compare takes exactly two SPDs, OLD and NEW ({} given)",
+            files.len()
+        );
+        return Err(usage(message).of("spddump"));
+    }
     // Every view of /all (each as its option alone asks for it) when /all, or when no view
     // is named.
     if given.all || views.is_empty() {

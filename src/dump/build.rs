@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use crate::format::progid::registry_form;
+use crate::image::attached::SymbolMap;
 use crate::image::code::ImageFile;
 use crate::image::ident::Identity;
 use crate::image::matching::PdbFile;
-use crate::image::symbols::SymbolMap;
 use crate::views::Plan;
 
 /// A file a trace's binaries are given by GUID and age: a `/pdb` (its functions) or an

@@ -43,6 +43,15 @@ pub(super) fn compare<P: Printer>(
         }
         sides.push(kept);
     }
+    let beside = plan.views.declarations();
+    for d in beside.filter(|d| d.compared == Compared::BesideSpd) {
+        let file = FileInfo::new(&traces.paths[1], None);
+        let message = format!(
+            "/{} sets a trace beside an SPD's blocks, and NEW is a trace: not made",
+            d.name
+        );
+        printer.note(&file, &message)?;
+    }
     let status = match &sides[..] {
         [Some(base), Some(new)] => compared(printer, plan, traces, [base, new], min_overlap)?,
         _ => Status::Clean,

@@ -12,7 +12,7 @@ use crate::analysis::summary::Summary;
 use crate::format::error::Error;
 use crate::format::progid::ProgramId;
 use crate::format::tables::Tables;
-use crate::image::symbols::SymbolMap;
+use crate::image::attached::SymbolMap;
 use crate::output::{FileInfo, Printer};
 use crate::views::kept::{Kept, Records};
 use crate::views::profile::After;

@@ -38,5 +38,5 @@ use crate::output::Out;
 use crate::views::Plan;
 pub use outcome::{Outcome, Ran, Status};
 pub use run::{RunError, identities, run};
-pub use spd::show as show_spd;
+pub use spd::{compare_spds, show as show_spd};
 pub use traces::Traces;

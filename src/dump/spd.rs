@@ -5,9 +5,12 @@
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use crate::image::imports::ImportNames;
-use crate::image::spd;
 use crate::image::spd::table::FunctionTable;
-use crate::views::spd::{Shown, SpdFailure, SpdKind, SpdView, SpdViews, header, list_functions};
+use crate::image::spd::{self, Header};
+use crate::image::spdprofile::SpdProfile;
+use crate::views::spd::{
+    Paired, Shown, SpdFailure, SpdKind, SpdView, SpdViews, header, list_functions,
+};
 
 /// Shows `views` of the SPD in `file` (`len` bytes), named `name` in what is printed, as
 /// text or as JSON Lines; the callees that are imports are named by `imports`. The outer
@@ -54,6 +57,48 @@ pub fn show<R: Read + Seek + ?Sized>(
         }
     };
     each(&mut Shown::new(out, read, Some(&table)), rest)
+}
+
+/// Shows the views of two SPDs (`/compare`) of `sides`, OLD then NEW, each as `show` takes
+/// it: both are read and checked whole first. The inner error names the file that failed
+/// and why.
+pub fn compare_spds<R: Read + Seek + ?Sized>(
+    out: &mut dyn Write,
+    sides: [(&str, &mut R, u64); 2],
+    views: &SpdViews,
+    json: bool,
+) -> io::Result<Result<(), (String, SpdFailure)>> {
+    let mut read = Vec::with_capacity(2);
+    for (name, file, len) in sides {
+        match profile_of(file, len) {
+            Ok((header, profile)) => read.push((name, header, profile)),
+            Err(failure) => return Ok(Err((name.to_owned(), failure))),
+        }
+    }
+    let [(old, a, p), (new, b, q)] = [&read[0], &read[1]];
+    let mut paired = Paired {
+        out,
+        json,
+        sides: [(old, a, p), (new, b, q)],
+    };
+    for view in views.iter().filter(|v| v.kind().declaration().pair) {
+        view.pair(&mut paired)?;
+    }
+    Ok(Ok(()))
+}
+
+/// The header and the functions of the SPD in `file`, checked.
+fn profile_of<R: Read + Seek + ?Sized>(
+    file: &mut R,
+    len: u64,
+) -> Result<(Header, SpdProfile), SpdFailure> {
+    let header = match spd::read_header(file, len) {
+        Ok(header) => header,
+        Err(_) if is_trace(file) => return Err(SpdFailure::Trace),
+        Err(e) => return Err(SpdFailure::NotSpd(e)),
+    };
+    let table = FunctionTable::read(file, &header).map_err(SpdFailure::Table)?;
+    Ok((header, SpdProfile::from_table(&table)))
 }
 
 /// Shows each of `views`; in JSON each function's line is listed once, where the first view

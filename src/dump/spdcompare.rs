@@ -1,5 +1,7 @@
-//! `/compare TRACE SPD`: the trace read as any trace is, then its function shares beside the
-//! SPD's, for the binary the SPD matches (docs/output.md, "A trace beside an SPD").
+//! `/compare TRACE SPD`: the trace read as any trace is, its LBR records mapped onto the
+//! SPD's blocks as it is decoded; then its function shares beside the SPD's, and its blocks
+//! beside the SPD's (with the views of a trace beside an SPD: `/blocks`), for the binary
+//! the SPD matches (docs/output.md, "A trace beside an SPD").
 
 use std::io;
 use std::path::Path;
@@ -7,14 +9,17 @@ use std::path::Path;
 use super::many::open_one;
 use super::trace::Within;
 use super::{Outcome, Status, Traces};
+use crate::analysis::spdblocks::{BlockSource, TraceOnBlocks};
 use crate::analysis::spdcompare;
 use crate::format::progid::registry_form;
 use crate::image::ident::Kind;
 use crate::image::matching::{self, MatchFile, MatchStatus};
+use crate::image::spdprofile::SpdProfile;
 use crate::output::compared::SpdCompared;
+use crate::output::spdblocks::SpdBlocksShown;
 use crate::output::{FileInfo, Printer};
-use crate::views::Plan;
 use crate::views::kept::Kept;
+use crate::views::{Beside, Compared, Plan};
 
 /// The second file of `/compare`, read as an SPD when it is one (by its content): then the
 /// run sets the first trace beside it instead of comparing two traces.
@@ -36,6 +41,10 @@ pub(super) fn beside<P: Printer>(
         last: false,
         alone: false,
     };
+    let plan = &Plan {
+        beside: Some(spd.clone()),
+        ..plan.clone()
+    };
     let (outcome, kept) = open_one(printer, traces.paths, 0, traces.open(0), plan, within)?;
     if matches!(outcome, Outcome::OutputClosed(_)) {
         return Ok((vec![outcome], Status::Clean));
@@ -47,7 +56,7 @@ pub(super) fn beside<P: Printer>(
     let unmade = plan
         .views
         .declarations()
-        .filter(|d| d.compared.together())
+        .filter(|d| d.compared.together() && d.compared != Compared::BesideSpd)
         .map(|d| format!("/{}", d.name))
         .chain(min_overlap.map(|_| "/min-overlap".to_owned()))
         .collect::<Vec<_>>();
@@ -112,5 +121,56 @@ fn set_beside<P: Printer>(
         file,
         report: &report,
     })?;
-    Ok(Status::Clean)
+    on_blocks(printer, plan, file, kept, (progid, spd, profile))
+}
+
+/// The trace's samples on the SPD's blocks, beside the SPD's, then each view of a trace
+/// beside an SPD.
+fn on_blocks<P: Printer>(
+    printer: &mut P,
+    plan: &Plan,
+    file: &FileInfo<'_>,
+    kept: &Kept,
+    (progid, spd, profile): (u16, &MatchFile, &SpdProfile),
+) -> io::Result<Status> {
+    let on = TraceOnBlocks::new(
+        kept.summary.as_ref(),
+        kept.records.blocks.as_ref(),
+        progid,
+        profile,
+    );
+    let mut report = on.report(plan.top);
+    report.spd = spd.path.clone();
+    report.progid = progid;
+    report.name = kept.tables.binary_name(progid);
+    if let Some((ranges, [newest, oldest])) = report.unordered {
+        let message = format!(
+            "lbr-order-unknown: of {ranges} LBR ranges of progid {progid}, {newest} are \
+             consistent on the SPD's blocks newest first and {oldest} oldest first (90% needed); \
+             {}",
+            match report.source {
+                BlockSource::Ip(kind) => format!("its {} samples are used", kind.name()),
+                _ => "it has no IP samples to use instead".to_owned(),
+            }
+        );
+        printer.note(file, &message)?;
+    }
+    printer.show(&SpdBlocksShown {
+        file,
+        report: &report,
+    })?;
+    let beside = Beside {
+        file,
+        spd_path: &spd.path,
+        spd: profile,
+        on: &on,
+    };
+    let mut status = Status::Clean;
+    let views = plan.views.iter();
+    for view in views.filter(|v| v.kind().declaration().compared == Compared::BesideSpd) {
+        if view.beside(&beside, printer)? {
+            status = Status::Errors;
+        }
+    }
+    Ok(status)
 }

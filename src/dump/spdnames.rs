@@ -7,8 +7,8 @@ use super::{Out, Plan};
 use crate::format::error::Error;
 use crate::format::progid::registry_form;
 use crate::format::tables::Tables;
+use crate::image::attached::SymbolMap;
 use crate::image::matching::{self, MatchFile, MatchStatus};
-use crate::image::symbols::SymbolMap;
 use crate::output::{FileInfo, Printer};
 
 /// Attaches the functions of each `/match` SPD whose GUID and age are a program ID's of

@@ -12,6 +12,7 @@
 //! ```
 
 use std::io;
+use std::sync::Arc;
 
 use super::build::BuildFile;
 use super::{Out, Outcome, Plan, views};
@@ -25,9 +26,9 @@ use crate::format::magic::Foreign;
 use crate::format::progid::registry_form;
 use crate::format::record::{Record, SampleKind, Samples};
 use crate::format::tables::{Tables, base_name};
+use crate::image::attached::SymbolMap;
 use crate::image::matching::{self, MatchStatus};
 use crate::image::spd;
-use crate::image::symbols::SymbolMap;
 use crate::input::{Input, OpenError, Opened};
 use crate::output::sections::{HeaderSection, ProgidSection, StringSection};
 use crate::output::verdicts::{Checked, Matched, Validated};
@@ -319,12 +320,30 @@ fn attach_pdbs<P: Printer>(
             }
         }
     }
+    attach_spds(tables, plan, &mut symbols);
     // Under /merge the symbol path is searched once, for the merged binaries.
     if plan.views_per_trace() {
         super::symbols::attach(out, file, tables, plan, &mut symbols)?;
         super::spdnames::attach(out, file, tables, plan, "this trace", &mut symbols)?;
     }
     Ok(symbols)
+}
+
+/// Attaches the SPD set beside the trace, and each `/match` SPD, to the binary it matches,
+/// when a view counts the LBR records on an SPD's blocks.
+fn attach_spds(tables: &Tables, plan: &Plan, symbols: &mut SymbolMap) {
+    if !plan.needs().records.any(Reads::SPD_BLOCKS) {
+        return;
+    }
+    for given in plan.matches.iter().chain(&plan.beside) {
+        let (Ok(id), Some(Ok(profile))) = (&given.identity, &given.spd) else {
+            continue;
+        };
+        let verdict = matching::judge(id, tables);
+        if let (MatchStatus::Match, Some(progid)) = (verdict.status, verdict.progid) {
+            symbols.attach_spd(progid, Arc::clone(profile));
+        }
+    }
 }
 
 /// Prints the sections before the stream, in file order, with the diagnostics of the

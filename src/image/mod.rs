@@ -8,6 +8,7 @@
 //! names, and what `/compare TRACE SPD` sets beside a trace). This is the only
 //! layer that opens PE, PDB and SPD files.
 
+pub mod attached;
 pub mod code;
 pub(crate) mod guard;
 pub mod ident;
@@ -15,6 +16,7 @@ pub mod imports;
 pub mod lines;
 pub mod matching;
 pub mod spd;
+pub mod spdblocks;
 pub mod spdprofile;
 pub mod symbolpath;
 pub mod symbols;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::image::spd::table::{FunctionTable, TableError};
 use crate::image::spd::{self, SpdError};
+pub use crate::image::spdblocks::{SpdBlock, SpdBlocks};
 use crate::image::symbols::Symbols;
 
 /// An SPD's functions, read once for all traces.
@@ -23,6 +24,8 @@ pub struct SpdProfile {
     pub functions: Vec<SpdFunction>,
     /// The emitted functions' places in `functions`, by RVA.
     by_rva: Vec<(u32, usize)>,
+    /// The blocks of the emitted functions that hold code: a map of the binary's code.
+    pub blocks: SpdBlocks,
 }
 
 /// One function of an SPD, with what its blocks add up to.
@@ -42,6 +45,10 @@ pub struct SpdFunction {
     pub dyninst: u64,
     /// Whether any of its blocks holds a count.
     pub counted: bool,
+    /// `rec+18`: a checksum of its flow graph's shape (inferred).
+    pub checksum: u32,
+    /// Its blocks, with code or without.
+    pub block_count: u32,
 }
 
 impl SpdFunction {
@@ -94,6 +101,8 @@ impl SpdProfile {
                     entry: profile.entry,
                     dyninst: profile.dyninst,
                     counted: profile.covered > 0,
+                    checksum: f.checksum(),
+                    block_count: profile.blocks,
                 }
             })
             .collect();
@@ -111,6 +120,7 @@ impl SpdProfile {
             symbols: Arc::new(Symbols::from_named(named)),
             functions,
             by_rva,
+            blocks: SpdBlocks::of(table),
         }
     }
 

@@ -33,9 +33,6 @@
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use crate::image::code::Code;
 
 use pdb2::{FallibleIterator, ImageSectionHeader, PdbInternalSectionOffset, SymbolData};
 
@@ -329,66 +326,6 @@ impl Symbols {
             size: entry.size,
         }
     }
-}
-
-/// What is attached to a trace's program IDs, by progid: the functions of a `/pdb`, and the
-/// code of an `/image`.
-#[derive(Clone, Debug, Default)]
-pub struct SymbolMap {
-    symbols: Vec<Option<Arc<Symbols>>>,
-    code: Vec<Option<Arc<Code>>>,
-}
-
-impl SymbolMap {
-    /// No symbols for any program ID.
-    pub const fn none() -> SymbolMap {
-        SymbolMap {
-            symbols: Vec::new(),
-            code: Vec::new(),
-        }
-    }
-
-    /// The symbols attached to `progid`, if any.
-    #[inline]
-    pub fn get(&self, progid: Option<u16>) -> Option<&Symbols> {
-        self.symbols.get(usize::from(progid?))?.as_deref()
-    }
-
-    /// The code attached to `progid`, if any.
-    pub fn code(&self, progid: Option<u16>) -> Option<&Code> {
-        self.code.get(usize::from(progid?))?.as_deref()
-    }
-
-    /// Attaches `symbols` to `progid`.
-    pub fn attach(&mut self, progid: u16, symbols: Arc<Symbols>) {
-        put(&mut self.symbols, progid, symbols);
-    }
-
-    /// Attaches the code of `progid`'s image.
-    pub fn attach_code(&mut self, progid: u16, code: Arc<Code>) {
-        put(&mut self.code, progid, code);
-    }
-
-    /// The program IDs with symbols, in order.
-    pub fn progids(&self) -> impl Iterator<Item = u16> + '_ {
-        (0..self.symbols.len())
-            .filter(|&i| self.symbols[i].is_some())
-            .map(|i| i as u16)
-    }
-
-    /// Whether no program ID has symbols.
-    pub fn is_empty(&self) -> bool {
-        self.symbols.iter().all(Option::is_none)
-    }
-}
-
-/// Puts `value` at `progid` in `all`, growing it as needed.
-fn put<T>(all: &mut Vec<Option<T>>, progid: u16, value: T) {
-    let at = usize::from(progid);
-    if all.len() <= at {
-        all.resize_with(at + 1, || None);
-    }
-    all[at] = Some(value);
 }
 
 /// The RVAs a section occupies in the loaded image.

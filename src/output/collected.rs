@@ -29,7 +29,7 @@ use super::{FileInfo, Printer, Recorded, Render};
 use crate::format::diag::Diagnostic;
 use crate::format::record::Record;
 use crate::format::tables::Tables;
-use crate::image::symbols::SymbolMap;
+use crate::image::attached::SymbolMap;
 
 /// What a run reported, as values, in the order it reported them; each with the file it is
 /// of (as given; `-` for standard input).

@@ -30,6 +30,7 @@ use maud::{Markup, PreEscaped, html};
 use super::verdicts::match_row;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::{CompareReport, FunctionsCompared};
+use crate::analysis::spdblocks::{BlockSource, SpdBlocksReport};
 use crate::analysis::spdcompare::SpdCompareReport;
 use crate::analysis::summary::counted;
 use crate::format::diag::{Diagnostic, Tally};
@@ -378,15 +379,18 @@ fn share_percent(share: f64) -> String {
 }
 
 /// Each matching SPD beside the binary it is of: the trace's function shares by IP samples,
-/// the SPD's by entry count and by estimated dynamic instructions (inferred, marked `*`).
-pub(crate) fn beside_spds(reports: &[SpdCompareReport]) -> Markup {
+/// the SPD's by entry count and by estimated dynamic instructions (inferred, marked `*`);
+/// then the trace on the SPD's blocks: the overlap, and the functions where the two differ
+/// most.
+pub(crate) fn beside_spds(reports: &[(SpdCompareReport, SpdBlocksReport)]) -> Markup {
     let or_dash = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
+    let share_or_dash = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), share_percent);
     html! {
         h2 id="spd" { "Beside the SPD" }
         p { "Each function's share of the binary's IP samples beside its shares in the SPD given with /match. "
             "* inferred: dynamic instructions are the sum of block count × instructions, our estimate; "
             "- the SPD has no record of the function." }
-        @for r in reports {
+        @for (r, b) in reports {
             h3 { (r.binary) " (progid " (r.progid) ") beside " code { (r.spd) } ": "
                 (count(r.trace_total, "IP sample")) "; the SPD: " (r.entry_total) " entries"
                 ", " (r.dyninst_total) " dynamic instructions*" }
@@ -407,7 +411,47 @@ pub(crate) fn beside_spds(reports: &[SpdCompareReport]) -> Markup {
                     }
                 }
             }
+            h3 { (r.binary) " on the SPD's blocks: overlap " (share_or_dash(b.overlap))
+                " (" (block_source(b)) ")" }
+            p.spd-blocks { "Of " (b.blocks) " blocks with code*, this trace ran " (b.ran)
+                "; blocks this trace ran that the SPD holds cold: " (b.ran_cold)
+                " (what it would add); blocks the SPD counts that this trace never ran: " (b.cold_ran)
+                ". A function's loss is its part of 1 − overlap; its shape, how alike the two are inside it." }
+            @if !b.rows.is_empty() {
+                table.sortable.spd-blocks {
+                    thead { tr { th.n { "loss" } th.n { "shape" } th.n { "trace" } th.n { "SPD" }
+                        th.n { "blocks" } th.n { "ran cold" } th { "function" } } }
+                    tbody {
+                        @for f in &b.rows {
+                            tr {
+                                td.n data-v=(f.loss) { (share_percent(f.loss)) }
+                                td.n data-v=(f.shape_overlap.unwrap_or(-1.0)) { (share_or_dash(f.shape_overlap)) }
+                                td.n data-v=(f.trace_share) { (share_percent(f.trace_share)) }
+                                td.n data-v=(f.spd_share) { (share_percent(f.spd_share)) }
+                                td.n data-v=(f.blocks) { (f.blocks) }
+                                td.n data-v=(f.ran_cold) { (f.ran_cold) }
+                                td.mono { (f.name) }
+                            }
+                        }
+                    }
+                }
+            }
         }
+    }
+}
+
+/// What the trace's side on the SPD's blocks was read from, in words.
+fn block_source(b: &SpdBlocksReport) -> String {
+    match b.source {
+        BlockSource::Lbr(order) => format!("by the LBR ranges, read {}", order.name()),
+        BlockSource::Ip(kind) if b.unordered.is_some() => {
+            format!(
+                "by the {} samples: the LBR ranges have no order",
+                kind.name()
+            )
+        }
+        BlockSource::Ip(kind) => format!("by the {} samples", kind.name()),
+        BlockSource::Nothing => "nothing of the trace falls on them".to_owned(),
     }
 }
 

@@ -27,7 +27,8 @@ use serde::Serialize;
 use crate::format::diag::Diagnostic;
 use crate::format::record::{Record, SampleKind, Samples};
 use crate::format::tables::Tables;
-use crate::image::symbols::{SymbolMap, Symbols};
+use crate::image::attached::SymbolMap;
+use crate::image::symbols::Symbols;
 use crate::output::{FileInfo, Printer, Recorded, Render, push_dec};
 
 mod line;

@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use crate::format::diag::Diagnostic;
 use crate::format::record::Record;
 use crate::format::tables::Tables;
-use crate::image::symbols::SymbolMap;
+use crate::image::attached::SymbolMap;
 
 mod collected;
 pub mod compared;
@@ -30,6 +30,7 @@ mod printer;
 mod render;
 mod reported;
 pub mod sections;
+pub mod spdblocks;
 
 pub(crate) mod speedscope;
 pub(crate) mod text;

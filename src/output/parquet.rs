@@ -633,7 +633,7 @@ mod tests {
         use crate::analysis::summary::Summary;
         use crate::format::opcode::Opcode;
         use crate::format::record::Samples;
-        use crate::image::symbols::SymbolMap;
+        use crate::image::attached::SymbolMap;
 
         let mut summary = Summary::new(3);
         let rva = 0x1000u32.to_le_bytes();

@@ -218,7 +218,7 @@ mod tests {
         use crate::format::record::Samples;
         use crate::format::stackorder::StackOrder;
         use crate::format::tables::Tables;
-        use crate::image::symbols::SymbolMap;
+        use crate::image::attached::SymbolMap;
 
         // Three binaries: IP samples, LBR branches and call stacks sharing addresses, some
         // frames leaves and return addresses both.

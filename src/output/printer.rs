@@ -10,7 +10,7 @@ use super::render::Render;
 use crate::format::diag::Diagnostic;
 use crate::format::record::Record;
 use crate::format::tables::Tables;
-use crate::image::symbols::SymbolMap;
+use crate::image::attached::SymbolMap;
 
 /// Appends a decimal number.
 #[inline]

@@ -8,6 +8,7 @@ use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::lines::LinesReport;
 use crate::analysis::ranges::RangeReport;
+use crate::analysis::spdblocks::{SpdBlockRow, SpdBlocksReport};
 use crate::analysis::spdcompare::SpdCompareReport;
 use crate::analysis::summary::SummaryLine;
 
@@ -35,4 +36,8 @@ pub enum Reported {
     Compare(CompareReport),
     /// `/compare TRACE SPD`: a binary's functions beside the SPD's.
     SpdCompare(SpdCompareReport),
+    /// `/compare TRACE SPD`: a binary's samples on the SPD's blocks.
+    SpdBlocks(SpdBlocksReport),
+    /// `/blocks:NAME`: one function's blocks, the SPD's counts and the trace's.
+    SpdBlockRows(Vec<SpdBlockRow>),
 }

@@ -469,7 +469,7 @@ mod tests {
         use crate::format::opcode::Opcode;
         use crate::format::record::Samples;
         use crate::format::tables::Tables;
-        use crate::image::symbols::SymbolMap;
+        use crate::image::attached::SymbolMap;
 
         // Two binaries, each an IP event of 20,000 addresses: profiles of several pieces.
         let mut summary = Summary::new(2);

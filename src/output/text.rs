@@ -28,8 +28,8 @@ use std::io::{self, Write};
 use crate::format::diag::Diagnostic;
 use crate::format::record::Record;
 use crate::format::tables::Tables;
+use crate::image::attached::SymbolMap;
 use crate::image::lines::LineCache;
-use crate::image::symbols::SymbolMap;
 use crate::output::{FileInfo, Printer, Recorded, Render, push_dec};
 
 mod records;

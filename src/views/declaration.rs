@@ -115,12 +115,18 @@ pub enum Compared {
     InComparison,
     /// Refused: why, as `/NAME WHY: it does not go with ...`, and what follows the option.
     Refused(&'static str, &'static str),
+    /// Of a trace set beside an SPD (`/compare TRACE SPD`), as a part of that comparison
+    /// (`Declared::beside`); refused without it.
+    BesideSpd,
 }
 
 impl Compared {
     /// Whether the view is made of the two traces together, not of each.
     pub const fn together(self) -> bool {
-        matches!(self, Compared::Both | Compared::InComparison)
+        matches!(
+            self,
+            Compared::Both | Compared::InComparison | Compared::BesideSpd
+        )
     }
 }
 
@@ -148,6 +154,8 @@ impl Reads {
     pub const FLAME: Reads = Reads(1 << 6);
     /// The distinct LBR records, whole: read as branch sequences.
     pub const LBR_RECORDS: Reads = Reads(1 << 7);
+    /// The LBR records mapped onto the blocks of an SPD set beside the trace.
+    pub const SPD_BLOCKS: Reads = Reads(1 << 8);
 
     /// Both sets.
     pub const fn and(self, other: Reads) -> Reads {

@@ -5,6 +5,7 @@
 use std::io;
 use std::path::Path;
 
+use super::beside::Beside;
 use super::compared::Both;
 use super::declaration::Declaration;
 use super::option::Opt;
@@ -48,6 +49,13 @@ pub(crate) trait Declared: Sized {
     /// ([`Compared::Both`](super::Compared::Both)): tables first, then files, each in the order of the views.
     fn compared<P: Printer>(&self, _both: &mut Both<'_>, _printer: &mut P) -> io::Result<()> {
         Ok(())
+    }
+
+    /// Its part of a trace set beside an SPD, when it is one
+    /// ([`Compared::BesideSpd`](super::Compared::BesideSpd)). Returns whether it printed an
+    /// error.
+    fn beside<P: Printer>(&self, _beside: &Beside<'_>, _printer: &mut P) -> io::Result<bool> {
+        Ok(false)
     }
 
     /// When it is the report: its parts, to be gathered.

@@ -36,7 +36,7 @@ impl Declared for FlameGraph {
         compared: Compared::Both,
         ..Declaration::new(
             "flamegraph",
-            8,
+            9,
             Writes::File("flame graph"),
             Reads::FLAME.and(Reads::PROFILE).and(Reads::INLINE_NAMES),
         )

@@ -24,7 +24,7 @@ pub struct Folded;
 impl Declared for Folded {
     const DECLARATION: Declaration = Declaration::new(
         "folded",
-        7,
+        8,
         Writes::Lines,
         Reads::FLAME.and(Reads::PROFILE).and(Reads::INLINE_NAMES),
     );

@@ -50,13 +50,14 @@ impl Declared for Html {
         compared: Compared::Both,
         ..Declaration::new(
             "html",
-            10,
+            11,
             Writes::File("HTML report"),
             Reads::SAMPLES
                 .and(Reads::STACK_ARCS)
                 .and(Reads::STACKS)
                 .and(Reads::FUNCTIONS)
                 .and(Reads::LBR_RECORDS)
+                .and(Reads::SPD_BLOCKS)
                 .and(Reads::PROFILE)
                 .and(Reads::INLINE_NAMES)
                 .and(Reads::FLAME),
@@ -155,7 +156,14 @@ impl Declared for Html {
         let (settings, tables, symbols) = (profile.settings, profile.tables, profile.symbols);
         let matches = matching::results(settings.matches, tables);
         let check = check::check(summary, tables, symbols, &matches);
-        let spds = spdcompare::of_matches(summary, tables, symbols, settings.matches, settings.top);
+        let blocks = profile.records.blocks.as_ref();
+        let spds = spdcompare::of_matches(
+            summary,
+            (tables, symbols),
+            settings.matches,
+            blocks,
+            settings.top,
+        );
         parts.head.push(page::matches(&matches, tables));
         parts.head.push(page::check(&check, &profile.file.label()));
         parts.head.push(page::totals(&check, "totals-table"));

@@ -9,11 +9,12 @@
 //! more.
 
 use crate::analysis::lbr::RangeCounts;
+use crate::analysis::spdblocks::BlockCounts;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
 use crate::format::record::Samples;
 use crate::format::tables::Tables;
-use crate::image::symbols::SymbolMap;
+use crate::image::attached::SymbolMap;
 
 use super::declaration::Reads;
 
@@ -102,6 +103,30 @@ impl Keep for RangeCounts {
     }
 }
 
+impl Keep for BlockCounts {
+    const READ_BY: Reads = Reads::SPD_BLOCKS;
+
+    fn add(&mut self, s: &Samples<'_>, symbols: &SymbolMap) {
+        BlockCounts::add(self, s, symbols);
+    }
+
+    fn settle(&mut self, _: &SymbolMap) {
+        self.flush();
+    }
+
+    fn progids(&self) -> Vec<u16> {
+        BlockCounts::progids(self).collect()
+    }
+
+    fn renumber(self, to: &dyn Fn(u16) -> u16) -> Self {
+        BlockCounts::renumber(self, to)
+    }
+
+    fn absorb(&mut self, other: Self) {
+        BlockCounts::absorb(self, other);
+    }
+}
+
 /// The kinds of records kept whole: each field's type and what it is.
 macro_rules! records {
     ($($(#[$doc:meta])* $field:ident: $T:ty,)*) => {
@@ -179,4 +204,6 @@ records! {
     stacks: StackCounts,
     /// The distinct LBR records, whole: read as branch sequences.
     lbr: RangeCounts,
+    /// The LBR records on the blocks of an SPD set beside the trace.
+    blocks: BlockCounts,
 }

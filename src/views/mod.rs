@@ -11,6 +11,7 @@
 //!               for it, and which combinations are refused, derived from the declarations
 //! profile.rs    what the views of one profile read while they are shown
 //! compared.rs   what the views of two traces together read
+//! beside.rs     what the views of a trace beside an SPD read
 //! report.rs     the parts of the HTML report the views give
 //! summary.rs ... html.rs
 //!               the views, one module each; ranges.rs is what the LBR views share
@@ -22,6 +23,8 @@
 //! the command line and `/help` take it from the registry.
 
 pub mod annotate;
+pub(crate) mod beside;
+pub mod blocks;
 pub mod callgraph;
 pub(crate) mod compared;
 pub mod coverage;
@@ -48,6 +51,7 @@ pub mod spd;
 pub mod speedscope;
 pub mod summary;
 
+pub(crate) use beside::Beside;
 pub(crate) use compared::Both;
 pub use declaration::{Compared, Declaration, Merged, Reads, Section, When, Writes};
 pub(crate) use declare::Declared;

@@ -27,7 +27,7 @@ impl Declared for Parquet {
         },
         ..Declaration::new(
             "parquet",
-            11,
+            12,
             Writes::Directory("Parquet tables"),
             Reads::SAMPLES.and(Reads::STACK_ARCS).and(Reads::STACKS),
         )

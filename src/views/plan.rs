@@ -65,6 +65,9 @@ pub struct Plan {
     pub files: Files,
     /// Images, PDBs and SPDs to judge against each trace's program IDs (`/match`).
     pub matches: Vec<MatchFile>,
+    /// The SPD set beside the trace (`/compare TRACE SPD`): the trace's samples are
+    /// counted on its blocks.
+    pub beside: Option<MatchFile>,
     /// PDBs whose symbols name the addresses of the binary they match (`/pdb`).
     pub pdbs: Vec<PdbFile>,
     /// Images whose code the LBR views decode, for the binary they match (`/image`).
@@ -96,6 +99,7 @@ impl Default for Plan {
             binaries: None,
             files: Files::default(),
             matches: Vec::new(),
+            beside: None,
             pdbs: Vec::new(),
             images: Vec::new(),
             symbol_path: None,
@@ -235,10 +239,14 @@ impl Plan {
         let counts = reads.counts() || stack_arcs;
         // /check reads the LBR ranges where it has the code to read them with.
         let lbr = Reads::LBR_RECORDS;
-        let records = match self.check && !self.images.is_empty() {
+        let mut records = match self.check && !self.images.is_empty() {
             true => reads.and(lbr),
             false => reads,
         };
+        // /compare TRACE SPD maps the LBR records onto the SPD's blocks.
+        if self.beside.is_some() {
+            records = records.and(Reads::SPD_BLOCKS);
+        }
         let events = self.sections.event;
         let keeps = records.any(Records::READ_BY);
         Needs {
@@ -363,6 +371,13 @@ impl Plan {
         if let Some((name, why, with, more)) = refused {
             return Some(Conflict::new(format!(
                 "/{name} {why}: it does not go with {with}{more}"
+            )));
+        }
+        let beside = views().find(|d| d.compared == Compared::BesideSpd);
+        if let (Some(d), false) = (beside, matches!(self.shape, Shape::Compared { .. })) {
+            return Some(Conflict::new(format!(
+                "/{} sets a trace beside an SPD's blocks: give /compare TRACE SPD",
+                d.name
             )));
         }
         match self.shape {

@@ -21,7 +21,7 @@ impl Declared for Pprof {
         compared: Compared::Refused("draws one profile", " BASE NEW, which reads two apart"),
         ..Declaration::new(
             "pprof",
-            9,
+            10,
             Writes::File("pprof profile"),
             Reads::SAMPLES.and(Reads::STACKS).and(Reads::INLINE_NAMES),
         )

@@ -12,7 +12,7 @@ use crate::analysis::ranges::RangeReport;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
 use crate::format::tables::Tables;
-use crate::image::symbols::SymbolMap;
+use crate::image::attached::SymbolMap;
 use crate::output::FileInfo;
 
 use super::declaration::Reads;

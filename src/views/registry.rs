@@ -10,7 +10,7 @@ use super::declaration::{Declaration, Reads, When, Writes};
 use super::declare::Declared;
 use super::option::{About, Group, Opt};
 use super::report::Parts;
-use super::{Both, Profile};
+use super::{Beside, Both, Profile};
 use crate::format::error::Error;
 use crate::output::{Out, Printer};
 
@@ -127,6 +127,18 @@ macro_rules! views {
                     $(View::$Name(v) => v.compared(both, printer),)*
                 }
             }
+
+            /// Its part of a trace set beside an SPD, when it is one; whether it printed an
+            /// error.
+            pub(crate) fn beside<P: Printer>(
+                &self,
+                beside: &Beside<'_>,
+                printer: &mut P,
+            ) -> std::io::Result<bool> {
+                match self {
+                    $(View::$Name(v) => v.beside(beside, printer),)*
+                }
+            }
         }
 
         /// What the views' options gather from a command line: each view's own, made into
@@ -214,6 +226,8 @@ views! {
     /// One function's instructions with their counts, taken branches, IP samples and source
     /// lines (`/annotate:FUNCTION`).
     annotate::Annotate,
+    /// One function's blocks beside an SPD's (`/blocks:NAME`, with `/compare TRACE SPD`).
+    blocks::Blocks,
     /// A gzipped pprof profile (`/pprof:FILE`).
     pprof::Pprof,
     /// The counts as Parquet tables under a directory, a file per trace and table

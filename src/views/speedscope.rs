@@ -18,7 +18,7 @@ impl Declared for Speedscope {
         compared: Compared::Refused("draws one profile", " BASE NEW, which reads two apart"),
         ..Declaration::new(
             "speedscope",
-            12,
+            13,
             Writes::File("speedscope file"),
             Reads::SAMPLES.and(Reads::PROFILE).and(Reads::INLINE_NAMES),
         )

@@ -17,7 +17,7 @@ use crate::analysis::summary::{self, FunctionArcTable, IpSummary, SummaryLine, T
 use crate::format::error::Error;
 use crate::format::stackorder::StackOrder;
 use crate::format::tables::Tables;
-use crate::image::symbols::SymbolMap;
+use crate::image::attached::SymbolMap;
 use crate::output::text::clean;
 use crate::output::text::tables::{of, plural, showing, table};
 use crate::output::{Json, Out, Printer, Render, Reported, Text, percent};

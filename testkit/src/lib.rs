@@ -26,6 +26,7 @@ pub mod dumping;
 pub mod exports;
 pub mod fixtures;
 pub mod golden;
+pub mod onspd;
 pub mod pprof;
 pub mod reference;
 pub mod samples;

@@ -592,3 +592,35 @@ fn the_report_shows_the_hottest_call_edges_where_the_pdb_and_image_are_given() {
     let page = report(dir.path(), "plain.html", &["inline.spt"]);
     assert!(select(&Html::parse_document(&page), "h2#calls").is_empty());
 }
+
+/// A `/match` SPD: the report sets the trace beside it by function and on its blocks, with
+/// the figures `/compare TRACE SPD` prints.
+#[test]
+fn the_report_sets_the_trace_beside_a_matching_spds_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.html");
+    let html = format!("/html:{}", path.display());
+    // /match prints its verdicts beside the report.
+    let o = run_in(&fixtures::dir(), &[&html, "/match:app.spd", "trace.spt"]);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let doc = Html::parse_document(&std::fs::read_to_string(path).unwrap());
+    let o = run_in(
+        &fixtures::dir(),
+        &["/json", "/compare", "trace.spt", "app.spd"],
+    );
+    let lines = json_lines(&o);
+    let blocks = lines.iter().find(|l| l["type"] == "spd_blocks").unwrap();
+    let overlap = format!("{:.2}%", blocks["overlap"].as_f64().unwrap() * 100.0);
+    let headings: Vec<String> = select(&doc, "h3").iter().map(text).collect();
+    let on = headings
+        .iter()
+        .find(|h| h.contains("on the SPD's blocks"))
+        .expect("a heading on the SPD's blocks");
+    assert!(on.contains(&format!("overlap {overlap}")), "{on}");
+    let functions: Vec<String> = lines
+        .iter()
+        .filter(|l| l["type"] == "spd_blocks_function")
+        .map(|l| l["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(keys(&doc, "table.spd-blocks"), [functions]);
+}

@@ -29,6 +29,7 @@ mod readme;
 mod sample;
 mod schema;
 mod spd;
+mod spd_blocks;
 mod spd_schema;
 mod spd_table;
 mod spd_trace;

@@ -22,7 +22,7 @@ use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 34] = [
+const LINE_TYPES: [&str; 37] = [
     "file",
     "header",
     "string",
@@ -57,6 +57,9 @@ const LINE_TYPES: [&str; 34] = [
     "dyninst",
     "annotate",
     "symbols",
+    "spd_blocks",
+    "spd_blocks_function",
+    "spd_block_compare",
 ];
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -491,6 +494,21 @@ fn runs() -> &'static [Run] {
             ],
             &["/json", "/compare", "testdata/sample.spt", pe],
             &["/json", "/compare", pe, "testdata/pe/app.spd"],
+            // On the SPD's blocks by IP samples, and by LBR ranges.
+            &[
+                "/json",
+                "/compare",
+                "/blocks:parse_token",
+                pe,
+                "testdata/pe/app.spd",
+            ],
+            &[
+                "/json",
+                "/compare",
+                "/blocks:parse_token",
+                app,
+                "testdata/pe/app.spd",
+            ],
             &[
                 "/json",
                 "/compare",
@@ -651,6 +669,9 @@ fn every_line_of_every_json_mode_validates() {
                 "compare_lbr_function",
                 "compare_spd",
                 "dyninst",
+                "spd_blocks",
+                "spd_blocks_function",
+                "spd_block_compare",
             ];
             let numbers = if shares.contains(&kind) {
                 Vec::new()
@@ -726,6 +747,8 @@ fn the_runs_show_the_optional_keys() {
         ("identity", "age_inferred"),
         ("identity", "functions"),
         ("identity", "profiled"),
+        ("spd_block_compare", "trace_count"),
+        ("spd_block_compare", "trace_hits"),
     ];
     for (kind, key) in wanted {
         assert!(

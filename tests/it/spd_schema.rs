@@ -13,7 +13,7 @@ use serde_json::Value;
 use sptdump_testkit::shared;
 
 /// spddump's line types, in the order `schema/spd_line.json` lists them.
-const TYPES: [&str; 8] = [
+const TYPES: [&str; 10] = [
     "spd_header",
     "spd_module",
     "spd_function",
@@ -22,10 +22,12 @@ const TYPES: [&str; 8] = [
     "spd_tail",
     "spd_coverage",
     "spd_dyninst",
+    "spd_compare",
+    "spd_compare_function",
 ];
 
 /// The schema files of spddump's lines, without `.json`.
-pub(crate) const FILES: [&str; 9] = [
+pub(crate) const FILES: [&str; 11] = [
     "spd_line",
     "spd_header",
     "spd_module",
@@ -35,6 +37,8 @@ pub(crate) const FILES: [&str; 9] = [
     "spd_tail",
     "spd_coverage",
     "spd_dyninst",
+    "spd_compare",
+    "spd_compare_function",
 ];
 
 fn root() -> &'static Path {
@@ -127,6 +131,13 @@ fn all_lines() -> Vec<Value> {
     let synthetic = ["testdata/pe/app.spd", "testdata/pe/core.spd"];
     let mut out = lines(&[&["/json"], &synthetic[..]].concat());
     out.extend(lines(&["/json", "/funcid:parse_token", synthetic[0]]));
+    out.extend(lines(&[
+        "/json",
+        "/compare",
+        "/top:0",
+        synthetic[1],
+        synthetic[0],
+    ]));
     if let Some(dir) = shared::spd_files("every_line_of_spddump_validates") {
         let real = dir.join("2026-03-16_map_9ad16a75.spd");
         out.extend(lines(&["/json", real.to_str().unwrap()]));

@@ -429,7 +429,12 @@ fn compare_text_labels_the_inferred_figures_and_obeys_top() {
         text.contains("* inferred: the sum of block count x instructions"),
         "{text}"
     );
-    let rows = text
+    // The function table's rows (the table of blocks follows it, a blank line between).
+    let table = text
+        .split("\n\n")
+        .find(|t| t.contains("beside the SPD"))
+        .unwrap();
+    let rows = table
         .lines()
         .filter(|l| l.ends_with("parse_token") || l.ends_with("hash_bytes"));
     assert_eq!(rows.count(), 2, "{text}");

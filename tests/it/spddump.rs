@@ -69,6 +69,10 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>)> {
         ("fg", vec!["/fg", app]),
         ("coverage", vec!["/coverage", app]),
         ("dyninst", vec!["/dyninst:3", app]),
+        (
+            "compare",
+            vec!["/compare", "/top:3", "testdata/pe/app-old.spd", app],
+        ),
         ("all-not-profiled", vec!["testdata/pe/core.spd"]),
         ("json", vec!["/json", app]),
         (

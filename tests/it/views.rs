@@ -19,8 +19,9 @@ const IMAGE: &str = "/image:testdata/pe/inline.exe";
 fn option(kind: Kind, dir: &Path) -> String {
     let d = kind.declaration();
     match d.writes {
-        // The one view whose option needs a value that is no path: a function of the trace.
+        // The views whose option needs a value that is no path: a function of the trace.
         Writes::Tables if kind == Kind::Annotate => "/annotate:digest".to_owned(),
+        Writes::Tables if kind == Kind::Blocks => "/blocks:digest".to_owned(),
         Writes::Tables | Writes::Lines => format!("/{}", d.name),
         Writes::File(_) | Writes::Directory(_) => {
             format!("/{}:{}", d.name, dir.join(d.name).display())
@@ -53,6 +54,15 @@ fn every_view_shows_something_of_a_trace() {
         let dir = tempfile::tempdir().unwrap();
         let option = option(kind, dir.path());
         let o = run(&["/json", &option, PDB, IMAGE, TRACE]);
+        if kind.declaration().compared == Compared::BesideSpd {
+            let says = format!(
+                "sptdump: /{} sets a trace beside an SPD",
+                kind.declaration().name
+            );
+            assert_eq!(status(&o), 2, "{option}");
+            assert!(stderr(&o).starts_with(&says), "{option}: {}", stderr(&o));
+            continue;
+        }
         assert_eq!(status(&o), 0, "{option}: {}", stderr(&o));
         assert!(
             shown(kind, dir.path(), &json_lines(&o)),
@@ -88,6 +98,19 @@ fn under(
                 );
                 assert!(stderr(&o).starts_with(&says), "{option}: {}", stderr(&o));
             }
+            None if d.compared == Compared::BesideSpd => {
+                // Two traces: nothing to set beside an SPD, and a note that says so.
+                assert_eq!(status(&o), 0, "{option}: {}", stderr(&o));
+                let lines = json_lines(&o);
+                let note = |l: &Value| {
+                    l["type"] == "note"
+                        && l["message"]
+                            .as_str()
+                            .unwrap()
+                            .contains("NEW is a trace: not made")
+                };
+                assert!(lines.iter().any(note), "{option}");
+            }
             None => {
                 assert_eq!(status(&o), 0, "{option}: {}", stderr(&o));
                 let lines = json_lines(&o);
@@ -120,6 +143,35 @@ fn every_view_shows_something_of_traces_compared_or_is_refused() {
     under("/compare", refused, |option, lines| {
         assert!(lines.iter().any(|l| l["type"] == "compare"), "{option}");
     });
+}
+
+/// The views of a trace beside an SPD show something of `/compare TRACE SPD`.
+#[test]
+fn every_view_of_a_trace_beside_an_spd_shows_something() {
+    for kind in Kind::ALL {
+        let d = kind.declaration();
+        if d.compared != Compared::BesideSpd {
+            continue;
+        }
+        let option = format!("/{}:parse_token", d.name);
+        let o = run(&[
+            "/json",
+            "/compare",
+            &option,
+            "testdata/pe/trace.spt",
+            "testdata/pe/app.spd",
+        ]);
+        assert_eq!(status(&o), 0, "{option}: {}", stderr(&o));
+        let before = [
+            "file",
+            "note",
+            "compare_spd",
+            "spd_blocks",
+            "spd_blocks_function",
+        ];
+        let own = |l: &Value| !before.contains(&l["type"].as_str().unwrap());
+        assert!(json_lines(&o).iter().any(own), "{option} showed nothing");
+    }
 }
 
 /// The views that implement `trait` in the files of `dir`, by the names of their types.

@@ -381,7 +381,7 @@ fn for_each_record(mut batch: &[u8], mut f: impl FnMut(&Samples<'_>)) {
 mod tests {
     use super::*;
     use crate::format::tables::Tables;
-    use crate::image::symbols::SymbolMap;
+    use crate::image::attached::SymbolMap;
 
     fn le(values: &[u32]) -> Vec<u8> {
         values.iter().flat_map(|v| v.to_le_bytes()).collect()

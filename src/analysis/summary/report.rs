@@ -4,7 +4,8 @@
 use crate::format::opcode::Opcode;
 use crate::format::stackorder::StackOrder;
 use crate::format::tables::Tables;
-use crate::image::symbols::{SymbolMap, Symbols};
+use crate::image::attached::SymbolMap;
+use crate::image::symbols::Symbols;
 
 /// What a source's total counts, as `/summary` names it: the `samples` of an IP event, the
 /// `branches` of LBR records, the `arcs` of call stacks (a stack of n frames, n - 1 arcs).

@@ -2,7 +2,7 @@
 
 use std::io;
 
-use super::shown::{Shown, SpdFailure};
+use super::shown::{Paired, Shown, SpdFailure};
 use crate::views::Opt;
 
 /// One of spddump's views of an SPD: declared, parsed and shown by its own module, listed
@@ -23,6 +23,11 @@ pub(crate) trait SpdDeclared: Sized {
 
     /// Shows it of the SPD at hand; the inner error says what was wrong with the file.
     fn show(&self, s: &mut Shown<'_>) -> io::Result<Result<(), SpdFailure>>;
+
+    /// Shows it of two SPDs, OLD and NEW, when it is of two ([`SpdDeclaration::pair`]).
+    fn pair(&self, _p: &mut Paired<'_>) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// What one of spddump's views is.
@@ -38,6 +43,9 @@ pub struct SpdDeclaration {
     /// Whether, in JSON, it shows each function's `spd_function` line: they are listed
     /// once, where the first view of the registry that shows them would be.
     pub lists_functions: bool,
+    /// Whether it is of two SPDs, OLD and NEW, rather than of each: the command line then
+    /// takes exactly two.
+    pub pair: bool,
 }
 
 impl SpdDeclaration {
@@ -48,6 +56,7 @@ impl SpdDeclaration {
             listed,
             table: true,
             lists_functions: false,
+            pair: false,
         }
     }
 }

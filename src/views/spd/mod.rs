@@ -1,5 +1,5 @@
 //! spddump's views of an SPD (a Sample Profile Database): SPDDump's `/header`, `/module`,
-//! `/symbol`, `/func`, `/funcid`, `/cg`, `/fg`, `/coverage` and `/dyninst`, each in a module
+//! `/symbol`, `/func`, `/funcid`, `/cg`, `/fg`, `/coverage` and `/dyninst`, and `/compare` of two, each in a module
 //! of its own that declares it, holds its option rows and shows it, in text and in JSON
 //! Lines, listed once in the registry.
 //!
@@ -9,7 +9,8 @@
 //! shown.rs      where the views of one SPD write, and what they read
 //! lines.rs      what the views share: a function's line, its callees, its flow graph
 //! header.rs ... funcid.rs
-//!               the views
+//!               the views of one SPD
+//! compare.rs    the view of two: OLD and NEW compared
 //! ```
 //!
 //! Nothing of the function table is shown before all its checks passed; the identity
@@ -18,6 +19,7 @@
 //! time, and `/fg` writes each block's line as it reads it.
 
 pub mod cg;
+pub mod compare;
 pub mod coverage;
 mod declare;
 pub mod dyninst;
@@ -35,5 +37,5 @@ pub use declare::SpdDeclaration;
 pub(crate) use lines::list_functions;
 pub(crate) use registry::{SpdAsked, SpdRow, rows};
 pub use registry::{SpdKind, SpdView, SpdViews};
-pub(crate) use shown::Shown;
 pub use shown::SpdFailure;
+pub(crate) use shown::{Paired, Shown};

@@ -6,7 +6,7 @@
 use std::io;
 
 use super::declare::{SpdDeclaration, SpdDeclared};
-use super::shown::{Shown, SpdFailure};
+use super::shown::{Paired, Shown, SpdFailure};
 use crate::views::{About, Apply, Group, Opt};
 
 /// The registry: each view's module and type, in the order they are shown.
@@ -57,6 +57,13 @@ macro_rules! spd_views {
             pub(crate) fn show(&self, s: &mut Shown<'_>) -> io::Result<Result<(), SpdFailure>> {
                 match self {
                     $(SpdView::$Name(v) => v.show(s),)*
+                }
+            }
+
+            /// Shows it of two SPDs, when it is of two.
+            pub(crate) fn pair(&self, p: &mut Paired<'_>) -> io::Result<()> {
+                match self {
+                    $(SpdView::$Name(v) => v.pair(p),)*
                 }
             }
         }
@@ -143,6 +150,8 @@ spd_views! {
     dyninst::Dyninst,
     /// The functions of an id, a hash or a name, in detail (`/funcid:FID`).
     funcid::Funcid,
+    /// Two SPDs of one binary, OLD and NEW, compared (`/compare`).
+    compare::Compare,
 }
 
 /// The views of an SPD a command line asks for: at most one of each kind, in the order they
@@ -186,6 +195,17 @@ impl SpdViews {
     /// Whether `kind` is asked for.
     pub fn has(&self, kind: SpdKind) -> bool {
         self.list.iter().any(|v| v.kind() == kind)
+    }
+
+    /// Whether a view of two SPDs is asked for (`/compare`): the command line then takes
+    /// two, OLD and NEW.
+    pub fn of_two(&self) -> bool {
+        self.list.iter().any(|v| v.kind().declaration().pair)
+    }
+
+    /// Whether a view of each SPD is asked for.
+    pub fn of_each(&self) -> bool {
+        self.list.iter().any(|v| !v.kind().declaration().pair)
     }
 
     /// Whether a view asked for reads the function table.

@@ -7,6 +7,7 @@ use std::io::Write;
 use crate::image::imports::ImportNames;
 use crate::image::spd::table::{FunctionTable, TableError};
 use crate::image::spd::{Header, SpdError};
+use crate::image::spdprofile::SpdProfile;
 
 /// What spddump's views of one SPD read, and where they write.
 pub(crate) struct Shown<'a> {
@@ -50,6 +51,16 @@ impl<'a> Shown<'a> {
         self.table
             .expect("the table is read before the views that read it")
     }
+}
+
+/// What spddump's views of two SPDs read, and where they write.
+pub(crate) struct Paired<'a> {
+    /// The output.
+    pub(crate) out: &'a mut dyn Write,
+    /// JSON Lines instead of text.
+    pub(crate) json: bool,
+    /// OLD and NEW, each as the output names it, with its header and its functions.
+    pub(crate) sides: [(&'a str, &'a Header, &'a SpdProfile); 2],
 }
 
 /// Why a file's views could not all be shown.

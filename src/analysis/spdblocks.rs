@@ -1,0 +1,585 @@
+//! A trace on an SPD's own blocks (`/compare TRACE SPD`, docs/output.md, "A trace on the
+//! SPD's blocks"): the trace's LBR ranges, or its IP samples, mapped onto the blocks of the
+//! SPD of its binary, without the image or the PDB (the SPD's code ranges are the map), and
+//! the two compared on shares of dynamic instructions.
+//!
+//! ```text
+//! LBR   a range [start, end] of a record, under each order  ->  every block with code in it
+//!       gets the record's hits once; weight = hits x the block's instructions
+//! IP    a sample at an RVA  ->  the block whose code holds it; weight = the samples
+//! SPD   weight = the block's count x its instructions
+//! ```
+//!
+//! While the trace is decoded, the distinct ranges of its LBR records are mapped as they
+//! come ([`BlockCounts`], a batch at a time), so the memory grows with the SPD's blocks, not
+//! the trace. A range is *consistent on the SPD* when it starts no later than it ends and
+//! both ends lie in one function's code; the order of the pairs is the one under which at
+//! least 90% of the ranges are (section 14's rule); else the IP samples are used.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::lbr::{Gathered, OnRanges, Order};
+use super::ranges::order;
+use super::summary::Summary;
+use crate::format::record::{SampleKind, Samples};
+use crate::image::attached::SymbolMap;
+use crate::image::spdprofile::SpdProfile;
+
+/// The LBR records of a trace mapped onto the blocks of the SPD attached to each binary.
+#[derive(Debug, Default)]
+pub(crate) struct BlockCounts {
+    binaries: BTreeMap<u16, OnBlocks>,
+    /// The records not mapped yet.
+    gathered: Gathered,
+    /// The blocks a range meets, reused from range to range.
+    met: Vec<usize>,
+}
+
+/// What one binary's LBR records add up to on its SPD's blocks, under each order.
+#[derive(Clone, Debug)]
+pub(crate) struct OnBlocks {
+    /// The SPD.
+    spd: Arc<SpdProfile>,
+    /// Its LBR records of two pairs or more.
+    records: u64,
+    /// Their ranges, each counted with its record's hits.
+    ranges: u128,
+    /// The ranges consistent on the SPD, under newest-first and under oldest-first.
+    consistent: [u128; 2],
+    /// The ranges with an end in no function's code, under each order.
+    outside: [u128; 2],
+    /// Each block's count, by its place in the SPD's blocks, under each order.
+    counts: [Vec<u128>; 2],
+}
+
+impl OnBlocks {
+    fn new(spd: Arc<SpdProfile>) -> OnBlocks {
+        let n = spd.blocks.len();
+        OnBlocks {
+            spd,
+            records: 0,
+            ranges: 0,
+            consistent: [0; 2],
+            outside: [0; 2],
+            counts: [vec![0; n], vec![0; n]],
+        }
+    }
+
+    /// Adds what `other`, on the same SPD, counted.
+    fn absorb(&mut self, other: OnBlocks) {
+        if !Arc::ptr_eq(&self.spd, &other.spd) {
+            return;
+        }
+        self.records = self.records.saturating_add(other.records);
+        self.ranges = self.ranges.saturating_add(other.ranges);
+        for o in 0..2 {
+            self.consistent[o] = self.consistent[o].saturating_add(other.consistent[o]);
+            self.outside[o] = self.outside[o].saturating_add(other.outside[o]);
+            for (mine, theirs) in self.counts[o].iter_mut().zip(&other.counts[o]) {
+                *mine = mine.saturating_add(*theirs);
+            }
+        }
+    }
+}
+
+impl BlockCounts {
+    /// Takes a sample record, if it is an LBR record of two pairs or more of a binary with
+    /// an SPD attached.
+    pub(crate) fn add(&mut self, s: &Samples<'_>, symbols: &SymbolMap) {
+        let (SampleKind::Lbr, Some(progid)) = (s.kind(), s.progid) else {
+            return;
+        };
+        if s.count < 2 {
+            return;
+        }
+        let binary = match self.binaries.get_mut(&progid) {
+            Some(binary) => binary,
+            None => {
+                let Some(spd) = symbols.spd_shared(progid) else {
+                    return;
+                };
+                let binary = OnBlocks::new(Arc::clone(spd));
+                self.binaries.entry(progid).or_insert(binary)
+            }
+        };
+        binary.records += 1;
+        if self.gathered.push(progid, s.payload, s.hits) {
+            self.flush();
+        }
+    }
+
+    /// Maps the records gathered so far.
+    pub(crate) fn flush(&mut self) {
+        let mut on = Mapping {
+            binaries: &mut self.binaries,
+            met: &mut self.met,
+        };
+        self.gathered.flush(&mut on);
+    }
+
+    /// Renumbers the binaries: `progid` becomes `to(progid)`.
+    pub(crate) fn renumber(self, to: impl Fn(u16) -> u16) -> BlockCounts {
+        let mut out = BlockCounts::default();
+        for (progid, binary) in self.binaries {
+            out.absorb_binary(to(progid), binary);
+        }
+        out
+    }
+
+    /// Adds what `other` counted.
+    pub(crate) fn absorb(&mut self, other: BlockCounts) {
+        for (progid, binary) in other.binaries {
+            self.absorb_binary(progid, binary);
+        }
+    }
+
+    fn absorb_binary(&mut self, progid: u16, binary: OnBlocks) {
+        match self.binaries.get_mut(&progid) {
+            Some(mine) => mine.absorb(binary),
+            None => {
+                self.binaries.insert(progid, binary);
+            }
+        }
+    }
+
+    /// The binaries with LBR records on an SPD's blocks.
+    pub(crate) fn progids(&self) -> impl Iterator<Item = u16> + '_ {
+        self.binaries.keys().copied()
+    }
+
+    /// What binary `progid`'s records add up to on `spd`'s blocks, when they were mapped
+    /// onto that SPD.
+    fn of(&self, progid: u16, spd: &SpdProfile) -> Option<&OnBlocks> {
+        let binary = self.binaries.get(&progid)?;
+        std::ptr::eq(Arc::as_ptr(&binary.spd), spd).then_some(binary)
+    }
+}
+
+/// The ranges of a batch, mapped onto the SPDs' blocks.
+struct Mapping<'a> {
+    binaries: &'a mut BTreeMap<u16, OnBlocks>,
+    met: &'a mut Vec<usize>,
+}
+
+impl OnRanges for Mapping<'_> {
+    fn record(&mut self, progid: u16, pairs: usize, hits: u128) -> bool {
+        let Some(binary) = self.binaries.get_mut(&progid) else {
+            return false;
+        };
+        let ranges = pairs.saturating_sub(1) as u128;
+        binary.ranges = binary.ranges.saturating_add(ranges.saturating_mul(hits));
+        true
+    }
+
+    fn range(&mut self, progid: u16, o: usize, (start, end): (u32, u32), hits: u128) {
+        let Some(binary) = self.binaries.get_mut(&progid) else {
+            return;
+        };
+        let spd = &binary.spd;
+        let (Some(first), Some(last)) = (spd.index_at(start), spd.index_at(end)) else {
+            binary.outside[o] = binary.outside[o].saturating_add(hits);
+            return;
+        };
+        if first != last || start > end {
+            return;
+        }
+        binary.consistent[o] = binary.consistent[o].saturating_add(hits);
+        self.met.clear();
+        self.met.extend(spd.blocks.meeting(first, start, end));
+        self.met.sort_unstable();
+        self.met.dedup();
+        for &b in self.met.iter() {
+            let count = &mut binary.counts[o][b];
+            *count = count.saturating_add(hits);
+        }
+    }
+}
+
+/// What a trace's samples were read from, for its binary's blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BlockSource {
+    /// The LBR ranges, their pairs read in this order.
+    Lbr(Order),
+    /// The IP samples of this event: the binary's LBR ranges have no order.
+    Ip(SampleKind),
+    /// Nothing: the binary has neither LBR ranges in an order nor IP samples.
+    Nothing,
+}
+
+impl BlockSource {
+    /// `LBR`, the event's name, or `none`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockSource::Lbr(_) => SampleKind::Lbr.name(),
+            BlockSource::Ip(kind) => kind.name(),
+            BlockSource::Nothing => "none",
+        }
+    }
+
+    /// The order of the LBR pairs, when they were read.
+    pub fn order(self) -> Option<Order> {
+        match self {
+            BlockSource::Lbr(order) => Some(order),
+            _ => None,
+        }
+    }
+}
+
+/// A trace's samples on its binary's SPD blocks: per block what the trace counted there.
+#[derive(Clone, Debug)]
+pub(crate) struct TraceOnBlocks<'s> {
+    /// The SPD.
+    spd: &'s SpdProfile,
+    /// Where the trace's side comes from.
+    source: BlockSource,
+    /// The LBR ranges (weighted by hits), consistent ones (under the order used, or
+    /// newest-first), and those with an end outside every function; for IP, the samples
+    /// and those outside.
+    ranges: u128,
+    consistent: u128,
+    outside: u128,
+    /// LBR records of two pairs or more, mapped.
+    records: u64,
+    /// When the binary's LBR ranges have no order: how many there are, and how many are
+    /// consistent under each order.
+    unordered: Option<(u128, [u128; 2])>,
+    /// Per block: the trace's count (LBR) or samples (IP).
+    counts: Vec<u128>,
+    /// Per block: the trace's weight and the SPD's.
+    trace: Vec<u128>,
+    theirs: Vec<u128>,
+    /// The totals of each side.
+    trace_total: u128,
+    spd_total: u128,
+}
+
+impl<'s> TraceOnBlocks<'s> {
+    /// Binary `progid`'s samples on `spd`'s blocks: its LBR ranges mapped while the trace
+    /// was decoded, when their order is known, else its IP event with the most samples.
+    pub(crate) fn new(
+        summary: Option<&Summary>,
+        counts: Option<&BlockCounts>,
+        progid: u16,
+        spd: &'s SpdProfile,
+    ) -> TraceOnBlocks<'s> {
+        let n = spd.blocks.len();
+        let theirs: Vec<u128> = spd.blocks.all().iter().map(|b| b.weight()).collect();
+        let mut on = TraceOnBlocks {
+            spd,
+            source: BlockSource::Nothing,
+            ranges: 0,
+            consistent: 0,
+            outside: 0,
+            records: 0,
+            unordered: None,
+            counts: vec![0; n],
+            trace: vec![0; n],
+            spd_total: theirs.iter().fold(0u128, |a, &w| a.saturating_add(w)),
+            theirs,
+            trace_total: 0,
+        };
+        let lbr = counts.and_then(|c| c.of(progid, spd));
+        if let Some(b) = lbr {
+            on.records = b.records;
+            on.ranges = b.ranges;
+            let chosen = order(b.ranges, b.consistent);
+            let o = chosen.map_or(0, |o| Order::BOTH.iter().position(|&x| x == o).unwrap_or(0));
+            on.consistent = b.consistent[o];
+            on.outside = b.outside[o];
+            match chosen {
+                Some(chosen) => {
+                    on.source = BlockSource::Lbr(chosen);
+                    on.counts.clone_from(&b.counts[o]);
+                }
+                None if b.ranges > 0 => on.unordered = Some((b.ranges, b.consistent)),
+                None => {}
+            }
+        }
+        if on.source == BlockSource::Nothing {
+            on.ip(summary, progid);
+        }
+        on.weigh();
+        on
+    }
+
+    /// The IP event with the most samples in the binary, mapped onto the blocks.
+    fn ip(&mut self, summary: Option<&Summary>, progid: u16) {
+        let Some(table) = summary
+            .into_iter()
+            .flat_map(|s| s.ip_tables(progid))
+            .max_by(|a, b| a.total().cmp(&b.total()).then(b.source().cmp(&a.source())))
+        else {
+            return;
+        };
+        self.source = BlockSource::Ip(table.source());
+        let (mut samples, mut outside) = (0u128, 0u128);
+        for (rva, n) in table.iter() {
+            samples = samples.saturating_add(n);
+            let block = (self.spd.index_at(rva)).and_then(|f| self.spd.blocks.block_at(f, rva));
+            match block {
+                Some(b) => self.counts[b] = self.counts[b].saturating_add(n),
+                None => outside = outside.saturating_add(n),
+            }
+        }
+        (self.ranges, self.consistent, self.outside) = (samples, samples - outside, outside);
+    }
+
+    /// The trace's weight per block: its count × the block's instructions (LBR), or its
+    /// samples (IP).
+    fn weigh(&mut self) {
+        let lbr = matches!(self.source, BlockSource::Lbr(_));
+        for (i, b) in self.spd.blocks.all().iter().enumerate() {
+            let n = self.counts[i];
+            self.trace[i] = match lbr {
+                true => n.saturating_mul(u128::from(b.instructions)),
+                false => n,
+            };
+        }
+        self.trace_total = self.trace.iter().fold(0u128, |a, &w| a.saturating_add(w));
+    }
+
+    /// Block `b`'s shares: the trace's and the SPD's.
+    fn shares(&self, b: usize) -> (f64, f64) {
+        (
+            fraction(self.trace[b], self.trace_total),
+            fraction(self.theirs[b], self.spd_total),
+        )
+    }
+
+    /// The comparison, with at most `top` functions.
+    pub(crate) fn report(&self, top: usize) -> SpdBlocksReport {
+        let blocks = self.spd.blocks.all();
+        let mut report = SpdBlocksReport {
+            spd: String::new(),
+            progid: 0,
+            name: String::new(),
+            source: self.source,
+            records: self.records,
+            unordered: self.unordered,
+            ranges: self.ranges,
+            consistent: self.consistent,
+            outside: self.outside,
+            trace_total: self.trace_total,
+            spd_total: self.spd_total,
+            overlap: None,
+            blocks: blocks.len(),
+            ran: 0,
+            ran_cold: 0,
+            cold_ran: 0,
+            functions: 0,
+            rows: Vec::new(),
+        };
+        let mut overlap = 0.0;
+        for (f, spd_function) in self.spd.functions.iter().enumerate() {
+            let range = self.spd.blocks.of_function(f);
+            if range.is_empty() {
+                continue;
+            }
+            let mut row = SpdBlocksFunction {
+                hash: spd_function.hash,
+                name: spd_function.name.clone(),
+                rva: spd_function.rva,
+                loss: 0.0,
+                shape_overlap: None,
+                trace_share: 0.0,
+                spd_share: 0.0,
+                blocks: range.len(),
+                ran_cold: 0,
+            };
+            let mut same = 0.0;
+            for b in range.clone() {
+                let (p, q) = self.shares(b);
+                overlap += p.min(q);
+                row.loss += (p - q).abs() / 2.0;
+                row.trace_share += p;
+                row.spd_share += q;
+                let (ran, counted) = (self.trace[b] > 0, blocks[b].count > 0);
+                report.ran += usize::from(ran);
+                row.ran_cold += usize::from(ran && !counted);
+                report.cold_ran += usize::from(counted && !ran);
+            }
+            report.ran_cold += row.ran_cold;
+            if row.trace_share > 0.0 && row.spd_share > 0.0 {
+                for b in range {
+                    let (p, q) = self.shares(b);
+                    same += (p / row.trace_share).min(q / row.spd_share);
+                }
+                row.shape_overlap = Some(same);
+            }
+            if row.trace_share > 0.0 || row.spd_share > 0.0 {
+                report.rows.push(row);
+            }
+        }
+        if self.trace_total > 0 && self.spd_total > 0 {
+            report.overlap = Some(overlap);
+        }
+        report.rows.sort_by(|a, b| {
+            b.loss
+                .total_cmp(&a.loss)
+                .then(a.rva.cmp(&b.rva))
+                .then(a.hash.cmp(&b.hash))
+        });
+        report.functions = report.rows.len();
+        report.rows.truncate(top);
+        report
+    }
+
+    /// The blocks of the SPD's function at `function` (its place in record order), in id
+    /// order.
+    pub(crate) fn blocks_of(&self, function: usize) -> Vec<SpdBlockRow> {
+        let Some(f) = self.spd.functions.get(function) else {
+            return Vec::new();
+        };
+        let blocks = self.spd.blocks.all();
+        self.spd
+            .blocks
+            .of_function(function)
+            .map(|b| {
+                let (trace_share, spd_share) = self.shares(b);
+                SpdBlockRow {
+                    hash: f.hash,
+                    name: f.name.clone(),
+                    id: blocks[b].id,
+                    ranges: self.spd.blocks.ranges(&blocks[b]).to_vec(),
+                    instructions: blocks[b].instructions,
+                    spd_count: blocks[b].count,
+                    trace: self.counts[b],
+                    spd_share,
+                    trace_share,
+                }
+            })
+            .collect()
+    }
+
+    /// Where the trace's side comes from.
+    pub(crate) fn source(&self) -> BlockSource {
+        self.source
+    }
+}
+
+/// `n / total`, 0 of nothing.
+fn fraction(n: u128, total: u128) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        n as f64 / total as f64
+    }
+}
+
+/// A trace's binary on the blocks of its SPD.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SpdBlocksReport {
+    /// The SPD, as given.
+    pub spd: String,
+    /// The trace's binary the SPD matches.
+    pub progid: u16,
+    /// Its name.
+    pub name: String,
+    /// What the trace's side was read from.
+    pub source: BlockSource,
+    /// Its LBR records of two pairs or more.
+    pub records: u64,
+    /// When its LBR ranges have no order on the SPD (`lbr-order-unknown`): how many there
+    /// are, and how many are consistent newest first and oldest first.
+    pub unordered: Option<(u128, [u128; 2])>,
+    /// The LBR ranges, weighted by hits; or the IP samples.
+    pub ranges: u128,
+    /// Of those, the ranges consistent on the SPD (under the order used, else newest-first);
+    /// or the samples in a block.
+    pub consistent: u128,
+    /// Of those, the ranges with an end in no function's code; or the samples in none.
+    pub outside: u128,
+    /// The trace's weight over all blocks (dynamic instructions for LBR, samples for IP).
+    pub trace_total: u128,
+    /// The SPD's: Σ count × instructions (inferred).
+    pub spd_total: u128,
+    /// Σ min(p, q) over the blocks; `None` when either side weighs nothing.
+    pub overlap: Option<f64>,
+    /// The blocks that hold code.
+    pub blocks: usize,
+    /// Those with trace weight.
+    pub ran: usize,
+    /// Those the trace ran that the SPD counts 0: what this trace would add.
+    pub ran_cold: usize,
+    /// Those the SPD counts that the trace never ran.
+    pub cold_ran: usize,
+    /// The functions with weight on either side, before `top` cut them.
+    pub functions: usize,
+    /// The functions, the largest loss first.
+    pub rows: Vec<SpdBlocksFunction>,
+}
+
+/// One function of the SPD, the trace beside it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SpdBlocksFunction {
+    /// Its hash.
+    pub hash: u64,
+    /// Its name, as the SPD has it.
+    pub name: String,
+    /// Its RVA (inferred).
+    pub rva: u32,
+    /// ½ Σ |p − q| over its blocks: its part of 1 − overlap.
+    pub loss: f64,
+    /// The overlap of its blocks within it; `None` when either side has no weight in it.
+    pub shape_overlap: Option<f64>,
+    /// Σ p over its blocks.
+    pub trace_share: f64,
+    /// Σ q over its blocks.
+    pub spd_share: f64,
+    /// Its blocks that hold code.
+    pub blocks: usize,
+    /// Those the trace ran that the SPD counts 0.
+    pub ran_cold: usize,
+}
+
+/// One block of a function, both sides (`/blocks:NAME`).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SpdBlockRow {
+    /// Its function's hash.
+    pub hash: u64,
+    /// Its function's name, as the SPD has it.
+    pub name: String,
+    /// Its id.
+    pub id: u32,
+    /// Its code ranges: (RVA, length).
+    pub ranges: Vec<(u32, u32)>,
+    /// Its instructions (inferred).
+    pub instructions: u32,
+    /// Its count in the SPD.
+    pub spd_count: u64,
+    /// The trace's count (LBR) or samples (IP) in it.
+    pub trace: u128,
+    /// Its share of the SPD's weight.
+    pub spd_share: f64,
+    /// Its share of the trace's.
+    pub trace_share: f64,
+}
+
+/// The places in record order of the SPD's functions `name` names: every function bearing
+/// it, or the one whose hash it is (16 hex digits).
+pub(crate) fn named(spd: &SpdProfile, name: &str) -> Vec<usize> {
+    let hash = (name.len() == 16)
+        .then(|| u64::from_str_radix(name, 16).ok())
+        .flatten();
+    (spd.functions.iter().enumerate())
+        .filter(|(_, f)| f.name == name || Some(f.hash) == hash)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The names of the SPD's functions closest to `name`, the closest first: at most `n`.
+pub(crate) fn closest<'s>(spd: &'s SpdProfile, name: &str, n: usize) -> Vec<&'s str> {
+    let mut scored: Vec<(f64, &str)> = spd
+        .functions
+        .iter()
+        .map(|f| (strsim::jaro_winkler(name, &f.name), f.name.as_str()))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(n).map(|(_, name)| name).collect()
+}

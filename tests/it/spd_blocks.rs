@@ -1,0 +1,764 @@
+//! A trace on an SPD's own blocks (`/compare TRACE SPD`, `/blocks:NAME`): traces sampled
+//! over the code of a real SPD of the shared suite, their overlap with it worked out here
+//! from what `spddump` prints of its blocks, by a plain reading that shares nothing with
+//! the tool's map (every block of a function searched for each range).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+use sptdump_testkit::builder::SptBuilder;
+use sptdump_testkit::shared;
+use sptdump_testkit::spd::SpdBuilder;
+
+use crate::support::{json_lines, run_in, status, stderr, stdout};
+
+/// The profiled SPD the traces are sampled over.
+const SPD: &str = "2025-04-10_EbpfCore_b29b5e08.spd";
+
+/// A block with code: its id, count, instructions and code ranges `[start, end)` as RVAs.
+type Block = (u32, u64, u32, Vec<(u32, u32)>);
+
+/// One function of an SPD, as `spddump /symbol` prints it, and its blocks with code.
+#[derive(Clone, Debug)]
+struct Function {
+    hash: String,
+    name: String,
+    rva: u32,
+    size: u32,
+    blocks: Vec<Block>,
+}
+
+/// What `spddump` prints of an SPD: its binary and its emitted functions.
+struct Model {
+    binary: String,
+    guid: String,
+    age: u32,
+    functions: Vec<Function>,
+}
+
+fn spddump(args: &[&str]) -> Vec<Value> {
+    let o = Command::cargo_bin("spddump")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    json_lines(&o)
+}
+
+impl Model {
+    fn read(spd: &Path) -> Model {
+        let path = spd.to_str().unwrap();
+        let lines = spddump(&["/json", "/header", "/symbol", "/fg", path]);
+        let header = lines.iter().find(|l| l["type"] == "spd_header").unwrap();
+        let mut functions: Vec<Function> = Vec::new();
+        let mut by_hash = BTreeMap::new();
+        for l in lines.iter().filter(|l| l["type"] == "spd_function") {
+            let (rva, size) = (n(&l["rva"]) as u32, n(&l["size"]) as u32);
+            if rva == 0 || size == 0 {
+                continue;
+            }
+            by_hash.insert(l["hash"].as_str().unwrap().to_owned(), functions.len());
+            functions.push(Function {
+                hash: l["hash"].as_str().unwrap().to_owned(),
+                name: l["name"].as_str().unwrap().to_owned(),
+                rva,
+                size,
+                blocks: Vec::new(),
+            });
+        }
+        for l in lines.iter().filter(|l| l["type"] == "spd_block") {
+            let Some(&f) = by_hash.get(l["function"].as_str().unwrap()) else {
+                continue;
+            };
+            let rva = functions[f].rva;
+            let ranges: Vec<(u32, u32)> = (l["ranges"].as_array().unwrap().iter())
+                .map(|r| {
+                    let start = rva + n(&r[0]) as u32;
+                    (start, start + n(&r[1]) as u32)
+                })
+                .collect();
+            if !ranges.is_empty() {
+                let b = (
+                    n(&l["id"]) as u32,
+                    n(&l["count"]),
+                    n(&l["instructions"]) as u32,
+                    ranges,
+                );
+                functions[f].blocks.push(b);
+            }
+        }
+        Model {
+            binary: header["binary"].as_str().unwrap().to_owned(),
+            guid: header["guid"].as_str().unwrap().to_owned(),
+            age: n(&header["age"]) as u32,
+            functions,
+        }
+    }
+
+    /// The function whose code holds `rva`.
+    fn at(&self, rva: u32) -> Option<usize> {
+        (self.functions.iter())
+            .rposition(|f| f.rva <= rva && u64::from(rva) < u64::from(f.rva) + u64::from(f.size))
+    }
+
+    /// The functions the profile counts most, hottest first.
+    fn hottest(&self) -> Vec<usize> {
+        let mut all: Vec<usize> = (0..self.functions.len())
+            .filter(|&f| self.functions[f].blocks.len() >= 3)
+            .collect();
+        all.sort_by_key(|&f| {
+            std::cmp::Reverse(self.functions[f].blocks.iter().map(|b| b.1).sum::<u64>())
+        });
+        all
+    }
+}
+
+fn n(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// A small deterministic generator (a 64-bit LCG).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u32) -> u32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) % u64::from(n.max(1))) as u32
+    }
+}
+
+/// What a trace puts on each block, and the figures the tool must print of it.
+#[derive(Default)]
+struct Expected {
+    /// Trace count per (function, block id).
+    counts: BTreeMap<(usize, u32), u128>,
+    /// Whether the trace's side is IP samples (weight = samples), else LBR.
+    ip: bool,
+}
+
+impl Expected {
+    /// A consistent range [start, end] of `hits`.
+    fn range(&mut self, model: &Model, start: u32, end: u32, hits: u128) {
+        let f = model.at(start).unwrap();
+        for (id, _, _, ranges) in &model.functions[f].blocks {
+            if ranges.iter().any(|&(s, e)| s <= end && e > start) {
+                *self.counts.entry((f, *id)).or_default() += hits;
+            }
+        }
+    }
+
+    /// An IP sample.
+    fn ip(&mut self, model: &Model, rva: u32, hits: u128) {
+        let f = model.at(rva).unwrap();
+        for (id, _, _, ranges) in &model.functions[f].blocks {
+            if ranges.iter().any(|&(s, e)| s <= rva && rva < e) {
+                *self.counts.entry((f, *id)).or_default() += hits;
+            }
+        }
+    }
+
+    /// The overlap, and each function's loss, by hash.
+    fn overlap(&self, model: &Model) -> (f64, BTreeMap<String, f64>) {
+        let mut trace = BTreeMap::new();
+        let mut spd = BTreeMap::new();
+        for (fi, function) in model.functions.iter().enumerate() {
+            for (id, count, instructions, _) in &function.blocks {
+                let c = self.counts.get(&(fi, *id)).copied().unwrap_or(0);
+                let w = if self.ip {
+                    c
+                } else {
+                    c * u128::from(*instructions)
+                };
+                trace.insert((fi, *id), w);
+                spd.insert((fi, *id), u128::from(*count) * u128::from(*instructions));
+            }
+        }
+        let (tt, st) = (
+            trace.values().sum::<u128>() as f64,
+            spd.values().sum::<u128>() as f64,
+        );
+        let mut overlap = 0.0;
+        let mut losses: BTreeMap<String, f64> = BTreeMap::new();
+        for (key, &w) in &trace {
+            let (p, q) = (w as f64 / tt, spd[key] as f64 / st);
+            overlap += p.min(q);
+            *losses
+                .entry(model.functions[key.0].hash.clone())
+                .or_default() += (p - q).abs() / 2.0;
+        }
+        (overlap, losses)
+    }
+}
+
+/// A chain of `pairs` branches in time over function `fi`'s code: each range between two
+/// of them runs forward inside it. The branches oldest first, and the ranges they make.
+fn chain(model: &Model, fi: usize, pairs: usize, rng: &mut Lcg) -> Vec<(u32, u32)> {
+    let function = &model.functions[fi];
+    let (lo, hi) = (function.rva, function.rva + function.size - 1);
+    let mut branches = Vec::new();
+    let mut to = lo + rng.below(function.size);
+    branches.push((lo + rng.below(function.size), to));
+    for _ in 1..pairs {
+        let from = to + rng.below(hi - to + 1);
+        to = lo + rng.below(function.size);
+        branches.push((from, to));
+    }
+    branches
+}
+
+struct Trace {
+    bytes: Vec<u8>,
+    expected: Expected,
+}
+
+/// LBR records over the hottest functions, stored newest first unless `oldest_first`,
+/// every third under a REPEAT; an IP sample or two besides.
+fn lbr_trace(model: &Model, oldest_first: bool, seed: u64) -> Trace {
+    let mut rng = Lcg(seed);
+    let mut b = SptBuilder::new();
+    let progid = b.binary(&model.binary, &model.guid, model.age);
+    b.binary_id(progid);
+    let mut expected = Expected::default();
+    let hottest = model.hottest();
+    for r in 0..600u32 {
+        let fi = hottest[(rng.below(12) as usize) % hottest.len()];
+        let oldest = chain(model, fi, 2 + rng.below(15) as usize, &mut rng);
+        let hits: u128 = if r % 3 == 0 { 1 + u128::from(r % 7) } else { 1 };
+        for w in oldest.windows(2) {
+            expected.range(model, w[0].1, w[1].0, hits);
+        }
+        let stored: Vec<(u32, u32)> = match oldest_first {
+            true => oldest,
+            false => oldest.into_iter().rev().collect(),
+        };
+        if hits > 1 {
+            b.repeat((hits - 1) as u64);
+        }
+        b.lbr(&stored);
+    }
+    b.ip(0x01, &[model.functions[hottest[0]].rva]);
+    Trace {
+        bytes: b.build(),
+        expected,
+    }
+}
+
+fn shared_spd(test: &str) -> Option<PathBuf> {
+    Some(shared::spd_files(test)?.join(SPD))
+}
+
+fn compare(dir: &Path, trace: &[u8], spd: &Path, more: &[&str]) -> std::process::Output {
+    std::fs::write(dir.join("t.spt"), trace).unwrap();
+    let spd = spd.to_str().unwrap();
+    let mut args = vec!["/json", "/compare", "/top:0", "t.spt", spd];
+    args.extend_from_slice(more);
+    run_in(dir, &args)
+}
+
+fn the(lines: &[Value], kind: &str) -> Value {
+    let mut of = lines.iter().filter(|l| l["type"] == kind);
+    let one = of.next().unwrap_or_else(|| panic!("no {kind} line"));
+    assert!(of.next().is_none(), "two {kind} lines");
+    one.clone()
+}
+
+/// The figures of `spd_blocks` and of each `spd_blocks_function` against the plain
+/// reading's.
+fn check_against(lines: &[Value], model: &Model, expected: &Expected) {
+    let (overlap, losses) = expected.overlap(model);
+    let blocks = the(lines, "spd_blocks");
+    assert!(
+        (f(&blocks["overlap"]) - overlap).abs() < 1e-9,
+        "{blocks} vs {overlap}"
+    );
+    let rows: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "spd_blocks_function")
+        .collect();
+    let mut sum = 0.0;
+    for row in &rows {
+        let hash = row["hash"].as_str().unwrap();
+        let want = losses.get(hash).copied().unwrap_or(0.0);
+        assert!((f(&row["loss"]) - want).abs() < 1e-9, "{row}: {want}");
+        sum += f(&row["loss"]);
+    }
+    assert!(
+        (sum - (1.0 - overlap)).abs() < 1e-9,
+        "losses {sum}, overlap {overlap}"
+    );
+    let by_loss: Vec<f64> = rows.iter().map(|r| f(&r["loss"])).collect();
+    assert!(by_loss.windows(2).all(|w| w[0] >= w[1]), "{by_loss:?}");
+}
+
+#[test]
+fn lbr_ranges_land_on_the_spds_blocks_in_either_order() {
+    let Some(spd) = shared_spd("lbr_ranges_land_on_the_spds_blocks_in_either_order") else {
+        return;
+    };
+    let model = Model::read(&spd);
+    let dir = tempfile::tempdir().unwrap();
+    for (oldest_first, order) in [(false, "newest-first"), (true, "oldest-first")] {
+        let trace = lbr_trace(&model, oldest_first, 7);
+        let o = compare(dir.path(), &trace.bytes, &spd, &[]);
+        assert_eq!(status(&o), 0, "{}", stderr(&o));
+        let lines = json_lines(&o);
+        let blocks = the(&lines, "spd_blocks");
+        assert_eq!(blocks["source"], "LBR", "{blocks}");
+        assert_eq!(blocks["order"], order, "{blocks}");
+        assert_eq!(blocks["outside"], 0, "{blocks}");
+        assert_eq!(blocks["consistent"], blocks["ranges"], "{blocks}");
+        check_against(&lines, &model, &trace.expected);
+    }
+}
+
+/// IP samples only: each falls in the block whose code holds it.
+#[test]
+fn ip_samples_alone_land_in_the_block_that_holds_them() {
+    let Some(spd) = shared_spd("ip_samples_alone_land_in_the_block_that_holds_them") else {
+        return;
+    };
+    let model = Model::read(&spd);
+    let mut rng = Lcg(11);
+    let mut b = SptBuilder::new();
+    let progid = b.binary(&model.binary, &model.guid, model.age);
+    b.binary_id(progid);
+    let mut expected = Expected {
+        ip: true,
+        ..Expected::default()
+    };
+    let hottest = model.hottest();
+    for i in 0..400u32 {
+        let function = &model.functions[hottest[(i % 9) as usize]];
+        let rvas: Vec<u32> = (0..1 + rng.below(4))
+            .map(|_| function.rva + rng.below(function.size))
+            .collect();
+        for &rva in &rvas {
+            expected.ip(&model, rva, 1);
+        }
+        b.ip(0x01, &rvas);
+    }
+    // Two samples outside every function: counted apart, not compared.
+    b.ip(0x01, &[0x10, 0xFFFF_FFF0]);
+    let dir = tempfile::tempdir().unwrap();
+    let o = compare(dir.path(), &b.build(), &spd, &[]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let blocks = the(&lines, "spd_blocks");
+    assert_eq!(blocks["source"], "UNHALT_CYCLE", "{blocks}");
+    assert_eq!(blocks["order"], Value::Null, "{blocks}");
+    assert_eq!(blocks["outside"], 2, "{blocks}");
+    assert_eq!(
+        n(&blocks["ranges"]),
+        n(&blocks["consistent"]) + 2,
+        "{blocks}"
+    );
+    check_against(&lines, &model, &expected);
+}
+
+/// Pairs drawn at random over the binary fit neither order: the note says so with both
+/// figures, and the IP samples are used.
+#[test]
+fn random_pairs_leave_the_order_unknown_and_the_ip_samples_are_used() {
+    let Some(spd) = shared_spd("random_pairs_leave_the_order_unknown") else {
+        return;
+    };
+    let model = Model::read(&spd);
+    let mut rng = Lcg(3);
+    let mut b = SptBuilder::new();
+    let progid = b.binary(&model.binary, &model.guid, model.age);
+    b.binary_id(progid);
+    let anywhere = |rng: &mut Lcg| {
+        let function = &model.functions[rng.below(model.functions.len() as u32) as usize];
+        function.rva + rng.below(function.size)
+    };
+    for _ in 0..300 {
+        let pairs: Vec<(u32, u32)> = (0..8)
+            .map(|_| (anywhere(&mut rng), anywhere(&mut rng)))
+            .collect();
+        b.lbr(&pairs);
+    }
+    let hot = &model.functions[model.hottest()[0]];
+    let mut expected = Expected {
+        ip: true,
+        ..Expected::default()
+    };
+    for i in 0..50 {
+        let rva = hot.rva + (i * 7) % hot.size;
+        expected.ip(&model, rva, 1);
+        b.ip(0x01, &[rva]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let o = compare(dir.path(), &b.build(), &spd, &[]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let blocks = the(&lines, "spd_blocks");
+    assert_eq!(blocks["source"], "UNHALT_CYCLE", "{blocks}");
+    assert_eq!(blocks["order"], Value::Null, "{blocks}");
+    let note = lines
+        .iter()
+        .find(|l| {
+            l["type"] == "note" && l["message"].as_str().unwrap().contains("lbr-order-unknown")
+        })
+        .expect("the note lbr-order-unknown");
+    assert!(
+        note["message"]
+            .as_str()
+            .unwrap()
+            .contains("of 2100 LBR ranges"),
+        "{note}"
+    );
+    check_against(&lines, &model, &expected);
+}
+
+/// LBR ranges with an end outside every function are counted apart; a range across two
+/// functions is inconsistent, neither outside nor mapped.
+#[test]
+fn ranges_outside_every_function_are_counted_apart() {
+    let Some(spd) = shared_spd("ranges_outside_every_function_are_counted_apart") else {
+        return;
+    };
+    let model = Model::read(&spd);
+    let hottest = model.hottest();
+    let (a, c) = (&model.functions[hottest[0]], &model.functions[hottest[1]]);
+    let mut b = SptBuilder::new();
+    let progid = b.binary(&model.binary, &model.guid, model.age);
+    b.binary_id(progid);
+    let mut expected = Expected::default();
+    // Newest first, the range is [older to, newer from]; oldest first, [a + 3, a + 2],
+    // which runs backwards.
+    for _ in 0..20 {
+        b.lbr(&[(a.rva + 4, a.rva + 3), (a.rva + 2, a.rva + 1)]);
+        expected.range(&model, a.rva + 1, a.rva + 4, 1);
+    }
+    b.lbr(&[(0x20, a.rva + 3), (a.rva + 2, 0x10)]);
+    b.lbr(&[(c.rva + 1, a.rva + 3), (a.rva + 2, a.rva + 1)]);
+    let dir = tempfile::tempdir().unwrap();
+    let o = compare(dir.path(), &b.build(), &spd, &[]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let blocks = the(&lines, "spd_blocks");
+    assert_eq!(blocks["order"], "newest-first", "{blocks}");
+    assert_eq!(
+        (
+            n(&blocks["ranges"]),
+            n(&blocks["consistent"]),
+            n(&blocks["outside"])
+        ),
+        (22, 20, 1),
+        "{blocks}"
+    );
+    check_against(&lines, &model, &expected);
+}
+
+/// `/blocks:NAME`: every block with code of the function, in id order, both sides; a name
+/// no function bears is an error that names the closest.
+#[test]
+fn blocks_names_a_functions_blocks_or_the_closest_names() {
+    let Some(spd) = shared_spd("blocks_names_a_functions_blocks") else {
+        return;
+    };
+    let model = Model::read(&spd);
+    let trace = lbr_trace(&model, false, 5);
+    let hot = &model.functions[model.hottest()[0]];
+    let dir = tempfile::tempdir().unwrap();
+    let by_name = format!("/blocks:{}", hot.name);
+    let o = compare(dir.path(), &trace.bytes, &spd, &[&by_name]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let rows: Vec<Value> = json_lines(&o)
+        .into_iter()
+        .filter(|l| l["type"] == "spd_block_compare")
+        .collect();
+    let ids: Vec<u32> = rows.iter().map(|r| n(&r["id"]) as u32).collect();
+    let want: Vec<u32> = hot.blocks.iter().map(|b| b.0).collect();
+    assert_eq!(ids, want);
+    let fi = model.at(hot.rva).unwrap();
+    for (row, block) in rows.iter().zip(&hot.blocks) {
+        assert_eq!(row["hash"], hot.hash.as_str());
+        assert_eq!(n(&row["spd_count"]), block.1, "{row}");
+        assert_eq!(n(&row["instructions"]) as u32, block.2, "{row}");
+        let count = trace
+            .expected
+            .counts
+            .get(&(fi, block.0))
+            .copied()
+            .unwrap_or(0);
+        assert_eq!(u128::from(n(&row["trace_count"])), count, "{row}");
+        let ranges: Vec<(u32, u32)> = (row["ranges"].as_array().unwrap().iter())
+            .map(|r| (n(&r[0]) as u32, (n(&r[0]) + n(&r[1])) as u32))
+            .collect();
+        assert_eq!(ranges, block.3, "{row}");
+    }
+    // The same function by its hash, as text.
+    std::fs::write(dir.path().join("t.spt"), &trace.bytes).unwrap();
+    let by_hash = format!("/blocks:{}", hot.hash);
+    let spd_path = spd.to_str().unwrap();
+    let o = run_in(dir.path(), &["/compare", "t.spt", spd_path, &by_hash]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let text = stdout(&o);
+    let heading = format!("Blocks of {} (hash {}", hot.name, hot.hash);
+    assert!(text.contains(&heading), "{text}");
+    assert!(
+        text.contains("blocks this trace ran that the SPD holds cold: "),
+        "{text}"
+    );
+    // A near miss: exit 1, the closest names given.
+    let near = format!("/blocks:{}x", hot.name);
+    let o = run_in(dir.path(), &["/compare", "t.spt", spd_path, &near]);
+    assert_eq!(status(&o), 1, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("bears this name or hash; the closest: "),
+        "{err}"
+    );
+    assert!(err.contains(&hot.name), "{err}");
+}
+
+/// `/blocks` sets a trace beside an SPD: without `/compare TRACE SPD` it is refused, and
+/// with two traces it is not made, with a note.
+#[test]
+fn blocks_goes_with_a_trace_beside_an_spd_only() {
+    let o = crate::support::run(&["/blocks:main", "testdata/sample.spt"]);
+    assert_eq!(status(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("/blocks sets a trace beside an SPD's blocks"));
+    let o = crate::support::run(&["/merge", "/blocks:main", "testdata/sample.spt"]);
+    assert_eq!(status(&o), 2, "{}", stderr(&o));
+    let two = [
+        "/compare",
+        "/blocks:main",
+        "testdata/sample.spt",
+        "testdata/sample.spt",
+    ];
+    let o = crate::support::run(&two);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("NEW is a trace: not made"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// An SPD whose function table fails a check is refused beside a trace that matches it:
+/// exit 1, the check named, nothing of its blocks shown.
+#[test]
+fn a_damaged_spd_is_refused_beside_a_trace() {
+    const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
+    let spd = SpdBuilder::new("app.exe", GUID, 1);
+    let at = spd.layout().records[0] + 0x34;
+    let damaged = spd.patch_u32(at, 99);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.spd"), damaged.build()).unwrap();
+    let mut b = SptBuilder::new();
+    let progid = b.binary("app.exe", GUID, 1);
+    b.binary_id(progid);
+    b.lbr(&[(0x1010, 0x1000), (0x1004, 0x1002)]);
+    std::fs::write(dir.path().join("t.spt"), b.build()).unwrap();
+    let o = run_in(dir.path(), &["/json", "/compare", "t.spt", "app.spd"]);
+    assert_eq!(status(&o), 1, "{}", stderr(&o));
+    let lines = json_lines(&o);
+    assert!(lines.iter().all(|l| l["type"] != "spd_blocks"));
+    let error = lines
+        .iter()
+        .find(|l| l["type"] == "error")
+        .expect("an error line");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("block ids failed at"), "{message}");
+}
+
+/// A function record, for two SPDs compared: its hash, its checksum, and (emitted ones) its
+/// blocks with code as (id, weight).
+type Record = (String, u64, Vec<(u64, u128)>);
+
+/// What `spddump` prints of an SPD's functions, for two SPDs compared.
+fn records(spd: &Path) -> Vec<Record> {
+    let lines = spddump(&["/json", "/func", "/fg", spd.to_str().unwrap()]);
+    let mut functions: Vec<Record> = Vec::new();
+    let mut emitted = BTreeMap::new();
+    for l in lines.iter().filter(|l| l["type"] == "spd_function") {
+        let hash = l["hash"].as_str().unwrap().to_owned();
+        emitted.insert(hash.clone(), n(&l["rva"]) != 0 && n(&l["size"]) != 0);
+        functions.push((hash, n(&l["checksum"]), Vec::new()));
+    }
+    let at: BTreeMap<String, usize> = (functions.iter().enumerate())
+        .map(|(i, f)| (f.0.clone(), i))
+        .collect();
+    for l in lines.iter().filter(|l| l["type"] == "spd_block") {
+        let hash = l["function"].as_str().unwrap();
+        let with_code = l["ranges"].as_array().unwrap().iter().any(|r| n(&r[1]) > 0);
+        if emitted[hash] && with_code {
+            let weight = u128::from(n(&l["count"])) * u128::from(n(&l["instructions"]));
+            functions[at[hash]].2.push((n(&l["id"]), weight));
+        }
+    }
+    functions
+}
+
+/// The figures of `spd_compare` worked out from two SPDs' records: (both, same shape,
+/// changed, only old, only new, function overlap, block overlap, changed share of OLD).
+fn pair_figures(old: &Path, new: &Path) -> (usize, usize, usize, usize, usize, f64, f64, f64) {
+    let (a, b) = (records(old), records(new));
+    let total = |fs: &[Record]| {
+        fs.iter()
+            .flat_map(|f| f.2.iter().map(|x| x.1))
+            .sum::<u128>() as f64
+    };
+    let (ta, tb) = (total(&a), total(&b));
+    let in_b: BTreeMap<&str, &Record> = b.iter().map(|f| (f.0.as_str(), f)).collect();
+    let (mut both, mut same, mut changed) = (0, 0, 0);
+    let (mut function_overlap, mut block_overlap, mut changed_share) = (0.0, 0.0, 0.0);
+    for f in &a {
+        let p = f.2.iter().map(|x| x.1).sum::<u128>() as f64 / ta;
+        let Some(g) = in_b.get(f.0.as_str()) else {
+            continue;
+        };
+        both += 1;
+        let q = g.2.iter().map(|x| x.1).sum::<u128>() as f64 / tb;
+        function_overlap += p.min(q);
+        if f.1 == g.1 {
+            same += 1;
+            let theirs: BTreeMap<u64, u128> = g.2.iter().copied().collect();
+            for (id, w) in &f.2 {
+                if let Some(v) = theirs.get(id) {
+                    block_overlap += (*w as f64 / ta).min(*v as f64 / tb);
+                }
+            }
+        } else {
+            changed += 1;
+            changed_share += p;
+        }
+    }
+    let (only_old, only_new) = (a.len() - both, b.len() - both);
+    (
+        both,
+        same,
+        changed,
+        only_old,
+        only_new,
+        function_overlap,
+        block_overlap,
+        changed_share,
+    )
+}
+
+/// Every consecutive pair of the shared SPDs of one binary, and the pair of one build
+/// retired, compared as a plain reading of their records compares them.
+#[test]
+fn two_real_spds_compare_as_their_records_say() {
+    let Some(dir) = shared::spd_files("two_real_spds_compare_as_their_records_say") else {
+        return;
+    };
+    let mut ebpf: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_str().unwrap().contains("_EbpfCore_"))
+        .collect();
+    ebpf.sort();
+    assert!(ebpf.len() >= 5, "{ebpf:?}");
+    let mut pairs: Vec<(PathBuf, PathBuf)> = ebpf
+        .windows(2)
+        .map(|w| (w[0].clone(), w[1].clone()))
+        .collect();
+    let retired = (
+        dir.join("2025-04-10_EbpfCore_b29b5e08.spd"),
+        dir.join("2026-05-18_EbpfCore_8f1fae3b.spd"),
+    );
+    pairs.push(retired.clone());
+    for (old, new) in &pairs {
+        let lines = spddump(&[
+            "/json",
+            "/compare",
+            "/top:0",
+            old.to_str().unwrap(),
+            new.to_str().unwrap(),
+        ]);
+        let c = the(&lines, "spd_compare");
+        let want = pair_figures(old, new);
+        let got = (
+            n(&c["both"]) as usize,
+            n(&c["same_shape"]) as usize,
+            n(&c["changed"]) as usize,
+            n(&c["only_old"]) as usize,
+            n(&c["only_new"]) as usize,
+        );
+        assert_eq!(got, (want.0, want.1, want.2, want.3, want.4), "{c}");
+        for (key, value) in [
+            ("function_overlap", want.5),
+            ("block_overlap", want.6),
+            ("changed_share_old", want.7),
+        ] {
+            assert!((f(&c[key]) - value).abs() < 1e-9, "{key}: {c} vs {value}");
+        }
+        assert!(
+            f(&c["block_overlap"]) <= f(&c["function_overlap"]) + 1e-12,
+            "{c}"
+        );
+        // The rows: every function with weight, by |delta|, their deltas adding up to 0.
+        let rows: Vec<&Value> = lines
+            .iter()
+            .filter(|l| l["type"] == "spd_compare_function")
+            .collect();
+        let deltas: Vec<f64> = rows.iter().map(|r| f(&r["delta"]).abs()).collect();
+        assert!(deltas.windows(2).all(|w| w[0] >= w[1]));
+        let sum: f64 = rows.iter().map(|r| f(&r["delta"])).sum();
+        assert!(sum.abs() < 1e-9, "{sum}");
+    }
+    // The same build, counters halved: next to 1, and said to be the same build.
+    let lines = spddump(&[
+        "/json",
+        "/compare",
+        retired.0.to_str().unwrap(),
+        retired.1.to_str().unwrap(),
+    ]);
+    let c = the(&lines, "spd_compare");
+    assert_eq!(c["same_build"], true);
+    assert_eq!(
+        (n(&c["changed"]), n(&c["only_old"]), n(&c["only_new"])),
+        (0, 0, 0)
+    );
+    assert!(
+        f(&c["function_overlap"]) > 0.97 && f(&c["block_overlap"]) > 0.97,
+        "{c}"
+    );
+}
+
+/// `spddump /compare` takes two SPDs; a damaged one is refused with its check named.
+#[test]
+fn spddump_compare_takes_two_readable_spds() {
+    let app = "testdata/pe/app.spd";
+    let o = Command::cargo_bin("spddump")
+        .unwrap()
+        .current_dir(crate::support::crate_root())
+        .args(["/compare", app])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/compare takes exactly two SPDs, OLD and NEW (1 given)"));
+    let spd = SpdBuilder::new("app.exe", "7A76D39E-EF6D-104E-4C4C-44205044422E", 1);
+    let at = spd.layout().records[0] + 0x34;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.spd"), spd.patch_u32(at, 99).build()).unwrap();
+    let app = crate::support::crate_root().join(app);
+    let o = Command::cargo_bin("spddump")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["/compare", app.to_str().unwrap(), "bad.spd"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o)
+            .starts_with("spddump: bad.spd: not a readable SPD function table: block ids failed"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+}
