@@ -109,97 +109,22 @@ const PENDING: usize = 1 << 16;
 /// batch of records that share few ranges walks them sooner).
 const RANGES: usize = 1 << 18;
 
-/// LBR records gathered as distinct records, then read as distinct ranges under each order:
-/// identical records are read once with their hits summed, and each distinct range of a
-/// batch is handed on once, however many records hold it. The memory is bounded by the
-/// batches, however long the trace.
+/// The LBR records of a trace read as ranges, per binary.
 #[derive(Debug, Default)]
-pub(crate) struct Gathered {
+pub(crate) struct RangeCounts {
+    binaries: BTreeMap<u16, Reading>,
     /// Distinct records not read yet: the progid (2 bytes, little-endian), then the pairs
     /// as stored, with their hits summed.
     pending: SliceCounts<u8>,
     /// The records gathered in `pending` (not only the distinct ones).
     gathered: usize,
     /// The ranges of the distinct records read from `pending`, under each order, with
-    /// their hits summed (`(progid, order, start, end)`).
+    /// their hits summed: each distinct range is walked once a batch, however many records
+    /// hold it (`(progid, order, start, end)`).
     ranges: FxHashMap<(u16, u8, u32, u32), u128>,
-    /// A record's pairs, reused from record to record.
+    /// A record's pairs, and a range's instructions: reused from record to record.
     pairs: Vec<Branch>,
-}
-
-/// What reads the ranges a [`Gathered`] hands on.
-pub(crate) trait OnRanges {
-    /// A distinct record of `progid`, of `pairs` pairs, that counts `hits` times: whether
-    /// its ranges are wanted.
-    fn record(&mut self, progid: u16, pairs: usize, hits: u128) -> bool;
-
-    /// A distinct range of `progid` under the order `Order::BOTH[order]`, that counts
-    /// `hits` times.
-    fn range(&mut self, progid: u16, order: usize, range: (u32, u32), hits: u128);
-}
-
-impl Gathered {
-    /// Gathers the pairs `payload` of an LBR record of `progid` that counts `hits` times.
-    /// Returns whether a batch is full: then [`flush`](Gathered::flush) reads it.
-    pub(crate) fn push(&mut self, progid: u16, payload: &[u8], hits: u128) -> bool {
-        self.pending
-            .add_soon(&[&progid.to_le_bytes(), payload], hits);
-        self.gathered += 1;
-        self.gathered >= PENDING
-    }
-
-    /// Reads the records gathered so far: their ranges gathered, then each distinct range
-    /// handed to `to` once.
-    pub(crate) fn flush(&mut self, to: &mut impl OnRanges) {
-        self.pending.settle();
-        let pending = std::mem::take(&mut self.pending);
-        self.gathered = 0;
-        for (stored, hits) in pending.iter() {
-            let (binary, pairs) = stored.split_at(2);
-            let progid = u16::from_le_bytes([binary[0], binary[1]]);
-            self.pairs.clear();
-            self.pairs.extend(Branches::new(pairs).iter());
-            if !to.record(progid, self.pairs.len(), hits) {
-                continue;
-            }
-            for (o, order) in (0u8..).zip(Order::BOTH) {
-                for w in self.pairs.windows(2) {
-                    let (start, end) = order.range((&w[0], &w[1]));
-                    let count = self.ranges.entry((progid, o, start, end)).or_default();
-                    *count = count.saturating_add(hits);
-                }
-            }
-            if self.ranges.len() >= RANGES {
-                self.hand_on(to);
-            }
-        }
-        drop(pending);
-        self.hand_on(to);
-    }
-
-    /// Hands on the distinct ranges gathered so far.
-    fn hand_on(&mut self, to: &mut impl OnRanges) {
-        for ((progid, o, start, end), hits) in std::mem::take(&mut self.ranges) {
-            to.range(progid, usize::from(o), (start, end), hits);
-        }
-    }
-}
-
-/// The LBR records of a trace read as ranges, per binary.
-#[derive(Debug, Default)]
-pub(crate) struct RangeCounts {
-    binaries: BTreeMap<u16, Reading>,
-    /// The records not read yet.
-    gathered: Gathered,
-    /// A range's instructions: reused from range to range.
     passed: Vec<u32>,
-}
-
-/// The ranges of the records of a batch, walked with a binary's symbols and code.
-struct Walk<'a> {
-    binaries: &'a mut BTreeMap<u16, Reading>,
-    passed: &'a mut Vec<u32>,
-    symbols: &'a SymbolMap,
 }
 
 impl RangeCounts {
@@ -219,19 +144,93 @@ impl RangeCounts {
         if symbols.code(Some(progid)).is_none() {
             return;
         }
-        if self.gathered.push(progid, s.payload, s.hits) {
+        self.pending
+            .add_soon(&[&progid.to_le_bytes(), s.payload], s.hits);
+        self.gathered += 1;
+        if self.gathered >= PENDING {
             self.flush(symbols);
         }
     }
 
-    /// Reads the records gathered so far: each distinct range walked once.
+    /// Reads the records gathered so far: their ranges gathered, then each distinct range
+    /// walked once.
     pub(crate) fn flush(&mut self, symbols: &SymbolMap) {
-        let mut walk = Walk {
-            binaries: &mut self.binaries,
-            passed: &mut self.passed,
-            symbols,
+        self.pending.settle();
+        let pending = std::mem::take(&mut self.pending);
+        self.gathered = 0;
+        for (stored, hits) in pending.iter() {
+            let (binary, pairs) = stored.split_at(2);
+            let progid = u16::from_le_bytes([binary[0], binary[1]]);
+            self.gather(progid, Branches::new(pairs), hits, symbols);
+            if self.ranges.len() >= RANGES {
+                self.walk_ranges(symbols);
+            }
+        }
+        drop(pending);
+        self.walk_ranges(symbols);
+    }
+
+    /// Walks the distinct ranges gathered so far.
+    fn walk_ranges(&mut self, symbols: &SymbolMap) {
+        let ranges = std::mem::take(&mut self.ranges);
+        for ((progid, o, start, end), hits) in ranges {
+            self.walk(progid, usize::from(o), (start, end), hits, symbols);
+        }
+    }
+
+    /// Gathers the ranges of one distinct record of `progid` that counts `hits` times,
+    /// under each order.
+    fn gather(&mut self, progid: u16, branches: Branches<'_>, hits: u128, symbols: &SymbolMap) {
+        let reading = self.binaries.entry(progid).or_default();
+        let Some(code) = symbols.code(Some(progid)) else {
+            return;
         };
-        self.gathered.flush(&mut walk);
+        if symbols.get(Some(progid)).is_none()
+            || !matches!(code.machine, Machine::X64 | Machine::X86)
+        {
+            return;
+        }
+        self.pairs.clear();
+        self.pairs.extend(branches.iter());
+        let ranges = self.pairs.len().saturating_sub(1) as u128;
+        reading.ranges = reading.ranges.saturating_add(ranges.saturating_mul(hits));
+        for (o, order) in (0u8..).zip(Order::BOTH) {
+            for w in self.pairs.windows(2) {
+                let (start, end) = order.range((&w[0], &w[1]));
+                let count = self.ranges.entry((progid, o, start, end)).or_default();
+                *count = count.saturating_add(hits);
+            }
+        }
+    }
+
+    /// Walks one distinct range of `progid` under order `o`, which counts `hits` times: when
+    /// it ran straight through, each of its instructions gets the hits.
+    fn walk(
+        &mut self,
+        progid: u16,
+        o: usize,
+        (start, end): (u32, u32),
+        hits: u128,
+        symbols: &SymbolMap,
+    ) {
+        let (Some(functions), Some(code)) = (symbols.get(Some(progid)), symbols.code(Some(progid)))
+        else {
+            return;
+        };
+        let reading = self.binaries.entry(progid).or_default();
+        self.passed.clear();
+        let mut decoded = Decoded {
+            code,
+            memo: &mut reading.memo,
+        };
+        if !straight(&mut decoded, functions, start, end, &mut self.passed) {
+            return;
+        }
+        reading.consistent[o] = reading.consistent[o].saturating_add(hits);
+        for &rva in &self.passed {
+            add(&mut reading.counts[o], rva, hits);
+        }
+        add(&mut reading.taken[o], end, hits);
     }
 
     /// Renumbers the binaries: `progid` becomes `to(progid)`.
@@ -254,49 +253,6 @@ impl RangeCounts {
     /// progid order.
     pub(crate) fn binaries(&self) -> impl Iterator<Item = (u16, &Reading)> + '_ {
         self.binaries.iter().map(|(&p, r)| (p, r))
-    }
-}
-
-impl OnRanges for Walk<'_> {
-    /// Counts the record's ranges when the binary's code can check them.
-    fn record(&mut self, progid: u16, pairs: usize, hits: u128) -> bool {
-        let reading = self.binaries.entry(progid).or_default();
-        let Some(code) = self.symbols.code(Some(progid)) else {
-            return false;
-        };
-        if self.symbols.get(Some(progid)).is_none()
-            || !matches!(code.machine, Machine::X64 | Machine::X86)
-        {
-            return false;
-        }
-        let ranges = pairs.saturating_sub(1) as u128;
-        reading.ranges = reading.ranges.saturating_add(ranges.saturating_mul(hits));
-        true
-    }
-
-    /// Walks one distinct range: when it ran straight through, each of its instructions
-    /// gets the hits.
-    fn range(&mut self, progid: u16, o: usize, (start, end): (u32, u32), hits: u128) {
-        let (Some(functions), Some(code)) = (
-            self.symbols.get(Some(progid)),
-            self.symbols.code(Some(progid)),
-        ) else {
-            return;
-        };
-        let reading = self.binaries.entry(progid).or_default();
-        self.passed.clear();
-        let mut decoded = Decoded {
-            code,
-            memo: &mut reading.memo,
-        };
-        if !straight(&mut decoded, functions, start, end, self.passed) {
-            return;
-        }
-        reading.consistent[o] = reading.consistent[o].saturating_add(hits);
-        for &rva in self.passed.iter() {
-            add(&mut reading.counts[o], rva, hits);
-        }
-        add(&mut reading.taken[o], end, hits);
     }
 }
 

@@ -10,8 +10,9 @@
 //! SPD   weight = the block's count x its instructions
 //! ```
 //!
-//! While the trace is decoded, the distinct ranges of its LBR records are mapped as they
-//! come ([`BlockCounts`], a batch at a time), so the memory grows with the SPD's blocks, not
+//! While the trace is decoded, the ranges of its LBR records are gathered, each distinct
+//! range with its hits summed, and mapped a batch at a time ([`BlockCounts`], a lookup of
+//! each end in the SPD's map of its code), so the memory grows with the SPD's blocks, not
 //! the trace. A range is *consistent on the SPD* when it starts no later than it ends and
 //! both ends lie in one function's code; the order of the pairs is the one under which at
 //! least 90% of the ranges are (section 14's rule); else the IP samples are used.
@@ -19,10 +20,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::lbr::{Gathered, OnRanges, Order};
+use rustc_hash::FxHashMap;
+
+use super::lbr::Order;
 use super::ranges::order;
 use super::summary::Summary;
-use crate::format::record::{SampleKind, Samples};
+use crate::format::record::{Branch, Branches, SampleKind, Samples};
 use crate::image::attached::SymbolMap;
 use crate::image::spdprofile::SpdProfile;
 
@@ -30,10 +33,8 @@ use crate::image::spdprofile::SpdProfile;
 #[derive(Debug, Default)]
 pub(crate) struct BlockCounts {
     binaries: BTreeMap<u16, OnBlocks>,
-    /// The records not mapped yet.
-    gathered: Gathered,
-    /// The blocks a range meets, reused from range to range.
-    met: Vec<usize>,
+    /// A record's pairs, reused from record to record.
+    pairs: Vec<Branch>,
 }
 
 /// What one binary's LBR records add up to on its SPD's blocks, under each order.
@@ -51,7 +52,13 @@ pub(crate) struct OnBlocks {
     outside: [u128; 2],
     /// Each block's count, by its place in the SPD's blocks, under each order.
     counts: [Vec<u128>; 2],
+    /// The ranges not mapped yet, under each order, by `start << 32 | end`, with their hits
+    /// summed: each distinct range is mapped once a batch, however many records hold it.
+    pending: [FxHashMap<u64, u128>; 2],
 }
+
+/// How many distinct ranges an order gathers before they are mapped: 2^16, about 2 MiB.
+const PENDING: usize = 1 << 16;
 
 impl OnBlocks {
     fn new(spd: Arc<SpdProfile>) -> OnBlocks {
@@ -63,14 +70,17 @@ impl OnBlocks {
             consistent: [0; 2],
             outside: [0; 2],
             counts: [vec![0; n], vec![0; n]],
+            pending: [FxHashMap::default(), FxHashMap::default()],
         }
     }
 
     /// Adds what `other`, on the same SPD, counted.
-    fn absorb(&mut self, other: OnBlocks) {
+    fn absorb(&mut self, mut other: OnBlocks) {
         if !Arc::ptr_eq(&self.spd, &other.spd) {
             return;
         }
+        self.flush();
+        other.flush();
         self.records = self.records.saturating_add(other.records);
         self.ranges = self.ranges.saturating_add(other.ranges);
         for o in 0..2 {
@@ -81,11 +91,49 @@ impl OnBlocks {
             }
         }
     }
+
+    /// Gathers the ranges between the pairs `pairs` of a record that counts `hits` times,
+    /// under each order; maps them once enough are gathered.
+    fn add(&mut self, pairs: &[Branch], hits: u128) {
+        // A record counts at most 2^64 times, and a trace holds fewer than 2^64 records:
+        // no sum of hits reaches 2^128.
+        let ranges = pairs.len().saturating_sub(1) as u128;
+        self.ranges += ranges * hits;
+        for (o, order) in Order::BOTH.into_iter().enumerate() {
+            let pending = &mut self.pending[o];
+            for w in pairs.windows(2) {
+                let (start, end) = order.range((&w[0], &w[1]));
+                *pending
+                    .entry(u64::from(start) << 32 | u64::from(end))
+                    .or_default() += hits;
+            }
+        }
+        if self.pending.iter().any(|p| p.len() >= PENDING) {
+            self.flush();
+        }
+    }
+
+    /// Maps each distinct range gathered onto the blocks.
+    fn flush(&mut self) {
+        let blocks = &self.spd.blocks;
+        for o in 0..2 {
+            let counts = &mut self.counts[o];
+            for (range, hits) in self.pending[o].drain() {
+                let (start, end) = ((range >> 32) as u32, range as u32);
+                match blocks.run(start, end, |b| counts[b] += hits) {
+                    None => self.outside[o] += hits,
+                    Some(true) => self.consistent[o] += hits,
+                    Some(false) => {}
+                }
+            }
+        }
+    }
 }
 
 impl BlockCounts {
     /// Takes a sample record, if it is an LBR record of two pairs or more of a binary with
-    /// an SPD attached.
+    /// an SPD attached whose blocks map its code: its ranges are mapped at once, a few
+    /// lookups each (memory grows with the SPD's blocks, not the trace).
     pub(crate) fn add(&mut self, s: &Samples<'_>, symbols: &SymbolMap) {
         let (SampleKind::Lbr, Some(progid)) = (s.kind(), s.progid) else {
             return;
@@ -99,23 +147,22 @@ impl BlockCounts {
                 let Some(spd) = symbols.spd_shared(progid) else {
                     return;
                 };
+                if spd.blocks.overlap().is_some() {
+                    return;
+                }
                 let binary = OnBlocks::new(Arc::clone(spd));
                 self.binaries.entry(progid).or_insert(binary)
             }
         };
         binary.records += 1;
-        if self.gathered.push(progid, s.payload, s.hits) {
-            self.flush();
-        }
+        self.pairs.clear();
+        self.pairs.extend(Branches::new(s.payload).iter());
+        binary.add(&self.pairs, s.hits);
     }
 
-    /// Maps the records gathered so far.
+    /// Maps what is still gathered, once the stream is decoded.
     pub(crate) fn flush(&mut self) {
-        let mut on = Mapping {
-            binaries: &mut self.binaries,
-            met: &mut self.met,
-        };
-        self.gathered.flush(&mut on);
+        self.binaries.values_mut().for_each(OnBlocks::flush);
     }
 
     /// Renumbers the binaries: `progid` becomes `to(progid)`.
@@ -153,46 +200,6 @@ impl BlockCounts {
     fn of(&self, progid: u16, spd: &SpdProfile) -> Option<&OnBlocks> {
         let binary = self.binaries.get(&progid)?;
         std::ptr::eq(Arc::as_ptr(&binary.spd), spd).then_some(binary)
-    }
-}
-
-/// The ranges of a batch, mapped onto the SPDs' blocks.
-struct Mapping<'a> {
-    binaries: &'a mut BTreeMap<u16, OnBlocks>,
-    met: &'a mut Vec<usize>,
-}
-
-impl OnRanges for Mapping<'_> {
-    fn record(&mut self, progid: u16, pairs: usize, hits: u128) -> bool {
-        let Some(binary) = self.binaries.get_mut(&progid) else {
-            return false;
-        };
-        let ranges = pairs.saturating_sub(1) as u128;
-        binary.ranges = binary.ranges.saturating_add(ranges.saturating_mul(hits));
-        true
-    }
-
-    fn range(&mut self, progid: u16, o: usize, (start, end): (u32, u32), hits: u128) {
-        let Some(binary) = self.binaries.get_mut(&progid) else {
-            return;
-        };
-        let spd = &binary.spd;
-        let (Some(first), Some(last)) = (spd.index_at(start), spd.index_at(end)) else {
-            binary.outside[o] = binary.outside[o].saturating_add(hits);
-            return;
-        };
-        if first != last || start > end {
-            return;
-        }
-        binary.consistent[o] = binary.consistent[o].saturating_add(hits);
-        self.met.clear();
-        self.met.extend(spd.blocks.meeting(first, start, end));
-        self.met.sort_unstable();
-        self.met.dedup();
-        for &b in self.met.iter() {
-            let count = &mut binary.counts[o][b];
-            *count = count.saturating_add(hits);
-        }
     }
 }
 
@@ -317,9 +324,8 @@ impl<'s> TraceOnBlocks<'s> {
         let (mut samples, mut outside) = (0u128, 0u128);
         for (rva, n) in table.iter() {
             samples = samples.saturating_add(n);
-            let block = (self.spd.index_at(rva)).and_then(|f| self.spd.blocks.block_at(f, rva));
-            match block {
-                Some(b) => self.counts[b] = self.counts[b].saturating_add(n),
+            match self.spd.blocks.at(rva) {
+                Some((_, b)) => self.counts[b] = self.counts[b].saturating_add(n),
                 None => outside = outside.saturating_add(n),
             }
         }

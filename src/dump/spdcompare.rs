@@ -133,6 +133,18 @@ fn on_blocks<P: Printer>(
     kept: &Kept,
     (progid, spd, profile): (u16, &MatchFile, &SpdProfile),
 ) -> io::Result<Status> {
+    if let Some((a, b, at)) = profile.blocks.overlap() {
+        let name = |i: usize| profile.functions[i].name.as_str();
+        let message = format!(
+            "{}: the code of {} and of {} overlap at RVA {at:#X}: its blocks are no map of \
+             the binary's code, and the trace is not set beside them",
+            spd.path,
+            name(a),
+            name(b)
+        );
+        printer.error(file, &message)?;
+        return Ok(Status::Errors);
+    }
     let on = TraceOnBlocks::new(
         kept.summary.as_ref(),
         kept.records.blocks.as_ref(),

@@ -5,10 +5,28 @@
 //! Blocks without a range (entry and join points, about half of all) hold no code and
 //! weigh nothing: they are not in the map. Only emitted functions (an RVA and a code size)
 //! have blocks here.
+//!
+//! ```text
+//! pieces   every code range of every block, by RVA: [start, end), its block, its function,
+//!          the piece of the same block before it (blocks interleave: 1, 2, 1, 2, 1)
+//! index    per byte of the code's span, the piece that holds it (spans up to 4 MiB; past
+//!          that, a binary search of the pieces)
+//! ```
+//!
+//! The map is of the code only when no two functions' code overlaps (in no known SPD does
+//! it): an SPD whose functions overlap has no map ([`SpdBlocks::overlap`] says where), and
+//! its addresses are looked up in none.
 
 use std::ops::Range;
 
+use crate::image::spd::function::Block;
 use crate::image::spd::table::FunctionTable;
+
+/// The longest span of code given an index of a piece per byte: 4 MiB, 16 MiB of index.
+const INDEXED_SPAN: u64 = 4 << 20;
+
+/// No piece.
+const NONE: u32 = u32::MAX;
 
 /// The blocks of an SPD's emitted functions that hold code.
 #[derive(Clone, Debug, Default)]
@@ -20,8 +38,16 @@ pub struct SpdBlocks {
     stored: Vec<(u32, u32)>,
     /// Per function, in record order: its blocks in `blocks`, its pieces in `pieces`.
     functions: Vec<Span>,
-    /// Every emitted function's code ranges, by function, then by RVA.
+    /// Every code range, by RVA.
     pieces: Vec<Piece>,
+    /// The first byte `index` maps.
+    base: u64,
+    /// Per byte from `base`, the piece that holds it, or [`NONE`]; empty when the span is
+    /// too long (then `pieces` is searched).
+    index: Vec<u32>,
+    /// Two functions (by place in record order) whose code overlaps, at an RVA: then the
+    /// blocks are no map of the code.
+    overlap: Option<(u32, u32, u64)>,
 }
 
 /// A block of an SPD that holds code.
@@ -59,33 +85,39 @@ struct Piece {
     start: u64,
     end: u64,
     block: u32,
+    function: u32,
+    /// The piece of the same block before this one, or [`NONE`].
+    before: u32,
 }
 
 impl SpdBlocks {
     /// The blocks with code of a checked table's emitted functions.
     pub fn of(table: &FunctionTable) -> SpdBlocks {
         let mut map = SpdBlocks::default();
+        let mut first_piece = Vec::with_capacity(table.len());
         for (i, f) in table.functions().enumerate() {
-            let (blocks, pieces) = (map.blocks.len() as u32, map.pieces.len() as u32);
+            let blocks = map.blocks.len() as u32;
+            first_piece.push(map.pieces.len());
             if f.rva() != 0 && f.code_size() != 0 {
                 map.add_function(i as u32, f.rva(), f.blocks());
             }
             map.functions.push(Span {
                 blocks: blocks..map.blocks.len() as u32,
-                pieces: pieces..map.pieces.len() as u32,
+                pieces: 0..0,
             });
         }
+        map.pieces.sort_by_key(|p| (p.start, p.function));
+        map.link();
         map
     }
 
-    /// Adds the blocks with code of the function at `index`, whose code starts at `rva`.
+    /// Adds the blocks with code of the function at `function`, whose code starts at `rva`.
     fn add_function<'a>(
         &mut self,
-        index: u32,
+        function: u32,
         rva: u32,
-        blocks: impl Iterator<Item = crate::image::spd::function::Block<'a>>,
+        blocks: impl Iterator<Item = Block<'a>>,
     ) {
-        let first_piece = self.pieces.len();
         for b in blocks {
             let from = self.stored.len() as u32;
             // A range of no bytes holds no code (none was seen; the checks allow it).
@@ -95,6 +127,8 @@ impl SpdBlocks {
                     start,
                     end: start + u64::from(length),
                     block: self.blocks.len() as u32,
+                    function,
+                    before: NONE,
                 });
                 self.stored
                     .push((u32::try_from(start).unwrap_or(u32::MAX), length));
@@ -102,7 +136,7 @@ impl SpdBlocks {
             let to = self.stored.len() as u32;
             if to > from {
                 self.blocks.push(SpdBlock {
-                    function: index,
+                    function,
                     id: b.id,
                     count: b.count,
                     instructions: b.instructions,
@@ -110,7 +144,38 @@ impl SpdBlocks {
                 });
             }
         }
-        self.pieces[first_piece..].sort_unstable_by_key(|p| p.start);
+    }
+
+    /// Once the pieces are in RVA order: each function's span of them, each piece's piece of
+    /// the same block before it, and the index; or, when two functions' code overlaps, no
+    /// map at all.
+    fn link(&mut self) {
+        if let Some(w) = self.pieces.windows(2).find(|w| w[1].start < w[0].end) {
+            self.overlap = Some((w[0].function, w[1].function, w[1].start));
+            self.pieces.clear();
+            return;
+        }
+        let mut last = vec![NONE; self.blocks.len()];
+        for (i, p) in self.pieces.iter_mut().enumerate() {
+            let i = i as u32;
+            p.before = std::mem::replace(&mut last[p.block as usize], i);
+            let span = &mut self.functions[p.function as usize].pieces;
+            if span.start == span.end {
+                *span = i..i;
+            }
+            span.end = i + 1;
+        }
+        let (Some(first), Some(end)) = (self.pieces.first(), self.pieces.last()) else {
+            return;
+        };
+        self.base = first.start;
+        if end.end - first.start <= INDEXED_SPAN {
+            self.index = vec![NONE; (end.end - first.start) as usize];
+            for (i, p) in self.pieces.iter().enumerate() {
+                let (from, to) = ((p.start - self.base) as usize, (p.end - self.base) as usize);
+                self.index[from..to].fill(i as u32);
+            }
+        }
     }
 
     /// How many blocks hold code.
@@ -143,24 +208,61 @@ impl SpdBlocks {
             .unwrap_or_default()
     }
 
-    /// The function's pieces, by RVA.
-    fn pieces(&self, function: usize) -> &[Piece] {
-        self.functions
-            .get(function)
-            .and_then(|s| {
-                self.pieces
-                    .get(s.pieces.start as usize..s.pieces.end as usize)
-            })
-            .unwrap_or_default()
+    /// Two functions (by place in record order) whose code overlaps, and where: then the
+    /// blocks are no map of the code, and no address is looked up in them.
+    pub fn overlap(&self) -> Option<(usize, usize, u64)> {
+        self.overlap.map(|(a, b, at)| (a as usize, b as usize, at))
+    }
+
+    /// The piece that holds `rva`.
+    #[inline]
+    fn piece_at(&self, rva: u32) -> Option<usize> {
+        let off = u64::from(rva).checked_sub(self.base)?;
+        if !self.index.is_empty() {
+            let piece = *self.index.get(usize::try_from(off).ok()?)?;
+            return (piece != NONE).then_some(piece as usize);
+        }
+        let rva = u64::from(rva);
+        let i = self
+            .pieces
+            .partition_point(|p| p.start <= rva)
+            .checked_sub(1)?;
+        (rva < self.pieces[i].end).then_some(i)
+    }
+
+    /// The place of the function whose code holds `rva`, and of its block that does.
+    #[inline]
+    pub fn at(&self, rva: u32) -> Option<(usize, usize)> {
+        let p = &self.pieces[self.piece_at(rva)?];
+        Some((p.function as usize, p.block as usize))
     }
 
     /// The place of the block of `function` whose code holds `rva`.
     pub fn block_at(&self, function: usize, rva: u32) -> Option<usize> {
-        let pieces = self.pieces(function);
-        let rva = u64::from(rva);
-        let after = pieces.partition_point(|p| p.start <= rva);
-        let piece = pieces.get(after.checked_sub(1)?)?;
-        (rva < piece.end).then_some(piece.block as usize)
+        let (f, b) = self.at(rva)?;
+        (f == function).then_some(b)
+    }
+
+    /// A run of code `[start, end]`, read as section 17 reads an LBR range: `None` when an
+    /// end lies in no function's code (`outside`); else, when it starts no later than it
+    /// ends and both ends lie in one function (it is *consistent*), `each` gets the place
+    /// of every block with code in it, once (a block whose ranges interleave with others'
+    /// is met once however many of its ranges lie in the run), and `Some(true)`; else
+    /// `Some(false)`.
+    #[inline]
+    pub fn run(&self, start: u32, end: u32, mut each: impl FnMut(usize)) -> Option<bool> {
+        let (first, last) = (self.piece_at(start)?, self.piece_at(end)?);
+        let pieces = &self.pieces;
+        if start > end || pieces[first].function != pieces[last].function {
+            return Some(false);
+        }
+        for p in &pieces[first..=last] {
+            // Met once: no piece of its block before this one lies in the run.
+            if p.before == NONE || (p.before as usize) < first {
+                each(p.block as usize);
+            }
+        }
+        Some(true)
     }
 
     /// The places of the blocks of `function` with code in `[start, end]`, in the order of
@@ -171,7 +273,11 @@ impl SpdBlocks {
         start: u32,
         end: u32,
     ) -> impl Iterator<Item = usize> + '_ {
-        let pieces = self.pieces(function);
+        let span = self
+            .functions
+            .get(function)
+            .map_or(0..0, |s| s.pieces.clone());
+        let pieces = &self.pieces[span.start as usize..span.end as usize];
         let (start, end) = (u64::from(start), u64::from(end));
         let first = pieces.partition_point(|p| p.end <= start);
         pieces[first..]

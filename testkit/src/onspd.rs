@@ -1,8 +1,10 @@
 //! LBR records drawn over an SPD's code, for the benchmark of `/compare TRACE SPD`: the
 //! trace the SPD matches (its binary, GUID and age), each record a chain of 16 branches
 //! inside one of the functions the SPD counts, drawn by their weight, its pairs stored newest
-//! first, with an IP sample beside it. A random draw, not a program's execution: a load to
-//! time the mapping of ranges onto blocks, never shown as what a program did.
+//! first, with an IP sample beside it. A branch goes to the start of one of the function's
+//! code ranges and is taken from the last byte of one of the next three, as branches go
+//! between blocks, so arcs repeat as a real profile's do. A random draw, not a program's execution:
+//! a load to time the mapping of ranges onto blocks, never shown as what a program did.
 
 use sptdump::format::progid::registry_form;
 use sptdump::image::spd::Header;
@@ -25,19 +27,26 @@ impl Rng {
 /// A trace of `records` LBR records (and as many IP samples) over the code of `spd`, whose
 /// header is `header`; the same seed always gives the same bytes.
 pub fn trace(header: &Header, spd: &SpdProfile, records: usize, seed: u64) -> Vec<u8> {
-    let mut weighted: Vec<(u32, u32, u128)> = Vec::new();
+    // Per function the SPD counts: where its code ranges start and end, and its weight
+    // summed with those before it.
+    let mut weighted: Vec<(Vec<u32>, Vec<u32>, u128)> = Vec::new();
     let mut total = 0u128;
     for (i, f) in spd.functions.iter().enumerate() {
-        let w: u128 = spd.blocks.all()[spd.blocks.of_function(i)]
-            .iter()
-            .map(|b| b.weight())
-            .sum();
-        if f.emitted() && w > 0 {
-            total += w;
-            weighted.push((f.rva, f.size, total));
+        let blocks = &spd.blocks.all()[spd.blocks.of_function(i)];
+        let w: u128 = blocks.iter().map(|b| b.weight()).sum();
+        if !f.emitted() || w == 0 {
+            continue;
         }
+        let ranges = blocks
+            .iter()
+            .flat_map(|b| spd.blocks.ranges(b).iter().copied());
+        let (mut starts, mut ends): (Vec<u32>, Vec<u32>) =
+            ranges.map(|(rva, len)| (rva, rva + (len - 1))).unzip();
+        starts.sort_unstable();
+        ends.sort_unstable();
+        total += w;
+        weighted.push((starts, ends, total));
     }
-    assert!(!weighted.is_empty(), "the SPD counts no function with code");
     let mut rng = Rng(seed | 1);
     let mut b = SptBuilder::new();
     let guid = registry_form(&header.spd.guid);
@@ -47,14 +56,22 @@ pub fn trace(header: &Header, spd: &SpdProfile, records: usize, seed: u64) -> Ve
     for r in 0..records {
         let draw = u128::from(rng.below(u64::MAX)) * total / u128::from(u64::MAX);
         let at = weighted.partition_point(|&(.., upto)| upto <= draw);
-        let (rva, size, _) = weighted[at.min(weighted.len() - 1)];
-        let last = rva + (size - 1);
+        let (starts, ends, _) = &weighted[at.min(weighted.len() - 1)];
+        let mut pick = |from: &[u32]| from[rng.below(from.len() as u64) as usize];
         chain.clear();
-        let mut to = rva + rng.below(u64::from(size)) as u32;
-        chain.push((rva + rng.below(u64::from(size)) as u32, to));
+        let mut to = pick(starts);
+        chain.push((pick(ends), to));
         for _ in 1..16 {
-            let from = to + rng.below(u64::from(last - to) + 1) as u32;
-            to = rva + rng.below(u64::from(size)) as u32;
+            // A run of code straight on from `to` to the last byte of its range or of one of
+            // the next two (a conditional branch or two not taken), as runs between taken
+            // branches are short.
+            let later = ends.partition_point(|&e| e < to);
+            let next = &ends[later..ends.len().min(later + 3)];
+            let from = match next {
+                [] => to,
+                next => pick(next),
+            };
+            to = pick(starts);
             chain.push((from, to));
         }
         chain.reverse();
