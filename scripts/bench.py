@@ -284,6 +284,75 @@ def lbr_bench(runs, mib):
               f"{verdict}")
 
 
+def shared_spds():
+    """The SPD files of the shared suite (../shared/spd beside the repository, or
+    $SPTDUMP_SHARED/spd), by name; empty without it."""
+    shared = os.environ.get("SPTDUMP_SHARED") or os.path.join(ROOT, "..", "shared")
+    folder = os.path.join(shared, "spd")
+    if not os.path.isdir(folder):
+        return folder, []
+    return folder, sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".spd"))
+
+
+def blocks_bench(runs, mib):
+    """/compare TRACE SPD with its blocks against /summary, CPU and peak RSS, on MIB MiB of
+    LBR records (16 pairs) and IP samples drawn over the code of the largest profiled SPD of
+    the shared suite (`synth --over-spd`: branches between its code ranges, a random draw,
+    not an execution). Targets: at most 1.5 x /summary's CPU, peak RSS at most 64 MiB. Then
+    spddump /compare of two consecutive SPDs against reading both (/func): at most 2.5 x."""
+    folder, spds = shared_spds()
+    ebpf = [p for p in spds if "_EbpfCore_" in os.path.basename(p)]
+    if len(ebpf) < 2:
+        print(f"blocks: skipped (no EbpfCore SPDs in {folder})")
+        return
+    sh(["cargo", "build", "--release", "--quiet", "--bin", "sptdump", "--bin", "spddump",
+        "--example", "synth"], cwd=ROOT)
+    spd = max(ebpf, key=os.path.getsize)
+    path = os.path.join(WORK, f"over-spd-{mib}.spt")
+    if not os.path.exists(path) or os.path.getmtime(SYNTH) > os.path.getmtime(path):
+        sh([SYNTH, path, str(mib), "1", "--over-spd", spd], cwd=ROOT, stderr=subprocess.DEVNULL)
+    commands = {
+        "/summary": [SPTDUMP, "/summary", path],
+        "/compare TRACE SPD": [SPTDUMP, "/compare", path, spd],
+    }
+    cpus = {name: [] for name in commands}
+    for cmd in commands.values():
+        run(cmd)
+    for _ in range(runs):
+        for name, cmd in commands.items():
+            cpus[name].append(cpu_run(cmd)[1])
+    med = {name: statistics.median(t) for name, t in cpus.items()}
+    print(f"blocks on {os.path.basename(path)} ({os.path.getsize(path):,} bytes) beside "
+          f"{os.path.basename(spd)}, {runs} runs each, CPU medians")
+    for name, cmd in commands.items():
+        ratio = med[name] / med["/summary"]
+        rss = peak_rss(cmd) / 1024
+        verdict = "" if name == "/summary" else \
+            f"  (targets <= 1.5 x /summary: {'met' if ratio <= 1.5 else 'MISSED'}; " \
+            f"<= 64 MiB: {'met' if rss <= 64 else 'MISSED'})"
+        print(f"  {name:22} cpu {med[name]:7.3f} s  {ratio:5.2f} x  peak RSS {rss:6.1f} MiB{verdict}")
+    old, new = ebpf[-3], ebpf[-2]
+    pair = {
+        "spddump /func OLD NEW": [SPDDUMP, "/func", old, new],
+        "spddump /compare OLD NEW": [SPDDUMP, "/compare", old, new],
+    }
+    walls = {name: [] for name in pair}
+    for cmd in pair.values():
+        run(cmd)
+    for _ in range(max(runs, 5)):
+        for name, cmd in pair.items():
+            walls[name].append(run(cmd))
+    base = statistics.median(walls["spddump /func OLD NEW"])
+    print(f"spddump on {os.path.basename(old)} and {os.path.basename(new)}, "
+          f"{max(runs, 5)} runs each, wall medians")
+    for name in pair:
+        ratio = statistics.median(walls[name]) / base
+        verdict = "" if name.endswith("/func OLD NEW") else \
+            f"  (target <= 2.5 x: {'met' if ratio <= 2.5 else 'MISSED'})"
+        print(f"  {name:26} wall {statistics.median(walls[name]) * 1000:7.1f} ms  {ratio:5.2f} x"
+              f"{verdict}")
+
+
 def symbols_bench(runs):
     """/symbols with everything in its cache against /pdb naming the same files, /functions
     on testdata/pe/profile.spt: looking files up along a symbol path must cost nothing a user
@@ -366,6 +435,8 @@ def main():
                     help="only /symbols with everything cached against /pdb")
     ap.add_argument("--lbr-only", action="store_true",
                     help="only the LBR views against /summary on an LBR walk of lbr.exe")
+    ap.add_argument("--blocks-only", action="store_true",
+                    help="only /compare TRACE SPD's blocks against /summary, and spddump /compare")
     args = ap.parse_args()
     if args.symbols_only:
         os.makedirs(WORK, exist_ok=True)
@@ -374,6 +445,10 @@ def main():
     if args.lbr_only:
         os.makedirs(WORK, exist_ok=True)
         lbr_bench(args.runs, args.size)
+        return
+    if args.blocks_only:
+        os.makedirs(WORK, exist_ok=True)
+        blocks_bench(args.runs, 64)
         return
     if args.spd_only:
         spd_bench(args.runs)
@@ -569,6 +644,7 @@ def main():
     inline_bench(args.runs)
     spd_bench(args.runs)
     lbr_bench(args.runs, args.size)
+    blocks_bench(args.runs, 64)
     symbols_bench(args.runs)
 
 

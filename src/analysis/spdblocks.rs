@@ -99,10 +99,19 @@ impl OnBlocks {
         // no sum of hits reaches 2^128.
         let ranges = pairs.len().saturating_sub(1) as u128;
         self.ranges += ranges * hits;
+        let blocks = &self.spd.blocks;
         for (o, order) in Order::BOTH.into_iter().enumerate() {
             let pending = &mut self.pending[o];
             for w in pairs.windows(2) {
                 let (start, end) = order.range((&w[0], &w[1]));
+                if start > end {
+                    // Never consistent (the wrong order's half, mostly): only whether it is
+                    // outside, at once.
+                    if blocks.run(start, end, |_| {}).is_none() {
+                        self.outside[o] += hits;
+                    }
+                    continue;
+                }
                 *pending
                     .entry(u64::from(start) << 32 | u64::from(end))
                     .or_default() += hits;

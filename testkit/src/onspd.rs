@@ -1,7 +1,7 @@
 //! LBR records drawn over an SPD's code, for the benchmark of `/compare TRACE SPD`: the
 //! trace the SPD matches (its binary, GUID and age), each record a chain of 16 branches
 //! inside one of the functions the SPD counts, drawn by their weight, its pairs stored newest
-//! first, with an IP sample beside it. A branch goes to the start of one of the function's
+//! first, with an IP sample in the same function's code beside it. A branch goes to the start of one of the function's
 //! code ranges and is taken from the last byte of one of the next three, as branches go
 //! between blocks, so arcs repeat as a real profile's do. A random draw, not a program's execution:
 //! a load to time the mapping of ranges onto blocks, never shown as what a program did.
@@ -79,7 +79,12 @@ pub fn trace(header: &Header, spd: &SpdProfile, records: usize, seed: u64) -> Ve
             b.repeat(rng.below(4));
         }
         b.lbr(&chain);
-        b.ip(RETIRE_INSTR, &[chain[0].0]);
+        // The IP sample: any byte of the function's code, as a sampled instruction is.
+        let (lo, hi) = (starts[0], ends[ends.len() - 1]);
+        b.ip(
+            RETIRE_INSTR,
+            &[lo + rng.below(u64::from(hi - lo) + 1) as u32],
+        );
     }
     b.build()
 }

@@ -762,3 +762,37 @@ fn spddump_compare_takes_two_readable_spds() {
     );
     assert!(o.stdout.is_empty());
 }
+
+/// An SPD whose functions' code overlaps maps no address to one block: beside a trace, its
+/// blocks are refused (exit 1, the two functions named), its function table still shown.
+#[test]
+fn an_spd_whose_functions_overlap_is_no_map_of_the_code() {
+    const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
+    let mut spd = SpdBuilder::new("app.exe", GUID, 1);
+    let mix = spd
+        .functions
+        .iter_mut()
+        .find(|f| f.name == "mix_round")
+        .unwrap();
+    mix.rva = 0x1040;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.spd"), spd.build()).unwrap();
+    let trace = crate::support::crate_root().join("testdata/pe/trace.spt");
+    let o = run_in(
+        dir.path(),
+        &["/json", "/compare", trace.to_str().unwrap(), "app.spd"],
+    );
+    assert_eq!(status(&o), 1, "{}", stderr(&o));
+    let lines = json_lines(&o);
+    assert!(lines.iter().any(|l| l["type"] == "compare_spd"));
+    assert!(lines.iter().all(|l| l["type"] != "spd_blocks"));
+    let error = lines
+        .iter()
+        .find(|l| l["type"] == "error")
+        .expect("an error line");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("the code of hash_bytes and of mix_round overlap at RVA 0x1040"),
+        "{message}"
+    );
+}
