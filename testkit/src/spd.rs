@@ -468,7 +468,7 @@ fn program() -> Vec<SpdFunction> {
         SpdFunction::new("parse_token", 0x1070, 0x5D, parse_blocks).calls("hash_bytes", 10, &[4]),
         hash_bytes,
         mix_round,
-        SpdFunction::new("spin_pause", 0x1180, 0x02, vec![b(0, 2, &[(0, 2)], &[])]),
+        SpdFunction::new("spin_pause", 0x1190, 0x02, vec![b(0, 2, &[(0, 2)], &[])]),
         folded,
         SpdFunction::new("to_digit", 0, 0, vec![b(0, 0, &[], &[])]),
     ];
