@@ -3,7 +3,7 @@
 //! A regular file is read where its parts lie, by seeking; its size is known up front. A pipe
 //! is read once, front to back: table bytes are kept, gaps are discarded, and when a table
 //! lies after the stream start the stream bytes before it are kept too, so they can be
-//! decoded afterwards. That look-ahead is bounded by [`PIPE_LOOKAHEAD`]: memory never grows
+//! decoded afterwards. That look-ahead is bounded (`PIPE_LOOKAHEAD`, about 1.6 MiB): memory never grows
 //! with the file, whatever its header says.
 
 use std::fs::File;

@@ -62,7 +62,7 @@ pub enum VerdictCode {
     KernelImage = "kernel-image", Note;
     /// A `/match` SPD holds no profile yet: the first import fills it.
     SpdNotProfiled = "spd-not-profiled", Note;
-    /// With `/pdb` and `/image`: the LBR ranges cover under [`THIN`] of the blocks of the
+    /// With `/pdb` and `/image`: the LBR ranges cover under half of the blocks of the
     /// functions with IP samples.
     LbrThin = "lbr-thin", Warning;
     /// A matching `/match` SPD holds no counts for more than half of a binary's

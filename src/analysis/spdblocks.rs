@@ -11,7 +11,7 @@
 //! ```
 //!
 //! While the trace is decoded, the ranges of its LBR records are gathered, each distinct
-//! range with its hits summed, and mapped a batch at a time ([`BlockCounts`], a lookup of
+//! range with its hits summed, and mapped a batch at a time (`BlockCounts`, a lookup of
 //! each end in the SPD's map of its code), so the memory grows with the SPD's blocks, not
 //! the trace. A range is *consistent on the SPD* when it starts no later than it ends and
 //! both ends lie in one function's code; the order of the pairs is the one under which at

@@ -197,6 +197,12 @@ pub fn compare(old: &SpdProfile, new: &SpdProfile, top: usize) -> SpdPairReport 
         b.delta
             .abs()
             .total_cmp(&a.delta.abs())
+            .then(
+                b.old_share
+                    .max(b.new_share)
+                    .total_cmp(&a.old_share.max(a.new_share)),
+            )
+            .then_with(|| a.name.cmp(&b.name))
             .then(a.hash.cmp(&b.hash))
     });
     report.functions = report.rows.len();

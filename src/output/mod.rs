@@ -6,7 +6,7 @@
 //!
 //! `text` is for people and `diff`, `json` for pipelines; [`Output`] is either, as the
 //! options choose. An exporter that writes a file of its own goes here too, beside them, and
-//! reads an analysis's report: `flamegraph` draws the folded stacks as an SVG, [`pprof`] and
+//! reads an analysis's report: `flamegraph` draws the folded stacks as an SVG, `pprof` and
 //! `speedscope` write the profile for those viewers. spddump's views of an SPD are `views::spd`.
 use std::io::{self, Write};
 
