@@ -2,8 +2,8 @@
 """Proves that engines read sptdump's Parquet tables and sum them exactly.
 
 Writes the tables of several traces of testdata/pe into a fleet layout
-(fleet/date=.../host=.../{samples,arcs,stacks}), runs the README's DuckDB query or its
-PySpark job over them (the code is taken from the README, between its markers), and holds
+(fleet/date=.../host=.../{samples,arcs,stacks}), runs the guide's DuckDB query or its
+PySpark job over them (the code is taken from docs/guide.md, between its markers), and holds
 the sums per binary and source against what `sptdump /merge /summary /functions /json` reports
 for the same traces. Exit status 0 when every sum is equal.
 
@@ -32,11 +32,11 @@ FLEET = {
 
 
 def readme_block(marker):
-    """The fenced code block after `<!-- engines: MARKER -->` in the README."""
-    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    """The fenced code block after `<!-- engines: MARKER -->` in the guide."""
+    text = open(os.path.join(ROOT, "docs", "guide.md"), encoding="utf-8").read()
     m = re.search(r"<!-- engines: " + re.escape(marker) + r" -->\s*```\w*\n(.*?)```", text, re.S)
     if not m:
-        sys.exit(f"engines.py: no '<!-- engines: {marker} -->' code block in README.md")
+        sys.exit(f"engines.py: no '<!-- engines: {marker} -->' code block in docs/guide.md")
     return m.group(1)
 
 
@@ -112,7 +112,7 @@ def main():
         rows, stacks, web01 = (run_duckdb if args.engine == "duckdb" else run_spark)(work)
     got = {(b, s): h for b, s, h in rows}
     got_stacks = {b: h for b, h in stacks}
-    print(f"{args.engine}: the README's query over {sum(map(len, FLEET.values()))} traces' tables")
+    print(f"{args.engine}: the guide's query over {sum(map(len, FLEET.values()))} traces' tables")
     print(f"  {'binary':10} {'source':15} {'engine':>22} {'/merge':>22}")
     failed = False
     for key in sorted(set(got) | set(expected)):

@@ -3,9 +3,12 @@
 # Windows check: cross-compiles sptdump for x86_64-pc-windows-gnu, runs the release .exe under
 # Wine and checks that it behaves exactly like the Linux build.
 #
-# usage: scripts/windows-check.sh [--quick]
+# usage: scripts/windows-check.sh [--quick] [--archive ZIP]
 #        (--quick: compare the outputs on the files of testdata/ and the traces this script
-#        makes only, not on the conformance vectors, and leave out the test suite)
+#        makes only, not on the conformance vectors, and leave out the test suite;
+#        --archive: check the binaries of a release archive (scripts/release.sh) as a user
+#        unpacks them, instead of building sptdump.exe: the same cases, and spddump.exe
+#        against the Linux spddump)
 #
 # Needs (the script installs nothing; on Debian 12):
 #   rustup target add x86_64-pc-windows-gnu
@@ -39,9 +42,14 @@ ROOT=$PWD
 START=$SECONDS
 
 QUICK=0
-for arg in "$@"; do
+ARCHIVE=""
+while [ $# -gt 0 ]; do
+    arg=$1
+    shift
     case $arg in
         --quick) QUICK=1 ;;
+        --archive) ARCHIVE=${1:?--archive needs a .zip}; shift ;;
+        --archive=*) ARCHIVE=${arg#--archive=} ;;
         -h | --help) sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "windows-check: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
     esac
@@ -96,10 +104,17 @@ unset DISPLAY WAYLAND_DISPLAY
 export LC_ALL=C.UTF-8
 
 # ---------------------------------------------------------------------------------------------
-step "build (Linux and Windows, release)"
-cargo build --locked --release || exit 1
-CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
-    cargo build --locked --release --target "$TARGET" || exit 1
+if [ -n "$ARCHIVE" ]; then
+    [ -f "$ARCHIVE" ] || { echo "windows-check: no archive $ARCHIVE" >&2; exit 2; }
+    ARCHIVE=$(cd "$(dirname "$ARCHIVE")" && pwd)/$(basename "$ARCHIVE")
+    step "build (Linux, release); the Windows binaries from $(basename "$ARCHIVE")"
+    cargo build --locked --release || exit 1
+else
+    step "build (Linux and Windows, release)"
+    cargo build --locked --release || exit 1
+    CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
+        cargo build --locked --release --target "$TARGET" || exit 1
+fi
 
 step "Wine prefix"
 mkdir -p "$OUT"
@@ -114,7 +129,17 @@ trap 'wineserver -k >/dev/null 2>&1' EXIT
 
 rm -rf "$BIN" "$WORK" "$CASES"
 mkdir -p "$BIN" "$WORK" "$CASES"
-cp "$ROOT/target/$TARGET/release/sptdump.exe" "$WIN_EXE"
+if [ -n "$ARCHIVE" ]; then
+    # The archive as a user unpacks it: its binaries run from its folder, unchanged.
+    unzip -q "$ARCHIVE" -d "$BIN" || exit 1
+    WIN_DIR=$(find "$BIN" -mindepth 1 -maxdepth 1 -type d | head -1)
+    for f in sptdump.exe spddump.exe README.md LICENSE LICENSE-APACHE LICENSE-MIT; do
+        [ -f "$WIN_DIR/$f" ] || { echo "windows-check: the archive has no $f" >&2; exit 1; }
+    done
+    WIN_EXE=$WIN_DIR/sptdump.exe
+else
+    cp "$ROOT/target/$TARGET/release/sptdump.exe" "$WIN_EXE"
+fi
 # Wine work-around (test-only): Rust's standard library needs ProcessPrng from
 # bcryptprimitives.dll, which Wine 8 lacks. See scripts/wine-shim/.
 if [ -f "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" ]; then
@@ -124,6 +149,8 @@ else
     x86_64-w64-mingw32-gcc -O2 -shared -s -o "$BIN/bcryptprimitives.dll" \
         scripts/wine-shim/bcryptprimitives.c scripts/wine-shim/bcryptprimitives.def \
         -ladvapi32 || exit 1
+    # Beside the archive's binaries too: it stands in for the system's DLL, which Windows has.
+    [ -z "$ARCHIVE" ] || cp "$BIN/bcryptprimitives.dll" "$(dirname "$WIN_EXE")/"
 fi
 # The conformance check runs a binary by path: this wrapper runs the .exe under Wine.
 cat >"$BIN/sptdump-wine" <<EOF
@@ -485,8 +512,32 @@ for f in "${files[@]}"; do
 done
 
 # ---------------------------------------------------------------------------------------------
+if [ -n "$ARCHIVE" ]; then
+    step "spddump.exe of the archive against the Linux spddump"
+    for args in "/all app.spd" "/json /all app.spd" "/func core.spd" "/compare app-old.spd app.spd" \
+        "/header ../sample.spt" "/fnuc app.spd"; do
+        # shellcheck disable=SC2206 # several arguments
+        set -- $args
+        p=$CASES/spddump-$N
+        N=$((N + 1))
+        (cd "$ROOT/testdata/pe" && "$ROOT/target/release/spddump" "$@" </dev/null >"$p.linux.out" 2>"$p.linux.err"; echo $? >"$p.linux.rc")
+        (cd "$ROOT/testdata/pe" && "$WINE" "$(dirname "$WIN_EXE")/spddump.exe" "$@" </dev/null >"$p.windows.out" 2>"$p.windows.err"; echo $? >"$p.windows.rc")
+        if cmp -s "$p.linux.out" "$p.windows.out" && cmp -s "$p.linux.err" "$p.windows.err" \
+            && cmp -s "$p.linux.rc" "$p.windows.rc"; then
+            pass "spddump $args"
+        else
+            fail "spddump $args"
+            show_diff stdout "$p.linux.out" "$p.windows.out"
+            show_diff stderr "$p.linux.err" "$p.windows.err"
+        fi
+    done
+fi
+
+# ---------------------------------------------------------------------------------------------
 step "the test suite, built for Windows, under Wine"
-if [ "$QUICK" = 1 ]; then
+if [ -n "$ARCHIVE" ]; then
+    echo "SKIP  the test suite (--archive: the archive holds the binaries, not the tests)"
+elif [ "$QUICK" = 1 ]; then
     echo "SKIP  the test suite (--quick)"
 else
     # The test binaries and the sptdump.exe they start live in target/$TARGET/debug/: they

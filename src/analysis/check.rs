@@ -223,7 +223,7 @@ pub(crate) fn check(
 /// The share of the sampled functions' basic blocks under which the LBR ranges are thin: a
 /// profile that leaves most of the blocks of the code that runs without a count has SPGO
 /// treat them as cold, which is the opposite of what it was recorded for. No figure is
-/// published by SPGO; this is ours (README, "Before SPDConvert").
+/// published by SPGO; this is ours (docs/guide.md, "Before SPDConvert").
 pub(crate) const THIN: f64 = 0.5;
 
 /// The `lbr-thin` verdict of each binary whose LBR ranges were read: of the functions with
@@ -279,7 +279,7 @@ pub(crate) fn thin(
 /// has IP samples too: a second of LBR sampling at xperf's default profile interval (1 ms),
 /// each sample up to 32 branches. A sample is an LBR record and each of its REPEATs:
 /// SPTAggregate folds identical records into one with a REPEAT, so the records as stored say
-/// nothing of the volume. No figure is published by SPDConvert; this is ours (README,
+/// nothing of the volume. No figure is published by SPDConvert; this is ours (docs/guide.md,
 /// "Before SPDConvert").
 pub const LBR_ENOUGH: u64 = 1000;
 

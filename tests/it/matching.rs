@@ -6,7 +6,7 @@
 //! from the linker's own output, not from the reader under test.
 //!
 //! `testdata/pe/trace.spt` (app.exe and core.dll) is written by this test with
-//! `SPTDUMP_BLESS=1 cargo test --test it matching::`; the README walks through it.
+//! `SPTDUMP_BLESS=1 cargo test --test it matching::`; the guide walks through it.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

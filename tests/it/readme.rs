@@ -189,8 +189,11 @@ fn missing(shown: &[String], stdout: &str, stderr: &str) -> Option<String> {
 
 /// The documents whose examples are run, and how many each has at least (so that a change
 /// of their form cannot leave them unchecked).
-const DOCUMENTS: [(&str, usize); 4] = [
-    ("README.md", 12),
+const DOCUMENTS: [(&str, usize); 7] = [
+    ("README.md", 7),
+    ("docs/guide.md", 20),
+    ("docs/faq.md", 0),
+    ("docs/options.md", 0),
     ("docs/output.md", 8),
     ("docs/format.md", 0),
     ("docs/development.md", 0),
@@ -269,4 +272,122 @@ fn the_checker_finds_a_line_that_is_not_printed() {
         words(r#"/json "/match:a b.exe" 'x y' z"#),
         ["/json", "/match:a b.exe", "x y", "z"]
     );
+}
+
+/// The lines of the first fenced block after the heading `heading` of `text`.
+fn first_block_after<'a>(text: &'a str, heading: &str) -> Vec<&'a str> {
+    let mut lines = text
+        .lines()
+        .skip_while(|l| l.trim_end() != heading)
+        .skip_while(|l| !l.starts_with("```"))
+        .skip(1);
+    lines
+        .by_ref()
+        .take_while(|l| !l.starts_with("```"))
+        .collect()
+}
+
+#[test]
+fn the_quick_start_works_on_a_fresh_clone_as_written() {
+    let readme = std::fs::read_to_string(crate_root().join("README.md")).unwrap();
+    // The door, not a manual.
+    assert!(
+        readme.lines().count() <= 300,
+        "the README is over 300 lines"
+    );
+    let commands = first_block_after(&readme, "## Quick start");
+    assert_eq!(
+        commands,
+        ["cargo run --release -- testdata/sample.spt", "cargo test"],
+        "the quick start's commands"
+    );
+    // `cargo run` picks the binary by `default-run` when a package has two, and builds it with
+    // the default features: both must hold, or the first command fails before it starts.
+    let manifest = std::fs::read_to_string(crate_root().join("Cargo.toml")).unwrap();
+    let package = manifest.split("\n[").next().unwrap();
+    assert!(
+        package
+            .lines()
+            .any(|l| l.trim() == r#"default-run = "sptdump""#),
+        "Cargo.toml's [package] names no default-run = \"sptdump\""
+    );
+    let defaults = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("default = "))
+        .expect("default features");
+    for bin in manifest.split("[[bin]]").skip(1) {
+        if let Some(features) = bin
+            .lines()
+            .find_map(|l| l.strip_prefix("required-features = "))
+        {
+            for feature in features.trim_matches(['[', ']']).split(',') {
+                assert!(
+                    defaults.contains(feature.trim()),
+                    "a binary needs {feature}, which is not a default feature"
+                );
+            }
+        }
+    }
+    // What it is shown to print is what those arguments print (the examples test runs it).
+    let shown = readme
+        .lines()
+        .skip_while(|l| l.trim_end() != "## Quick start")
+        .find_map(|l| l.strip_prefix("<!-- $ sptdump "))
+        .and_then(|l| l.strip_suffix(" -->"))
+        .expect("the quick start shows what its first command prints");
+    assert_eq!(
+        commands[0].strip_prefix("cargo run --release -- "),
+        Some(shown)
+    );
+}
+
+/// The option names of lines of a help text or of the first cells of a table: every
+/// `/name` before a colon, a bracket, a comma or a space.
+fn option_names<'a>(cells: impl Iterator<Item = &'a str>) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for cell in cells {
+        for part in cell.split('/').skip(1) {
+            let name: String = part
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '?')
+                .collect();
+            if !name.is_empty() {
+                names.insert(name.to_ascii_lowercase());
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn the_option_reference_is_the_help() {
+    let page = std::fs::read_to_string(crate_root().join("docs/options.md")).unwrap();
+    for program in ["sptdump", "spddump"] {
+        let binary = match program {
+            "spddump" => env!("CARGO_BIN_EXE_spddump"),
+            _ => env!("CARGO_BIN_EXE_sptdump"),
+        };
+        let help = Command::new(binary).arg("/help").output().unwrap();
+        let help = String::from_utf8(help.stdout).unwrap();
+        let shown = first_block_after(&page, &format!("<!-- help: {program} -->"));
+        assert_eq!(
+            shown.join("\n"),
+            help.trim_end(),
+            "docs/options.md's help of {program} is not what `{program} /help` prints"
+        );
+        if program == "sptdump" {
+            // The table names every option the help lists, and no other.
+            let listed = option_names(
+                help.lines()
+                    .filter(|l| l.starts_with("  /"))
+                    .map(|l| l.split("  ").nth(1).unwrap_or("")),
+            );
+            let table = option_names(
+                page.lines()
+                    .filter(|l| l.starts_with("| `/"))
+                    .map(|l| l.split(" | ").next().unwrap_or("")),
+            );
+            assert_eq!(table, listed, "docs/options.md's table against /help");
+        }
+    }
 }
