@@ -48,6 +48,11 @@ fn main() -> ExitCode {
             &mut out,
             &format!("sptdump {}\n", env!("CARGO_PKG_VERSION")),
         ),
+        Command::Completions { shell } => {
+            let script = cli::completions(&shell).unwrap_or_default();
+            out.write_all(&script).map(|()| Status::Clean)
+        }
+        Command::Manual => out.write_all(&cli::manual()).map(|()| Status::Clean),
         Command::Identities { format, paths } => {
             let files: Vec<MatchFile> = paths
                 .iter()

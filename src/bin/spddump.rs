@@ -9,7 +9,7 @@ use std::io::{self, BufWriter, Cursor, Read, Seek, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use sptdump::cli::{SpdCommand, parse_spd, spd_help};
+use sptdump::cli::{SpdCommand, parse_spd, spd_completions, spd_help, spd_manual};
 use sptdump::dump::{compare_spds, show_spd};
 use sptdump::image::imports::ImportNames;
 use sptdump::input::describe;
@@ -34,6 +34,10 @@ fn main() -> ExitCode {
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let ran = match command {
         SpdCommand::Help => out.write_all(spd_help().as_bytes()).map(|()| EXIT_OK),
+        SpdCommand::Completions { shell } => out
+            .write_all(&spd_completions(&shell).unwrap_or_default())
+            .map(|()| EXIT_OK),
+        SpdCommand::Manual => out.write_all(&spd_manual()).map(|()| EXIT_OK),
         SpdCommand::Version => {
             let version = format!("spddump {}\n", env!("CARGO_PKG_VERSION"));
             out.write_all(version.as_bytes()).map(|()| EXIT_OK)

@@ -73,6 +73,9 @@ pub(super) struct Given {
     pub progress: Option<Progress>,
     pub quiet: bool,
     pub json: bool,
+    /// `/completions:SHELL`.
+    pub completions: Option<String>,
+    pub manual: bool,
 }
 
 /// An option of the run's own (not a view's).
@@ -321,12 +324,38 @@ const AFTER: &[Own] = &[
         "JSON Lines on standard output instead of text",
         |g| g.json = true,
     ),
+    valued(
+        "completions",
+        "SHELL",
+        "print the completions of the options for SHELL: bash, zsh, fish,\n\
+         powershell or elvish",
+        |g, v| {
+            g.completions = Some(shell(v)?);
+            Ok(())
+        },
+    )
+    .output(),
+    flag(
+        "manual",
+        Group::Output,
+        "print the manual page (roff: sptdump /manual > sptdump.1)",
+        |g| g.manual = true,
+    ),
     flag("help", Group::Output, "this help", |g| g.help = true).shown("/help, /?, /h"),
     flag("version", Group::Output, "the version", |g| {
         g.version = true
     })
     .shown("/version, /V"),
 ];
+
+/// A shell whose completions the programs write (`/completions:SHELL`), in lower case.
+pub(super) fn shell(value: &OsStr) -> Result<String, String> {
+    let shell = text(value).to_ascii_lowercase();
+    match super::grammar::SHELLS.contains(&shell.as_str()) {
+        true => Ok(shell),
+        false => Err("expected bash, zsh, fish, powershell or elvish".to_owned()),
+    }
+}
 
 /// An option row: the run's own, or a view's.
 #[derive(Clone, Copy)]
@@ -411,6 +440,25 @@ colon (/top:20), or for the dash forms '=' or a space (--top 20). An argument th
 with '/' and names no option is a file, so /tmp/trace.spt works; a mistyped option is an
 error, never a file. '--' ends the options; '-' reads standard input.
 ";
+
+/// What sptdump is, in a line: the manual page's.
+pub(super) const ABOUT: &str =
+    "show what is inside SPT (Sample Profile Trace) files of MSVC's Sample PGO";
+
+/// What the manual page says after the options.
+pub(super) const LONG_ABOUT: &str = "\
+sptdump shows what is inside SPT (Sample Profile Trace) files, the hardware-sample traces of \
+MSVC's Sample Profile-Guided Optimization: a cross-platform clone of Microsoft's SPTDump, \
+with its options and sections, and JSON Lines, validation, summaries, functions, flame \
+graphs, exports, and checks of a trace against the build it must match.
+
+Options are case-insensitive and may be written /name, -name or --name (as listed here); \
+values follow a colon (/top:20), or for the dash forms '=' or a space (--top 20). An \
+argument that starts with '/' and names no option is a file, so /tmp/trace.spt works; a \
+mistyped option is an error, never a file. '--' ends the options; '-' reads standard input.
+
+Exit status: 0 no errors (warnings allowed), 1 errors found, a file unreadable, or a /match \
+or /pdb file that does not fit the trace, 2 usage error.";
 
 /// What sptdump is, the first line of the help and of the short usage.
 const TITLE: &str =

@@ -2,51 +2,13 @@
 //! and spddump's both (a [`Program`] each), so that both take the same spellings, say the
 //! same things of a mistyped option and read values the same way.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 
-use super::spelling::{Spelled, items, mistyped, spelled, unknown};
+use super::grammar;
+use super::program::{Program, Setter, canonical, rows_named};
+use super::spelling::{Spelled, mistyped, spelled, unknown};
 use super::usage::{UsageError, usage};
-use crate::views::{About, Apply, Opt, Set, Takes};
-
-/// A program's options, as the reader reads them.
-pub(super) trait Program {
-    /// What its options gather.
-    type Given: Default;
-    /// One of its option rows.
-    type Row: Copy;
-    /// Its name, as its messages give it.
-    const NAME: &'static str;
-
-    /// Every row, in the order `/help` lists them.
-    fn rows() -> Vec<Self::Row>;
-
-    /// What a row's option is.
-    fn about(row: Self::Row) -> &'static About;
-
-    /// Notes that the option `name` was given, before its value is applied.
-    fn named(_given: &mut Self::Given, _name: &'static str) {}
-
-    /// Applies a row's option to `given`, by `setter`.
-    fn apply(given: &mut Self::Given, row: Self::Row, setter: Setter<'_>)
-    -> Result<(), UsageError>;
-}
-
-/// The short spellings every program takes: `/h`, `/?` for help, `/V` for version.
-pub(super) fn canonical(name: &str) -> &str {
-    match name {
-        "h" | "?" => "help",
-        "v" => "version",
-        other => other,
-    }
-}
-
-/// The rows of `P` named `name`: one, or several views' that take it (`/srcpath`).
-pub(super) fn rows_named<P: Program>(name: &str) -> Vec<P::Row> {
-    P::rows()
-        .into_iter()
-        .filter(|&r| P::about(r).name == name)
-        .collect()
-}
+use crate::views::{About, Takes};
 
 /// Reads the arguments (without the program name): what the options gather, and the other
 /// arguments (the files), in order. Every argument is checked before any file is read: a
@@ -61,7 +23,33 @@ pub(super) fn read<P: Program>(
 fn read_in<P: Program>(
     args: impl IntoIterator<Item = OsString>,
 ) -> Result<(P::Given, Vec<OsString>), UsageError> {
+    let (options, files) = spell::<P>(args)?;
+    // clap parses what the spellings say, in its own form, against the rows' command.
+    let (options, files) = grammar::parse::<P>(grammar::clap_form(&options, &files))?;
     let mut given = P::Given::default();
+    for option in options {
+        let rows = rows_named::<P>(option.name);
+        let Some(&first) = rows.first() else {
+            continue;
+        };
+        P::named(&mut given, P::about(first).name);
+        let setter = Setter {
+            value: option.value.as_deref(),
+        };
+        for row in rows {
+            P::apply(&mut given, row, setter)?;
+        }
+    }
+    Ok((given, files))
+}
+
+/// Reads SPTDump's spellings: each option of ours by its row's name, with its value; the
+/// files. A mistyped option, or a value where none goes (or none where one must), is a usage
+/// error here, before clap sees anything.
+fn spell<P: Program>(
+    args: impl IntoIterator<Item = OsString>,
+) -> Result<(Vec<grammar::Given>, Vec<OsString>), UsageError> {
+    let mut options = Vec::new();
     let mut files = Vec::new();
     let mut args = args.into_iter();
     let mut options_ended = false;
@@ -75,14 +63,11 @@ fn read_in<P: Program>(
             match rows.first() {
                 Some(&row) => {
                     let about = P::about(row);
-                    P::named(&mut given, about.name);
                     let value = value_of(about, &arg, &spelled, &mut args)?;
-                    let setter = Setter {
-                        value: value.as_deref(),
-                    };
-                    for row in rows {
-                        P::apply(&mut given, row, setter)?;
-                    }
+                    options.push(grammar::Given {
+                        name: about.name,
+                        value,
+                    });
                 }
                 None if spelled.dashed
                     || (spelled.separator != Some('=') && mistyped(&arg, &spelled.name)) =>
@@ -102,7 +87,7 @@ fn read_in<P: Program>(
             files.push(arg);
         }
     }
-    Ok((given, files))
+    Ok((options, files))
 }
 
 /// The value of option `about`, spelled as `arg`: after a colon (or for the dash forms `=`
@@ -137,65 +122,5 @@ fn value_of(
                 "option '{shown}' needs a value: /{name}:{what}"
             )))
         }
-    }
-}
-
-/// Sets what an option's value says, parsed by its row.
-#[derive(Clone, Copy)]
-pub(super) struct Setter<'a> {
-    /// Its value, as the reader read it.
-    value: Option<&'a OsStr>,
-}
-
-impl Setter<'_> {
-    /// Whether the option was given without a value.
-    pub(super) fn alone(&self) -> bool {
-        self.value.is_none()
-    }
-}
-
-impl Apply for Setter<'_> {
-    type Error = UsageError;
-
-    fn apply<T>(self, target: &mut T, opt: &'static Opt<T>) -> Result<(), UsageError> {
-        let name = opt.name;
-        let set = match opt.set {
-            Set::Flag(set) => {
-                set(target);
-                return Ok(());
-            }
-            Set::Optional(set) => {
-                return set(target, self.value).map_err(|why| {
-                    let value = self.value.unwrap_or_default().to_string_lossy();
-                    usage(format!("invalid value '{value}' for /{name}: {why}"))
-                });
-            }
-            Set::Value(set) => set,
-        };
-        let value = self.value.unwrap_or_default();
-        let values = if opt.list {
-            items(value)?
-        } else {
-            vec![value.to_owned()]
-        };
-        let files = matches!(opt.value, Some("FILE" | "FILES"));
-        for v in values {
-            if v.is_empty() && (opt.list || files) {
-                return Err(usage(match (opt.list, files) {
-                    (true, true) => format!("/{name} needs a comma-separated list of files"),
-                    (true, false) => {
-                        format!("/{name} needs a comma-separated list of names or progid indices")
-                    }
-                    (false, _) => format!("/{name} needs a file: /{name}:FILE"),
-                }));
-            }
-            set(target, &v).map_err(|why| {
-                usage(format!(
-                    "invalid value '{}' for /{name}: {why}",
-                    v.to_string_lossy()
-                ))
-            })?;
-        }
-        Ok(())
     }
 }

@@ -804,3 +804,74 @@ fn nothing_given_prints_the_short_usage_on_standard_error() {
         "sptdump: no SPT file given; see 'sptdump /help'\n"
     );
 }
+
+/// The options `program /help` lists, by name.
+fn listed_options(program: &str) -> Vec<String> {
+    let help = Command::cargo_bin(program)
+        .unwrap()
+        .arg("/help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let names: Vec<String> = help
+        .lines()
+        .filter_map(|l| l.strip_prefix("  /"))
+        .map(|l| {
+            l.chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect()
+        })
+        .collect();
+    assert!(names.len() > 10, "{program} /help lists {names:?}");
+    names
+}
+
+#[test]
+fn completions_and_the_manual_page_offer_every_option_the_help_lists() {
+    for program in ["sptdump", "spddump"] {
+        let options = listed_options(program);
+        for shell in ["bash", "zsh", "fish", "powershell", "elvish", "BASH"] {
+            let out = Command::cargo_bin(program)
+                .unwrap()
+                .arg(format!("/completions:{shell}"))
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{program} {shell}");
+            let script = String::from_utf8(out.stdout).unwrap();
+            for name in &options {
+                // fish names a long option without its dashes (`-l name`).
+                let offered = match shell {
+                    "fish" => script.contains(&format!("-l {name} ")),
+                    _ => script.contains(&format!("--{name}")),
+                };
+                assert!(offered, "{program} /completions:{shell} leaves out /{name}");
+            }
+        }
+        let out = Command::cargo_bin(program)
+            .unwrap()
+            .arg("/manual")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let page = String::from_utf8(out.stdout).unwrap();
+        assert!(page.contains(&format!(".TH {program} 1")), "{page}");
+        for name in &options {
+            let roff = format!("\\fB\\-\\-{}\\fR", name.replace('-', "\\-"));
+            assert!(
+                page.contains(&format!(".TP\n{roff}")),
+                "{program} /manual leaves out /{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_shell_without_completions_is_a_usage_error() {
+    let out = sptdump().arg("/completions:tcsh").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "sptdump: invalid value 'tcsh' for /completions: expected bash, zsh, fish, powershell \
+         or elvish; see 'sptdump /help'\n"
+    );
+}
