@@ -11,9 +11,10 @@
 //! (`sptdump_testkit::onspd`; a random draw, not an execution).
 //!
 //! `--lbr-walk` writes the SPGO tutorial's shape instead, an IP sample and an LBR record per
-//! sample and no call stacks, of `testdata/pe/lbr.exe` walked as its real control flow goes
-//! (`sptdump_testkit::walk`): the trace the LBR views (`/coverage`, `/dyninst`) are measured
-//! on, with `/pdb:testdata/pe/lbr.pdb /image:testdata/pe/lbr.exe`.
+//! sample and no call stacks, of a random walk over `testdata/pe/lbr.exe`'s code
+//! (`sptdump_testkit::walk`; paths of the code, not an execution): the trace the LBR views
+//! (`/coverage`, `/dyninst`) are measured on, with
+//! `/pdb:testdata/pe/lbr.pdb /image:testdata/pe/lbr.exe`.
 //!
 //! `--realistic` spreads the addresses as a long production run does (see
 //! `synth::Profile::Realistic`); `--ip-only` leaves out its LBR records and call stacks. The last line printed counts the key updates a summary

@@ -248,8 +248,8 @@ def spd_bench(runs):
 
 def lbr_bench(runs, mib):
     """The LBR views (/coverage, /dyninst, /annotate, /callgraph) against /summary, CPU time and peak
-    RSS, on the SPGO tutorial's shape: IP and LBR samples of testdata/pe/lbr.exe, walked as
-    its real control flow goes (`synth --lbr-walk`). Targets: within 2 x /summary's CPU,
+    RSS, on the SPGO tutorial's shape: IP and LBR samples of a random walk over
+    testdata/pe/lbr.exe's code (`synth --lbr-walk`). Targets: within 2 x /summary's CPU,
     peak RSS within 64 MiB."""
     sh(["cargo", "build", "--release", "--quiet", "--bin", "sptdump", "--example", "synth"],
        cwd=ROOT)

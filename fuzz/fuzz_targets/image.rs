@@ -1,6 +1,6 @@
 //! Reads arbitrary bytes as the image of an LBR trace, or as the trace beside a real image:
-//! the first byte chooses. Even: the rest is `/image` for `testdata/pe/lbr.spt` (its real
-//! walk of `lbr.exe`'s control flow), so that mutations reach the PE reader, the section
+//! the first byte chooses. Even: the rest is `/image` for `testdata/pe/lbr.spt` (recorded
+//! from a run of `lbr.exe`), so that mutations reach the PE reader, the section
 //! table, code cut short and code that decodes to something else under real ranges. Odd:
 //! the rest is the trace, read with the real `lbr.exe`, so that mutated records (pairs
 //! outside the image, into padding, 255 pairs, REPEAT near 2^64) go through range reading.

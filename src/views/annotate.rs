@@ -5,10 +5,11 @@
 //! them. The HTML report shows the hottest function so, when it is short enough to read.
 //!
 //! ```text
-//! Annotated classify in progid 0 (lbr.exe) at 0x00001040: 12 instructions, 939 run by the LBR ranges
-//!     count  taken  fall  RVA         instruction
-//!                         lbr.c:31  if ((x & 15) == 0)
-//!       230      0        0x00001040  test cl, 0xF
+//! Annotated classify in progid 0 (lbr.exe) at 0x000010E0: 12 instructions, 3185 run by the LBR ranges
+//!     count  taken  fall  RETIRE_BR_INSTR  RVA         instruction
+//!                                          lbr.c:32  if ((x & 15) == 0)
+//!       431      0                     29  0x000010E0  test cl, 0xF
+//!       431     13   418                0  0x000010E3  je 0x10EF
 //! ```
 
 use std::collections::BTreeMap;

@@ -4,9 +4,9 @@
 //! callees, as pprof's `-peek`.
 //!
 //! ```text
-//! Call graph of progid 0 (lbr.exe): 188 calls on 7 edges     {"type":"call_edge",...,
+//! Call graph of progid 0 (lbr.exe): 2353 calls on 8 edges    {"type":"call_edge",...,
 //!     hits    share  kind   caller -> callee                   "caller":"main_entry",
-//!      100   53.19%  call   main_entry -> step                 "callee":"step",...}
+//!      462   19.63%  call   main_entry -> step                 "callee":"step",...}
 //! ```
 
 use std::io::{self, Write};

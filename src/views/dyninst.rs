@@ -3,9 +3,9 @@
 //! section on what SPGO will learn from LBR is this view's.
 //!
 //! ```text
-//! Dynamic instructions of progid 0 (lbr.exe) by LBR ranges: 52603 in 7 functions
+//! Dynamic instructions of progid 0 (lbr.exe) by LBR ranges: 56863 in 7 functions
 //!     instructions   share  function
-//!            38077  72.39%  scramble
+//!            27809  48.91%  sum_table
 //! ```
 
 use std::io::{self, Write};

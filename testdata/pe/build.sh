@@ -43,7 +43,10 @@
 #                         import table (imports.c): the image of spddump /cg /image
 #   lbr.exe, lbr.pdb      a console program built with -O2 with loops, branches biased one
 #                         way, calls, tail calls and inlined code, and no indirect branch
-#                         (lbr.c): the image the test kit walks to make LBR traces whose
+#                         (lbr.c): the image of lbr.spt, whose LBR records lbr.run.txt holds
+#                         as they were taken while it ran (scripts/record-lbr.py, under the
+#                         unicorn CPU emulator: record them again after a rebuild), and the
+#                         image the test kit's random walk goes over to make LBR traces whose
 #                         instruction counts are known
 #   shapes.exe, shapes.pdb
 #                         written in assembly, with its debug records by hand (shapes.s):

@@ -120,6 +120,58 @@ pub fn disassembly(image: &str, pdb: &str) -> Vec<Disassembled> {
         .collect()
 }
 
+/// Where the code of the function `name` lies in an image: its RVA and code size, from the
+/// PDB (`pdb` for `app.pdbutil.txt`). A procedure's symbol gives both; a function the PDB
+/// knows only by its public symbol has no size there, and its code is taken to run to the
+/// next function, or to the end of the code section (its virtual size), less the padding
+/// (`int3`, `nop`) that `llvm-objdump` lists before it (`image` for `app.objdump.txt`).
+pub fn placed(image: &str, pdb: &str, name: &str) -> (u32, u32) {
+    let functions = functions(pdb);
+    let at = functions
+        .iter()
+        .position(|f| f.name == name)
+        .unwrap_or_else(|| panic!("{pdb}.pdb has no function {name}"));
+    let f = &functions[at];
+    if let Some(size) = f.size {
+        return (f.rva, size);
+    }
+    let pdbutil = dump(&format!("{pdb}.pdbutil.txt"));
+    let end = functions.get(at + 1).map_or_else(
+        || section_one(&pdbutil) + section_one_size(&pdbutil),
+        |next| next.rva,
+    );
+    let code = disassembly(image, pdb);
+    let listed: Vec<&Disassembled> = code.iter().filter(|c| f.rva <= c.0 && c.0 < end).collect();
+    let last = listed
+        .iter()
+        .rposition(|c| c.1 != "int3" && c.1 != "nop")
+        .unwrap_or_else(|| panic!("{image}'s listing has no code of {name}"));
+    (
+        f.rva,
+        listed.get(last + 1).map_or(end, |next| next.0) - f.rva,
+    )
+}
+
+/// The virtual size of section 1 in a PDB's `llvm-pdbutil` dump.
+fn section_one_size(pdbutil: &str) -> u32 {
+    pdbutil
+        .lines()
+        .skip_while(|l| !l.contains("SECTION HEADER #1"))
+        .find_map(|l| l.trim().strip_suffix(" virtual size"))
+        .map(|v| u32::from_str_radix(v.trim(), 16).unwrap())
+        .expect("section 1's virtual size")
+}
+
+/// [`disassembly`] of an image with a listing (`app` for `app.objdump.txt` and
+/// `app.pdbutil.txt`), or nothing for one without.
+pub fn disassembly_if_any(image: &str) -> Vec<Disassembled> {
+    if dir().join(format!("{image}.objdump.txt")).exists() {
+        disassembly(image, image)
+    } else {
+        Vec::new()
+    }
+}
+
 /// The virtual address of section 1 in a PDB's `llvm-pdbutil` dump.
 fn section_one(pdbutil: &str) -> u32 {
     pdbutil

@@ -12,7 +12,8 @@
 //! exports    what the exports of any run must hold, read back
 //! fixtures   the real PE/PDB fixtures as llvm's tools describe them, and a profile of them
 //! golden     golden files: comparing an output with the pinned one, or rewriting it
-//! walk       LBR traces made by walking a real image's control flow, with its true counts
+//! recording  testdata/pe/lbr.run.txt, LBR records of lbr.exe as it ran, and lbr.spt of them
+//! walk       LBR traces of a random walk over a real image's code, with its true counts
 //! ```
 //!
 //! [`builder`], [`samples`], [`spd`], [`synth`] and [`reference`](mod@reference) share no code with
@@ -28,6 +29,7 @@ pub mod fixtures;
 pub mod golden;
 pub mod onspd;
 pub mod pprof;
+pub mod recording;
 pub mod reference;
 pub mod samples;
 pub mod shared;

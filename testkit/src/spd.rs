@@ -23,6 +23,7 @@
 //! tests that break one.
 
 use crate::builder::Guid;
+use crate::fixtures;
 
 /// An SPD to write.
 #[derive(Clone, Debug)]
@@ -403,28 +404,44 @@ impl SpdFunction {
     }
 }
 
+/// A function of `image` (`app` for `testdata/pe/app.exe`) placed where the PDB of its build
+/// places it ([`fixtures::placed`]): at its RVA, of its code size, of `blocks`, whose code
+/// ranges must lie inside its code.
+fn placed(image: &str, name: &str, blocks: Vec<SpdBlock>) -> SpdFunction {
+    let (rva, size) = fixtures::placed(image, image, name);
+    for b in &blocks {
+        for &(offset, len) in &b.ranges {
+            assert!(
+                offset + len <= size,
+                "{name}: a block's range {offset:#x}+{len:#x} is past its {size:#x} bytes of code"
+            );
+        }
+    }
+    SpdFunction::new(name, rva, size, blocks)
+}
+
 /// The program of [`SpdBuilder::new`]: a checksum over parsed tokens, as `testdata/pe/app.c`
-/// computes it, with the RVAs and sizes of `app.exe`'s functions, and two functions of no
-/// code of their own (one folded into another, one inlined everywhere).
+/// computes it, each function placed where `app.pdb` places it, and two functions of no code
+/// of their own (one folded into another, one inlined everywhere). The blocks split each
+/// function's code where `app.exe`'s instructions start.
 fn program() -> Vec<SpdFunction> {
     let b = SpdBlock::new;
     let mut parse_blocks = vec![
         b(40, 4, &[(0x00, 0x0C)], &[(2, 40)]),
-        b(160, 7, &[(0x0C, 0x24)], &[(2, 120), (3, 40)]),
-        b(40, 5, &[(0x30, 0x14)], &[(4, 10), (5, 30)]),
+        b(160, 7, &[(0x0C, 0x32)], &[(2, 120), (3, 40)]),
+        b(40, 5, &[(0x3E, 0x06)], &[(4, 10), (5, 30)]),
         b(10, 5, &[(0x44, 0x10)], &[(5, 10)]),
         b(40, 3, &[(0x54, 0x09)], &[]),
     ];
     parse_blocks[3].value_profiles = 1;
     parse_blocks[3].inline = vec![1, 2, 3];
-    let mut hash_bytes = SpdFunction::new(
+    let mut hash_bytes = placed(
+        "app",
         "hash_bytes",
-        0x1000,
-        0x42,
         vec![
             b(10, 4, &[(0x00, 0x0E)], &[(2, 10)]),
-            b(80, 6, &[(0x0E, 0x22)], &[(2, 70), (3, 10)]),
-            b(10, 3, &[(0x30, 0x12)], &[]),
+            b(80, 6, &[(0x0E, 0x25)], &[(2, 70), (3, 10)]),
+            b(10, 3, &[(0x33, 0x0F)], &[]),
         ],
     );
     hash_bytes.callees.push(SpdCallee {
@@ -434,19 +451,17 @@ fn program() -> Vec<SpdFunction> {
         sites: vec![2],
     });
     hash_bytes.tail.push((function_hash("memset"), 1, 10));
-    let mut mix_round =
-        SpdFunction::new("mix_round", 0x1050, 0x13, vec![b(80, 7, &[(0, 0x13)], &[])]);
+    let mut mix_round = placed("app", "mix_round", vec![b(80, 7, &[(0, 0x13)], &[])]);
     // A static function: its hash is seeded by its source, not the djb2 of its name.
     mix_round.hash = 0x3C8D_5A1F_0E7B_9246;
     mix_round.flags = 0x0D;
     let mut folded = SpdFunction::new("checksum_fast", 0, 0, vec![b(0, 0, &[], &[])]);
     folded.flags = 0x29;
-    folded.folded_rva = 0x10D0;
+    folded.folded_rva = fixtures::function("app", "compute_checksum").rva;
     let mut functions = vec![
-        SpdFunction::new(
+        placed(
+            "app",
             "main_entry",
-            0x1170,
-            0x1D,
             vec![
                 b(1, 5, &[(0, 0x10)], &[(2, 1)]),
                 b(1, 4, &[(0x10, 0x0D)], &[]),
@@ -454,21 +469,20 @@ fn program() -> Vec<SpdFunction> {
         )
         .calls("compute_checksum", 1, &[1])
         .imports("ExitProcess", 1, &[2]),
-        SpdFunction::new(
+        placed(
+            "app",
             "compute_checksum",
-            0x10D0,
-            0x94,
             vec![
-                b(1, 6, &[(0x00, 0x18)], &[(2, 1)]),
-                b(40, 12, &[(0x18, 0x48)], &[(2, 39), (3, 1)]),
+                b(1, 6, &[(0x00, 0x1B)], &[(2, 1)]),
+                b(40, 12, &[(0x1B, 0x45)], &[(2, 39), (3, 1)]),
                 b(1, 9, &[(0x60, 0x34)], &[]),
             ],
         )
         .calls("parse_token", 40, &[2]),
-        SpdFunction::new("parse_token", 0x1070, 0x5D, parse_blocks).calls("hash_bytes", 10, &[4]),
+        placed("app", "parse_token", parse_blocks).calls("hash_bytes", 10, &[4]),
         hash_bytes,
         mix_round,
-        SpdFunction::new("spin_pause", 0x1190, 0x02, vec![b(0, 2, &[(0, 2)], &[])]),
+        placed("app", "spin_pause", vec![b(0, 2, &[(0, 3)], &[])]),
         folded,
         SpdFunction::new("to_digit", 0, 0, vec![b(0, 0, &[], &[])]),
     ];
@@ -699,29 +713,38 @@ impl SpdLayout {
 }
 
 /// The SPDs of `testdata/pe/`, for the README, each with the file name it has there: the
-/// build of `app.exe` in `testdata/pe/` (profiled), an older build of it (another GUID),
-/// and `core.dll`'s build before any trace was imported.
+/// build of `app.exe` in `testdata/pe/` (profiled), an older build of it (another GUID, the
+/// same code), and `core.dll`'s build before any trace was imported. Each bears the GUID and
+/// age of its build, and places its functions where the PDB of that build does.
 pub fn readme_spds() -> Vec<(&'static str, Vec<u8>)> {
-    let app = "7A76D39E-EF6D-104E-4C4C-44205044422E";
     let old_app = "1C0E5B7A-3D2F-4A61-9E84-55C3A0F2B917";
-    let core = "5DFC88D6-05FC-4E3C-4C4C-44205044422E";
-    let app_spd = SpdBuilder::new("app.exe", app, 1);
+    // Each SPD of a build bears the identity of its image and PDB.
+    let of_build = |binary: &str, image: &str| {
+        let (guid, age) = fixtures::codeview(image);
+        let mut spd = SpdBuilder::new(binary, old_app, age);
+        spd.guid = Guid(guid);
+        spd
+    };
+    let app_spd = of_build("app.exe", "app");
     let mut old = app_spd.clone();
     old.guid = Guid::parse(old_app);
-    let mut core_spd = SpdBuilder::new("core.dll", core, 1);
+    let mut core_spd = of_build("core.dll", "core");
     let b = SpdBlock::new;
     core_spd.functions = vec![
-        SpdFunction::new("core_add", 0x1000, 0x08, vec![b(0, 3, &[(0, 8)], &[])]),
-        SpdFunction::new(
+        placed("core", "core_add", vec![b(0, 2, &[(0, 4)], &[])]),
+        // core_scale's loop (core.c): the test of n, the loop's set-up, the loop, and the
+        // exit, its two returns (the total, or 0 when n <= 0), split where core.dll's
+        // instructions start.
+        placed(
+            "core",
             "core_scale",
-            0x1010,
-            0x20,
             vec![
-                b(0, 4, &[(0, 0x10)], &[(2, 0)]),
-                b(0, 3, &[(0x10, 0x10)], &[]),
+                b(0, 2, &[(0x00, 0x04)], &[(2, 0), (4, 0)]),
+                b(0, 4, &[(0x04, 0x0C)], &[(3, 0)]),
+                b(0, 6, &[(0x10, 0x13)], &[(3, 0), (4, 0)]),
+                b(0, 3, &[(0x23, 0x01), (0x24, 0x03)], &[]),
             ],
-        )
-        .calls("core_add", 0, &[1]),
+        ),
     ];
     for (i, f) in core_spd.functions.iter_mut().enumerate() {
         f.id = 0x11 + 2 * u32_of(i);

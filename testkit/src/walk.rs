@@ -1,13 +1,20 @@
-//! LBR traces made by walking a real image's control flow, with the walk's own instruction
-//! counts kept as the truth the LBR views are compared against.
+//! LBR traces made by a random walk over a real image's control flow, with the walk's own
+//! instruction counts kept as the truth the LBR views are compared against: a random walk,
+//! not an execution.
 //!
 //! The walk reads the code as `llvm-objdump` disassembled it (`*.objdump.txt`, through
 //! [`fixtures::disassembly`]), not as sptdump decodes it: it starts at the entry point, runs
 //! each instruction in turn, follows calls and returns, takes each conditional jump with a
-//! bias of its own (some nearly always, some nearly never, some half the time), and runs
-//! the entry point again when it returns. Every taken branch enters a last-branch
-//! stack of `depth` entries; about every `period` taken branches the stack is sampled, as a
+//! bias drawn from its address (some nearly always, some nearly never, some half the time),
+//! whatever the program's data would decide, and runs the entry point again when it returns
+//! (that return is a pair of its records). Every taken branch enters a last-branch stack of
+//! `depth` entries; about every `period` taken branches the stack is sampled, as a
 //! processor's PMC interrupt does, into one LBR record.
+//!
+//! Its paths are paths of the code, but not the ones the program takes: the walk is for the
+//! tests whose point is a trace with known instruction counts (`tests/it/ranges.rs`) and
+//! for benchmark traces of any size (`examples/synth.rs --lbr-walk`). What `lbr.exe` does
+//! when it runs is `testdata/pe/lbr.spt`, recorded from an execution ([`crate::recording`]).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -138,21 +145,14 @@ pub fn trace(
     b.build()
 }
 
-/// How `testdata/pe/lbr.spt` is sampled: 400 records of 16 pairs.
+/// 400 records of 16 pairs, about every 37 taken branches: the size of
+/// `testdata/pe/lbr.spt`'s recording, for walks that stand beside it.
 pub const LBR_TRACE: Sampling = Sampling {
     records: 400,
     depth: 16,
     period: 37,
     seed: 1,
 };
-
-/// `testdata/pe/lbr.spt`: `lbr.exe` as built in `testdata/pe/`, walked from `main_entry`
-/// and sampled as [`LBR_TRACE`] says, as the SPGO tutorial records a trace: an IP sample
-/// and an LBR record (newest first) per sample, no call stacks.
-pub fn lbr_trace() -> Vec<u8> {
-    let walk = walk("lbr", "lbr", "main_entry", LBR_TRACE);
-    trace("lbr", "lbr.exe", &walk.records, false)
-}
 
 /// splitmix64: the walk's choices, the same for the same seed everywhere.
 struct Rng(u64);

@@ -26,6 +26,7 @@ mod plan;
 mod properties;
 mod ranges;
 mod readme;
+mod recorded;
 mod sample;
 mod schema;
 mod spd;

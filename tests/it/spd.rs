@@ -12,6 +12,7 @@ use serde_json::Value;
 use sptdump::image::ident::{self, IdentError, Kind};
 use sptdump::image::spd::{self, Check, SpdError};
 use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
+use sptdump_testkit::fixtures;
 use sptdump_testkit::golden::blessing;
 use sptdump_testkit::shared;
 use sptdump_testkit::spd::{SpdBuilder, field, readme_spds};
@@ -20,6 +21,10 @@ use crate::support::{json_lines, run_in};
 
 const APP: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
 const CORE: &str = "5DFC88D6-05FC-4E3C-4C4C-44205044422E";
+
+fn crate_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
 
 fn pe_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/pe")
@@ -54,6 +59,120 @@ fn the_readme_spds_are_up_to_date() {
             path.display()
         );
     }
+}
+
+/// The image and PDB of the build each bundled SPD is of: `app.spd` of `app.exe`, and
+/// `app-old.spd` of an older build of it whose code is the same (only its GUID differs).
+fn build_of(spd: &str) -> &'static str {
+    match spd {
+        "app.spd" | "app-old.spd" => "app",
+        "core.spd" => "core",
+        other => panic!("{other}: which build is it of?"),
+    }
+}
+
+#[test]
+fn the_bundled_spds_place_each_function_where_the_pdb_of_its_build_does() {
+    let mut bundled: Vec<String> = std::fs::read_dir(pe_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".spd"))
+        .collect();
+    bundled.sort();
+    let mut written: Vec<&str> = readme_spds().iter().map(|(name, _)| *name).collect();
+    written.sort();
+    assert_eq!(
+        bundled, written,
+        "every bundled SPD is written by the test kit"
+    );
+    for name in &bundled {
+        let image = build_of(name);
+        let path = format!("testdata/pe/{name}");
+        let lines = |view: &str| {
+            let o = assert_cmd::Command::cargo_bin("spddump")
+                .unwrap()
+                .current_dir(crate_root())
+                .args(["/json", view, &path])
+                .output()
+                .unwrap();
+            json_lines(&o)
+        };
+        let header = &lines("/header")[0];
+        let (guid, age) = fixtures::codeview(image);
+        if name != "app-old.spd" {
+            let bytes = spd_guid_bytes(header["guid"].as_str().unwrap());
+            assert_eq!(
+                (bytes, header["age"].as_u64()),
+                (guid, Some(u64::from(age))),
+                "{name}"
+            );
+        }
+        let code = fixtures::disassembly_if_any(image);
+        let mut checked = 0;
+        let functions = lines("/func");
+        let blocks = lines("/fg");
+        for f in functions.iter().filter(|l| l["type"] == "spd_function") {
+            let function = f["name"].as_str().unwrap();
+            let (rva, size) = (f["rva"].as_u64().unwrap(), f["size"].as_u64().unwrap());
+            if size == 0 {
+                // A function of no code of its own (folded, or inlined everywhere): none
+                // of the PDB's functions.
+                assert!(
+                    !fixtures::functions(image)
+                        .iter()
+                        .any(|p| p.name == function),
+                    "{name}: {function} has code in {image}.pdb"
+                );
+                continue;
+            }
+            let (want_rva, want_size) = fixtures::placed(image, image, function);
+            assert_eq!(
+                (rva, size),
+                (u64::from(want_rva), u64::from(want_size)),
+                "{name}: {function} at 0x{rva:X}, 0x{size:X} bytes; {image}.pdb places it"
+            );
+            // Its blocks' code ranges lie inside its code, and split it where an instruction
+            // starts, where the image has a listing.
+            let starts: Vec<u64> = code
+                .iter()
+                .map(|c| u64::from(c.0))
+                .filter(|&at| rva <= at && at < rva + size)
+                .chain([rva + size])
+                .collect();
+            let of_function = |b: &&Value| b["type"] == "spd_block" && b["function"] == f["hash"];
+            for b in blocks.iter().filter(of_function) {
+                for r in b["ranges"].as_array().unwrap() {
+                    let (offset, len) = (r[0].as_u64().unwrap(), r[1].as_u64().unwrap());
+                    let what = format!("{name}: {function}'s range +0x{offset:X}, 0x{len:X} bytes");
+                    assert!(offset + len <= size, "{what}: past its 0x{size:X} bytes");
+                    if !code.is_empty() {
+                        for edge in [rva + offset, rva + offset + len] {
+                            assert!(
+                                starts.contains(&edge),
+                                "{what}: 0x{edge:X} is mid-instruction"
+                            );
+                        }
+                    }
+                }
+            }
+            checked += 1;
+        }
+        assert!(checked >= 2, "{name}: {checked} functions placed");
+    }
+}
+
+/// The 16 bytes of a GUID as `{...}` text gives it, in the order the image's CodeView
+/// record stores them (its first three fields little-endian).
+fn spd_guid_bytes(text: &str) -> [u8; 16] {
+    let hex: String = text.chars().filter(char::is_ascii_hexdigit).collect();
+    let mut b: Vec<u8> = (0..32)
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    b[0..4].reverse();
+    b[4..6].reverse();
+    b[6..8].reverse();
+    b.try_into().unwrap()
 }
 
 #[test]
