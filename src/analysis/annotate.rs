@@ -146,13 +146,10 @@ pub(crate) fn annotate(
         let Some(symbols) = counted.symbols.get(Some(progid)) else {
             continue;
         };
-        let wanted = |f: &str| {
-            f == function
-                || function
-                    .rsplit_once('!')
-                    .is_some_and(|(b, n)| n == f && b.eq_ignore_ascii_case(&name))
-        };
-        let Some(found) = symbols.iter().find(|s| wanted(s.name)) else {
+        let Some(found) = symbols
+            .iter()
+            .find(|s| super::named::names(function, &name, s.name))
+        else {
             continue;
         };
         let Some(code) = counted
@@ -161,7 +158,7 @@ pub(crate) fn annotate(
             .filter(|c| c.text(found.rva).is_some())
         else {
             report.missing.push(format!(
-                "{name}: /annotate needs its code: give /image for it"
+                "{name}: its instructions are read from its image: give /image:FILE for {name}"
             ));
             continue;
         };

@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use super::option::text;
 use super::ranges;
+use super::unnamed::unnamed;
 use super::{Declaration, Declared, Opt, Parts, Profile, Reads, Section, Writes};
 use crate::analysis::Counted;
 use crate::analysis::annotate::{self, AnnotateReport, Annotated, Row, SourcePath};
@@ -94,7 +95,8 @@ impl Declared for Annotate {
         }))
     }
 
-    /// The function's instructions, or a note that no binary has it, and what was missing.
+    /// The function's instructions; or, when no function bears the name, why (an error);
+    /// or the input missing (the PDB, the image) that kept it from being shown.
     fn show<P: Printer>(
         &self,
         profile: &mut Profile<'_>,
@@ -115,15 +117,16 @@ impl Declared for Annotate {
         );
         let file = profile.file;
         out.print(|p| p.show(&report))?;
-        for why in &report.missing {
-            out.print(|p| p.note(file, why))?;
-        }
+        let function = &self.function;
         if report.functions.is_empty() && report.missing.is_empty() {
-            let message = format!(
-                "/annotate:{}: no function of the binaries with /pdb has that name",
-                report.function
-            );
-            out.print(|p| p.note(file, &message))?;
+            let shows = |f: &str| format!("/annotate:{f} shows its instructions");
+            return unnamed(profile, out, "annotate", function, shows);
+        }
+        for why in &report.missing {
+            match report.functions.is_empty() {
+                true => out.unable(format!("/annotate:{function}: {why}")),
+                false => out.print(|p| p.note(file, why))?,
+            }
         }
         Ok(())
     }
