@@ -11,6 +11,7 @@ use object::{NameOrOrdinal, Object};
 use uuid::Uuid;
 
 use crate::format::progid::registry_form;
+use crate::image::damaged;
 use crate::image::ident::{self, IdentError};
 use crate::image::spd::Spd;
 
@@ -36,10 +37,10 @@ pub enum ImportsError {
     Unreadable(#[from] std::io::Error),
     /// It is not an image.
     #[error("not an image: {0}")]
-    NotImage(object::Error),
+    NotImage(String),
     /// Its import table could not be read.
     #[error("its import table cannot be read: {0}")]
-    Table(object::Error),
+    Table(String),
     /// Its CodeView record, which says which build it is, could not be read.
     #[error("{0}")]
     Identity(IdentError),
@@ -141,11 +142,13 @@ impl ImportNames {
     /// The error says why the file could not be read as an image.
     pub fn read(&mut self, path: &Path) -> Result<usize, ImportsError> {
         let data = std::fs::read(path)?;
-        let file = object::File::parse(&*data).map_err(ImportsError::NotImage)?;
-        let imports = file.imports().map_err(ImportsError::Table)?;
+        let file = object::File::parse(&*data)
+            .map_err(|_| ImportsError::NotImage(damaged::image(path)))?;
+        let table = |_| ImportsError::Table(damaged::image(path));
+        let imports = file.imports().map_err(table)?;
         let mut added = 0;
         for import in imports {
-            let import = import.map_err(ImportsError::Table)?;
+            let import = import.map_err(table)?;
             if let NameOrOrdinal::Name(name) = import.name() {
                 added += usize::from(self.add(name));
             }
