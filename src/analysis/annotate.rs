@@ -5,8 +5,9 @@
 //! count    the instructions' count by the LBR ranges (each consistent range through it
 //!          counts its record's hits)
 //! taken    the hits of the LBR branches taken from it where they end a consistent range
-//!          (every LBR pair from it when no range was read); for a conditional jump, the
-//!          fall-through is count - taken
+//!          (every LBR pair from it when no range was read); a record's oldest branch ends
+//!          none, so `/callgraph`, which counts every pair, can count more; for a
+//!          conditional jump, the fall-through is count - taken
 //! ip       the IP samples at it, per event
 //! line     the PDB's source line at it, the function inlined there (innermost), and the
 //!          line's text when the source file is found (remapped by /srcpath)

@@ -9,6 +9,7 @@
 //!     count  taken  fall  RVA         instruction
 //!                         lbr.c:31  if ((x & 15) == 0)
 //!       230      0        0x00001040  test cl, 0xF
+//!   count: runs by the consistent LBR ranges; taken: branches from it that end a consistent ...
 //! ```
 
 use std::collections::BTreeMap;
@@ -291,8 +292,24 @@ fn annotated_text(report: &AnnotateReport, t: &mut Text<'_>) -> io::Result<()> {
             figures(o, &cells.iter().map(String::as_str).collect::<Vec<_>>())?;
             writeln!(o, "  0x{:08X}  {}", r.rva, clean(&r.text))?;
         }
+        writeln!(o, "{}", legend(f.ranges))?;
     }
     Ok(())
+}
+
+/// The line under an annotated function's table that says what its columns count.
+fn legend(ranges: bool) -> &'static str {
+    match ranges {
+        true => {
+            "  count: runs by the consistent LBR ranges; taken: branches from it that end a \
+             consistent range (a record's oldest branch ends none: /callgraph counts it too); \
+             fall: count - taken"
+        }
+        false => {
+            "  count: 0, no LBR range was read; taken: every LBR branch taken from it; fall: \
+             count - taken"
+        }
+    }
 }
 
 /// A source line above its instructions: `file:line`, the function inlined there, and the

@@ -919,3 +919,32 @@ fn records_whose_pairs_leave_the_image_are_skipped_and_counted() {
     };
     assert_eq!(shares(&mixed), shares(&clean));
 }
+
+#[test]
+fn annotate_says_what_taken_counts_under_its_table() {
+    let o = run_in(
+        &fixtures::dir(),
+        &[
+            "/annotate:classify",
+            "/pdb:lbr.pdb",
+            "/image:lbr.exe",
+            "lbr.spt",
+        ],
+    );
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Annotated classify"))
+        .collect();
+    // The legend is the table's last line: taken leaves out each record's oldest branch.
+    assert_eq!(
+        table.last().copied(),
+        Some(
+            "  count: runs by the consistent LBR ranges; taken: branches from it that end a \
+             consistent range (a record's oldest branch ends none: /callgraph counts it too); \
+             fall: count - taken"
+        ),
+        "{text}"
+    );
+}
