@@ -5,8 +5,9 @@
 //! count    the instructions' count by the LBR ranges (each consistent range through it
 //!          counts its record's hits)
 //! taken    the hits of the LBR branches taken from it where they end a consistent range
-//!          (every LBR pair from it when no range was read); for a conditional jump, the
-//!          fall-through is count - taken
+//!          (every LBR pair from it when no range was read); a record's oldest branch ends
+//!          none, so `/callgraph`, which counts every pair, can count more; for a
+//!          conditional jump, the fall-through is count - taken
 //! ip       the IP samples at it, per event
 //! line     the PDB's source line at it, the function inlined there (innermost), and the
 //!          line's text when the source file is found (remapped by /srcpath)
@@ -146,13 +147,10 @@ pub(crate) fn annotate(
         let Some(symbols) = counted.symbols.get(Some(progid)) else {
             continue;
         };
-        let wanted = |f: &str| {
-            f == function
-                || function
-                    .rsplit_once('!')
-                    .is_some_and(|(b, n)| n == f && b.eq_ignore_ascii_case(&name))
-        };
-        let Some(found) = symbols.iter().find(|s| wanted(s.name)) else {
+        let Some(found) = symbols
+            .iter()
+            .find(|s| super::named::names(function, &name, s.name))
+        else {
             continue;
         };
         let Some(code) = counted
@@ -161,7 +159,7 @@ pub(crate) fn annotate(
             .filter(|c| c.text(found.rva).is_some())
         else {
             report.missing.push(format!(
-                "{name}: /annotate needs its code: give /image for it"
+                "{name}: its instructions are read from its image: give /image:FILE for {name}"
             ));
             continue;
         };

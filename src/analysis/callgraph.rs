@@ -72,6 +72,9 @@ pub struct BinaryCalls {
     pub calls: u128,
     /// What kept edges from being found: a PDB or an image missing, a machine not decoded.
     pub missing: Vec<String>,
+    /// Whether its records could be read as edges at all: with its PDB, its call stacks,
+    /// or its LBR records with its image decoded.
+    pub read: bool,
 }
 
 /// The call graph of a profile, per binary with LBR records or call stacks.
@@ -97,10 +100,7 @@ pub(crate) fn call_graph(counted: &Counted<'_>, top: usize) -> CallGraph {
 /// (`binary!name`, the binary's name in any case) or the function's name alone.
 pub(crate) fn around(counted: &Counted<'_>, function: &str, top: usize) -> CallGraph {
     let mut graph = graph(counted, top, |binary, name| {
-        name == function
-            || function
-                .rsplit_once('!')
-                .is_some_and(|(b, f)| f == name && b.eq_ignore_ascii_case(binary))
+        super::named::names(function, binary, name)
     });
     graph.around = Some(function.to_owned());
     graph
@@ -119,15 +119,17 @@ fn graph(counted: &Counted<'_>, top: usize, keep: impl Fn(&str, &str) -> bool) -
         }
         let name = counted.tables.binary_name(progid);
         let Some(symbols) = counted.symbols.get(Some(progid)) else {
-            let why = "call edges join functions: give /pdb for it".to_owned();
+            let why = "call edges join functions: give /pdb:FILE for it".to_owned();
             binaries.push(without(progid, name, why));
             continue;
         };
         let mut edges: HashMap<Key, u128> = HashMap::new();
         let mut missing = Vec::new();
+        let mut read = stacks.is_some();
         if let Some(lbr) = lbr {
             match counted.symbols.code(Some(progid)) {
                 Some(code) if matches!(code.machine, Machine::X64 | Machine::X86) => {
+                    read = true;
                     for ([from, to], hits) in lbr.iter() {
                         if let Some(key) = branch(symbols, code, from, to) {
                             add(&mut edges, key, hits);
@@ -138,7 +140,9 @@ fn graph(counted: &Counted<'_>, top: usize, keep: impl Fn(&str, &str) -> bool) -
                     "its image is {} code, which is not decoded yet: no call edge from LBR",
                     code.machine
                 )),
-                None => missing.push("LBR call edges need its code: give /image for it".to_owned()),
+                None => {
+                    missing.push("LBR call edges need its code: give /image:FILE for it".to_owned())
+                }
             }
         }
         if let Some(stacks) = stacks {
@@ -154,6 +158,7 @@ fn graph(counted: &Counted<'_>, top: usize, keep: impl Fn(&str, &str) -> bool) -
             progid,
             name,
             missing,
+            read,
             ..edges
         });
     }
@@ -179,6 +184,7 @@ fn without(progid: u16, name: String, why: String) -> BinaryCalls {
         unique: 0,
         calls: 0,
         missing: vec![why],
+        read: false,
     }
 }
 
@@ -246,5 +252,6 @@ fn named(
         unique,
         calls,
         missing: Vec::new(),
+        read: false,
     }
 }

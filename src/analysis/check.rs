@@ -20,6 +20,9 @@
 //! | spd-stale              | warning  | a matching SPD holds no counts for more than half of    |
 //! |                        |          | a binary's 20 hottest functions (by IP samples, or by   |
 //! |                        |          | the LBR ranges where they were read)                    |
+//! | spd-pdb-disagree       | warning  | a matching SPD and the binary's PDB place functions of  |
+//! |                        |          | the same name at different RVAs: more than a tenth of   |
+//! |                        |          | the names both hold, or any of the 20 hottest           |
 //!
 //! The mode to give SPDConvert is LBR when the trace has at least [`LBR_ENOUGH`] LBR samples
 //! (each LBR record and each of its REPEATs; or LBR records and no IP samples), else IP; a
@@ -69,6 +72,10 @@ pub enum VerdictCode {
     /// [`HOTTEST`] hottest functions (by IP samples, or by the LBR ranges where they were
     /// read).
     SpdStale = "spd-stale", Warning;
+    /// A matching `/match` SPD and the binary's PDB (`/pdb` or `/symbols`) place functions
+    /// of the same name at different RVAs: more than a tenth of the names both hold
+    /// ([`DISAGREE_SHARE`]), or any of the binary's [`HOTTEST`] hottest functions.
+    SpdPdbDisagree = "spd-pdb-disagree", Warning;
 }
 }
 
@@ -206,6 +213,7 @@ pub(crate) fn check(
     for m in matches {
         matched(summary, tables, m, &mut verdicts);
         stale(summary, symbols, m, &mut verdicts);
+        disagree(summary, symbols, m, &mut verdicts);
     }
     let mode = match usable {
         true => mode(&binaries, &mut verdicts),
@@ -491,6 +499,95 @@ fn stale(summary: &Summary, symbols: &SymbolMap, m: &MatchResult<'_>, verdicts: 
     if let Some(message) = stale_message(m, profile, &hottest, "IP samples") {
         verdicts.add(Some(progid), VerdictCode::SpdStale, message);
     }
+}
+
+/// The share of the names an SPD and a PDB of one build both hold that may be placed at
+/// different RVAs before `spd-pdb-disagree` is said: a tenth. One build's SPD and PDB come
+/// from the same link and should agree on every function; a few may differ where the two
+/// name functions differently (identical-code folding keeps one name of several), more
+/// means one of the two is not of this link.
+pub const DISAGREE_SHARE: f64 = 0.1;
+
+/// How many functions `spd-pdb-disagree` gives as examples.
+const DISAGREE_EXAMPLES: usize = 3;
+
+/// The `spd-pdb-disagree` verdict of a `/match` SPD that matches a binary whose functions a
+/// PDB names: of the names both hold (the SPD's functions with code, the PDB's functions),
+/// those the two place at different RVAs (no RVA in common). Said when they are more than
+/// [`DISAGREE_SHARE`] of the names, or include one of the binary's [`HOTTEST`] functions
+/// with the most IP samples; with examples, the hottest first. Names come from the PDB.
+fn disagree(summary: &Summary, symbols: &SymbolMap, m: &MatchResult<'_>, verdicts: &mut Verdicts) {
+    let (Some(v), Some(Ok(profile))) = (m.verdict, &m.file.spd) else {
+        return;
+    };
+    let (MatchStatus::Match, Some(progid)) = (v.status, v.progid) else {
+        return;
+    };
+    // Only a PDB's functions: an SPD's own, attached where no PDB is, have no path.
+    let Some((pdb, path)) = symbols.get(Some(progid)).and_then(|s| Some((s, s.path()?))) else {
+        return;
+    };
+    let mut placed: BTreeMap<&str, (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+    for f in profile.functions.iter().filter(|f| f.emitted()) {
+        placed.entry(&f.name).or_default().0.push(f.rva);
+    }
+    for f in pdb.iter() {
+        if let Some((_, rvas)) = placed.get_mut(f.name) {
+            rvas.push(f.rva);
+        }
+    }
+    placed.retain(|_, (spd, pdb)| !pdb.is_empty() && !spd.is_empty());
+    let both = placed.len();
+    let differ: BTreeMap<&str, (u32, u32)> = placed
+        .iter()
+        .filter(|(_, (spd, pdb))| !spd.iter().any(|r| pdb.contains(r)))
+        .map(|(name, (spd, pdb))| (*name, (spd[0], pdb[0])))
+        .collect();
+    if differ.is_empty() {
+        return;
+    }
+    // The binary's hottest functions by IP samples, as the PDB names them.
+    let mut hits: BTreeMap<u32, (u128, &str)> = BTreeMap::new();
+    for table in summary.ip_tables(progid) {
+        for (rva, n) in table.iter() {
+            if let Some((f, _)) = pdb.lookup(rva) {
+                let entry = hits.entry(f.rva).or_insert((0, f.name));
+                entry.0 = entry.0.saturating_add(n);
+            }
+        }
+    }
+    let mut hottest: Vec<(u128, &str)> = hits.into_values().collect();
+    hottest.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    hottest.truncate(HOTTEST);
+    let hot: Vec<&str> = (hottest.iter())
+        .map(|&(_, name)| name)
+        .filter(|name| differ.contains_key(name))
+        .collect();
+    if hot.is_empty() && (differ.len() as f64) <= DISAGREE_SHARE * both as f64 {
+        return;
+    }
+    let mut examples: Vec<&str> = hot.clone();
+    examples.extend(differ.keys().filter(|n| !hot.contains(n)));
+    let examples: Vec<String> = examples
+        .iter()
+        .take(DISAGREE_EXAMPLES)
+        .map(|name| {
+            let (spd, pdb) = differ[name];
+            format!("{name} at {spd:#010X} in the SPD, {pdb:#010X} in the PDB")
+        })
+        .collect();
+    let message = format!(
+        "{} and the PDB {} are of the same build but place {} of the {both} functions both \
+         name at different RVAs ({} of the {} hottest): {}; functions are named by the PDB, and \
+         one of the two files is not of this link",
+        m.file.path,
+        path.display(),
+        differ.len(),
+        hot.len(),
+        hottest.len(),
+        examples.join("; "),
+    );
+    verdicts.add(Some(progid), VerdictCode::SpdPdbDisagree, message);
 }
 
 /// The binary a `/match` SPD matches and its functions, when it holds a profile.

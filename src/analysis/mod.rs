@@ -25,6 +25,7 @@ pub(crate) mod joined;
 pub(crate) mod keys;
 pub mod lbr;
 pub mod lines;
+pub mod named;
 pub(crate) mod profile;
 pub mod rangediff;
 pub mod ranges;

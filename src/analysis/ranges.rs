@@ -128,10 +128,10 @@ pub(crate) fn ranges(counts: &RangeCounts, tables: &Tables, symbols: &SymbolMap)
             match (symbols.get(Some(progid)), symbols.code(Some(progid))) {
                 (None, _) => b
                     .missing
-                    .push("LBR ranges join functions: give /pdb for it".into()),
+                    .push("LBR ranges join functions: give /pdb:FILE for it".into()),
                 (Some(_), None) => b
                     .missing
-                    .push("LBR ranges need its code: give /image for it".into()),
+                    .push("LBR ranges need its code: give /image:FILE for it".into()),
                 (Some(_), Some(code)) if !matches!(code.machine, Machine::X64 | Machine::X86) => {
                     b.missing.push(format!(
                         "its image is {} code, which is not decoded yet: no LBR range read",

@@ -589,12 +589,5 @@ pub(crate) fn named(spd: &SpdProfile, name: &str) -> Vec<usize> {
 
 /// The names of the SPD's functions closest to `name`, the closest first: at most `n`.
 pub(crate) fn closest<'s>(spd: &'s SpdProfile, name: &str, n: usize) -> Vec<&'s str> {
-    let mut scored: Vec<(f64, &str)> = spd
-        .functions
-        .iter()
-        .map(|f| (strsim::jaro_winkler(name, &f.name), f.name.as_str()))
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(n).map(|(_, name)| name).collect()
+    super::named::closest(spd.functions.iter().map(|f| f.name.as_str()), name, n)
 }

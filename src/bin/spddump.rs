@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use sptdump::cli::{SpdCommand, parse_spd, spd_completions, spd_help, spd_manual};
 use sptdump::dump::{compare_spds, show_spd};
-use sptdump::image::imports::ImportNames;
+use sptdump::image::imports::ImageImports;
 use sptdump::input::describe;
 use sptdump::views::spd::SpdViews;
 
@@ -66,19 +66,22 @@ fn main() -> ExitCode {
     finish(ran, out)
 }
 
-/// The names the `/image` files import; a file that is not an image is said, and the exit
-/// status says so.
-fn read_images(images: &[OsString]) -> (ImportNames, u8) {
-    let mut imports = ImportNames::default();
+/// The `/image` files: their builds and the names they import; a file that is not an image
+/// is said, and the exit status says so.
+fn read_images(images: &[OsString]) -> (Vec<ImageImports>, u8) {
+    let mut read = Vec::new();
     let mut status = EXIT_OK;
     for image in images {
         let path = Path::new(image);
-        if let Err(why) = imports.read(path) {
-            eprintln!("spddump: {}: {why}", path.display());
-            status = EXIT_ERRORS;
+        match ImageImports::read(path) {
+            Ok(image) => read.push(image),
+            Err(why) => {
+                eprintln!("spddump: {}: {why}", path.display());
+                status = EXIT_ERRORS;
+            }
         }
     }
-    (imports, status)
+    (read, status)
 }
 
 /// A file to read an SPD of: on disk, or standard input read whole (an SPD is read out of
@@ -104,7 +107,7 @@ fn show_all(
     out: &mut impl Write,
     views: &SpdViews,
     json: bool,
-    imports: &ImportNames,
+    imports: &[ImageImports],
     files: &[OsString],
 ) -> io::Result<u8> {
     let mut status = EXIT_OK;

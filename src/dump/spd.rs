@@ -4,7 +4,9 @@
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
+use crate::format::progid::registry_form;
 use crate::image::imports::ImportNames;
+use crate::image::imports::{self, ImageImports};
 use crate::image::spd::table::FunctionTable;
 use crate::image::spd::{self, Header};
 use crate::image::spdprofile::SpdProfile;
@@ -13,25 +15,53 @@ use crate::views::spd::{
 };
 
 /// Shows `views` of the SPD in `file` (`len` bytes), named `name` in what is printed, as
-/// text or as JSON Lines; the callees that are imports are named by `imports`. The outer
-/// error is a failure to write; the inner one what was wrong with the file, once what
-/// could be shown of it was.
+/// text or as JSON Lines; the callees that are imports are named by the `images` of the
+/// SPD's build. The outer error is a failure to write; the inner one what was wrong with
+/// the file, once what could be shown of it was, or else an image of another build.
 pub fn show<R: Read + Seek + ?Sized>(
     out: &mut dyn Write,
     (name, file, len): (&str, &mut R, u64),
     views: &SpdViews,
     json: bool,
-    imports: &ImportNames,
+    images: &[ImageImports],
 ) -> io::Result<Result<(), SpdFailure>> {
     let header = match spd::read_header(file, len) {
         Ok(header) => header,
         Err(_) if is_trace(file) => return Ok(Err(SpdFailure::Trace)),
         Err(e) => return Ok(Err(SpdFailure::NotSpd(e))),
     };
+    let (names, refused) = imports::names_for(images, &header.spd);
+    let shown = show_read(out, (name, file), views, json, (&header, &names))?;
+    if shown.is_ok() && !refused.is_empty() {
+        let spd = &header.spd;
+        return Ok(Err(SpdFailure::OtherBuild {
+            images: refused
+                .iter()
+                .map(|i| (i.path.clone(), i.identity()))
+                .collect(),
+            spd: format!(
+                "{} {{{}}} age {} (inferred)",
+                spd.binary,
+                registry_form(&spd.guid),
+                spd.age
+            ),
+        }));
+    }
+    Ok(shown)
+}
+
+/// [`show`], once the SPD's header is read and the names of its build's imports gathered.
+fn show_read<R: Read + Seek + ?Sized>(
+    out: &mut dyn Write,
+    (name, file): (&str, &mut R),
+    views: &SpdViews,
+    json: bool,
+    (header, imports): (&Header, &ImportNames),
+) -> io::Result<Result<(), SpdFailure>> {
     if !json {
         writeln!(out, "File: {name}")?;
     }
-    let read = (name, json, &header, imports);
+    let read = (name, json, header, imports);
     // The views before the first that reads the function table, then the table, then the
     // rest.
     let reads_table = |v: &&SpdView| v.kind().declaration().table;
@@ -46,7 +76,7 @@ pub fn show<R: Read + Seek + ?Sized>(
     if rest.is_empty() {
         return Ok(Ok(()));
     }
-    let table = match FunctionTable::read(file, &header) {
+    let table = match FunctionTable::read(file, header) {
         Ok(table) => table,
         Err(e) => {
             // The identity still says whose the file is.

@@ -45,22 +45,53 @@ pub(super) fn show<P: Printer>(
     // What the views did not let go of is the caller's.
     kept.summary = profile.summary.take();
     kept.records = std::mem::take(&mut profile.records);
-    walked
+    unable(out, file, plan, walked?)
 }
 
-/// The steps of [`show`] on `profile`.
+/// Says what kept views from running (an input not given): as errors when no other view
+/// of the profile, and nothing else the plan prints of it, showed anything (`shown` views
+/// ran); else as notes, as what the others show is the answer.
+fn unable<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    plan: &Plan,
+    shown: usize,
+) -> Result<(), Error> {
+    let alone = shown == 0 && !plan.shows_besides_views();
+    for message in std::mem::take(&mut out.unable) {
+        match alone {
+            true => out.fail(file, &message)?,
+            false => out.print(|p| p.note(file, &message))?,
+        }
+    }
+    Ok(())
+}
+
+/// Shows `view` of `profile`; whether it ran (it kept no reason it could not).
+fn ran<P: Printer>(
+    view: &View,
+    profile: &mut Profile<'_>,
+    out: &mut Out<'_, P>,
+) -> Result<bool, Error> {
+    let before = out.unable.len();
+    view.show(profile, out)?;
+    Ok(out.unable.len() == before)
+}
+
+/// The steps of [`show`] on `profile`; how many views ran.
 fn walk<P: Printer>(
     out: &mut Out<'_, P>,
     plan: &Plan,
     profile: &mut Profile<'_>,
-) -> Result<(), Error> {
+) -> Result<usize, Error> {
     let views = &plan.views;
     let first = |when: When| when == When::First;
+    let mut shown = 0;
     for view in views.iter().filter(|v| first(v.kind().declaration().when)) {
-        view.show(profile, out)?;
+        shown += usize::from(ran(view, profile, out)?);
     }
     if views.declarations().all(|d| first(d.when)) {
-        return Ok(());
+        return Ok(shown);
     }
     let_go_of_samples(plan, profile);
     profile.namers = namers(plan, profile);
@@ -113,10 +144,10 @@ fn walk<P: Printer>(
                     let d = v.kind().declaration();
                     v.kind() > kind && d.when >= When::InOrder && d.reads.any(Reads::STACKS)
                 });
-            view.show(profile, out)?;
+            shown += usize::from(ran(view, profile, out)?);
         }
     }
-    Ok(())
+    Ok(shown)
 }
 
 /// Lets go of the summary's tables when no view reads them once the call stacks are drawn,

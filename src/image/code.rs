@@ -13,6 +13,7 @@ use iced_x86::{Decoder, DecoderOptions, FlowControl, Formatter, IntelFormatter, 
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile, PeFile32, PeFile64};
 use object::{FileKind, LittleEndian as LE, ReadCache, ReadRef};
 
+use crate::image::damaged;
 use crate::image::ident::{self, IdentError, Identity, Kind};
 
 /// The machine an image's code is for.
@@ -103,7 +104,7 @@ impl Code {
         let file = crate::input::open_file(path)
             .map_err(|e| CodeError::Identity(IdentError::io(path, e)))?;
         let cache = ReadCache::new(file);
-        let malformed = |e: object::Error| CodeError::Malformed(e.to_string());
+        let malformed = |_: object::Error| CodeError::Malformed(damaged::image(path));
         match FileKind::parse(&cache).map_err(malformed)? {
             FileKind::Pe32 => sections(&PeFile32::parse(&cache).map_err(malformed)?, &cache),
             FileKind::Pe64 => sections(&PeFile64::parse(&cache).map_err(malformed)?, &cache),
@@ -200,9 +201,11 @@ fn sections<'d, Pe: ImageNtHeaders, R: ReadRef<'d>>(
         }
         // The bytes the file holds, no more than the section's size in memory (the rest of a
         // section is zeros, which is no code).
-        let bytes = section
-            .pe_data(data)
-            .map_err(|e| CodeError::Malformed(e.to_string()))?;
+        let bytes = section.pe_data(data).map_err(|_| {
+            CodeError::Malformed(
+                "its code cannot be read: a section lies outside the file".to_owned(),
+            )
+        })?;
         let size = section.virtual_size.get(LE) as usize;
         let bytes = &bytes[..bytes.len().min(size.max(1))];
         sections.push((section.virtual_address.get(LE), bytes.to_vec()));

@@ -30,12 +30,13 @@ use uuid::Uuid;
 use crate::format::error::{Error as ReadError, read_full};
 use crate::format::progid::SymKey;
 use crate::format::tables::base_name;
+use crate::image::damaged;
 use crate::image::guard::{ReaderPanicked, guarded};
 use crate::image::spd::{self, Spd, SpdError};
 
 /// The first 32 bytes of a PDB in the MSF 7.00 ("big MSF") container, the only PDB format
 /// whose GUID a CodeView `RSDS` record can name.
-pub const MSF7_SIGNATURE: &[u8; 32] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";
+pub const MSF7_SIGNATURE: &[u8; 32] = super::damaged::MSF7_SIGNATURE;
 
 /// What kind of file an identity was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -207,12 +208,16 @@ impl IdentError {
     }
 
     pub(crate) fn pdb(path: &Path, source: pdb2::Error) -> IdentError {
-        // The PDB reader reports I/O failures as its own error kind: keep them I/O errors.
+        // The PDB reader reports I/O failures as its own error kind: keep them I/O errors,
+        // save the file ending early, which is the PDB's problem. Its words are the reader's:
+        // what is wrong is said in ours.
         match source {
-            pdb2::Error::IoError(e) => IdentError::io(path, e),
+            pdb2::Error::IoError(e) if e.kind() != io::ErrorKind::UnexpectedEof => {
+                IdentError::io(path, e)
+            }
             other => IdentError::Pdb {
                 path: path.to_owned(),
-                source: Box::new(other),
+                source: Box::new(damaged::Words(damaged::pdb(path, &other))),
             },
         }
     }
@@ -281,15 +286,15 @@ fn read_pe(path: &Path, file: File) -> Result<Identity, IdentError> {
     };
     match FileKind::parse(&cache) {
         Ok(FileKind::Pe32) => {
-            let pe = PeFile32::parse(&cache).map_err(|e| malformed(e.to_string()))?;
+            let pe = PeFile32::parse(&cache).map_err(|_| malformed(damaged::image(path)))?;
             codeview(path, &pe)
         }
         Ok(FileKind::Pe64) => {
-            let pe = PeFile64::parse(&cache).map_err(|e| malformed(e.to_string()))?;
+            let pe = PeFile64::parse(&cache).map_err(|_| malformed(damaged::image(path)))?;
             codeview(path, &pe)
         }
         Ok(_) => Err(malformed("no PE header after the MZ header".to_owned())),
-        Err(e) => Err(malformed(e.to_string())),
+        Err(_) => Err(malformed(damaged::image(path))),
     }
 }
 
@@ -308,9 +313,12 @@ where
     }
     let cv = pe
         .pdb_info()
-        .map_err(|e| IdentError::MalformedPe {
+        .map_err(|_| IdentError::MalformedPe {
             path: path.to_owned(),
-            reason: format!("bad debug directory: {e}"),
+            reason: format!(
+                "its debug directory cannot be read: {}",
+                damaged::image(path)
+            ),
         })?
         .ok_or_else(|| IdentError::NoCodeView {
             path: path.to_owned(),

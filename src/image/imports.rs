@@ -8,6 +8,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use object::{NameOrOrdinal, Object};
+use uuid::Uuid;
+
+use crate::format::progid::registry_form;
+use crate::image::damaged;
+use crate::image::ident::{self, IdentError};
+use crate::image::spd::Spd;
 
 /// djb2 over 64 bits: `h = 5381`, then `h = h * 33 + byte`, wrapping.
 pub fn djb2_64(bytes: &[u8]) -> u64 {
@@ -31,10 +37,89 @@ pub enum ImportsError {
     Unreadable(#[from] std::io::Error),
     /// It is not an image.
     #[error("not an image: {0}")]
-    NotImage(object::Error),
+    NotImage(String),
     /// Its import table could not be read.
     #[error("its import table cannot be read: {0}")]
-    Table(object::Error),
+    Table(String),
+    /// Its CodeView record, which says which build it is, could not be read.
+    #[error("{0}")]
+    Identity(IdentError),
+}
+
+/// An image given to spddump's `/image`: the build it is, and the names it imports. Its
+/// names are used for an SPD of its build only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageImports {
+    /// The path as given.
+    pub path: String,
+    /// Its file name (`imports.exe`).
+    pub name: String,
+    /// The GUID and age of its CodeView record; `None` for an image linked without one.
+    pub build: Option<(Uuid, u32)>,
+    /// The names it imports.
+    pub names: ImportNames,
+}
+
+impl ImageImports {
+    /// Reads the image at `path`: its CodeView record and its imports.
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be read, is not an image, or its import table or debug
+    /// directory cannot be read.
+    pub fn read(path: &Path) -> Result<ImageImports, ImportsError> {
+        let mut names = ImportNames::default();
+        names.read(path)?;
+        let build = match ident::read(path) {
+            Ok(id) => Some((id.guid, id.age)),
+            Err(IdentError::NoCodeView { .. } | IdentError::NoDebugDirectory { .. }) => None,
+            Err(e) => return Err(ImportsError::Identity(e)),
+        };
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        Ok(ImageImports {
+            path: path.to_string_lossy().into_owned(),
+            name,
+            build,
+            names,
+        })
+    }
+
+    /// Whether it is the build the SPD `spd` profiles: its GUID and age are the SPD's; or,
+    /// for an image without a CodeView record (whose build cannot be told), its file name
+    /// is the SPD's binary's.
+    pub fn fits(&self, spd: &Spd) -> bool {
+        match self.build {
+            Some((guid, age)) => guid == spd.guid && age == spd.age,
+            None => self.name.eq_ignore_ascii_case(&spd.binary),
+        }
+    }
+
+    /// Its identity, as a refusal shows it: `app.exe {GUID} age 1`, or that it has none.
+    pub fn identity(&self) -> String {
+        match self.build {
+            Some((guid, age)) => format!("{} {{{}}} age {age}", self.name, registry_form(&guid)),
+            None => format!("{} without a CodeView record (no GUID or age)", self.name),
+        }
+    }
+}
+
+/// The names imported by the images of `images` that are the build `spd` profiles, and the
+/// images that are not.
+pub fn names_for<'i>(
+    images: &'i [ImageImports],
+    spd: &Spd,
+) -> (ImportNames, Vec<&'i ImageImports>) {
+    let mut names = ImportNames::default();
+    let mut refused = Vec::new();
+    for image in images {
+        match image.fits(spd) {
+            true => names.by_hash.extend(image.names.by_hash.clone()),
+            false => refused.push(image),
+        }
+    }
+    (names, refused)
 }
 
 impl ImportNames {
@@ -57,11 +142,13 @@ impl ImportNames {
     /// The error says why the file could not be read as an image.
     pub fn read(&mut self, path: &Path) -> Result<usize, ImportsError> {
         let data = std::fs::read(path)?;
-        let file = object::File::parse(&*data).map_err(ImportsError::NotImage)?;
-        let imports = file.imports().map_err(ImportsError::Table)?;
+        let file = object::File::parse(&*data)
+            .map_err(|_| ImportsError::NotImage(damaged::image(path)))?;
+        let table = |_| ImportsError::Table(damaged::image(path));
+        let imports = file.imports().map_err(table)?;
         let mut added = 0;
         for import in imports {
-            let import = import.map_err(ImportsError::Table)?;
+            let import = import.map_err(table)?;
             if let NameOrOrdinal::Name(name) = import.name() {
                 added += usize::from(self.add(name));
             }

@@ -214,6 +214,37 @@ impl SourceLines {
         }))
     }
 
+    /// The procedures the function `name` was inlined into (at any depth), each once, in
+    /// RVA order: looked up in the code of the procedures of `symbols`, in RVA order, up to
+    /// `at_most` bytes in all. Empty when `name` is inlined nowhere in those bytes, or the
+    /// PDB's line records cannot be read.
+    pub fn inlined_into(symbols: &Symbols, name: &str, at_most: u32) -> Vec<String> {
+        let mut rvas = Vec::new();
+        for f in symbols.iter() {
+            let Some(size) = f.size else { continue };
+            let room = at_most.saturating_sub(rvas.len() as u32);
+            if room == 0 {
+                break;
+            }
+            rvas.extend((0..size.min(room)).filter_map(|o| f.rva.checked_add(o)));
+        }
+        let lines = SourceLines::read(symbols, rvas.iter().copied());
+        let mut into: Vec<String> = Vec::new();
+        for rva in rvas {
+            let Some(chain) = lines.chain(rva) else {
+                continue;
+            };
+            let frames: Vec<SourceFrame<'_>> = chain.collect();
+            let inlined = frames.iter().any(|f| f.inlined && f.function == name);
+            if let Some(procedure) = frames.last().filter(|_| inlined)
+                && !into.iter().any(|p| p == procedure.function)
+            {
+                into.push(procedure.function.to_owned());
+            }
+        }
+        into
+    }
+
     /// What could not be read, if anything: the first problem met.
     pub fn problem(&self) -> Option<&str> {
         self.problem.as_deref()

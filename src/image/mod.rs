@@ -10,6 +10,7 @@
 
 pub mod attached;
 pub mod code;
+mod damaged;
 pub(crate) mod guard;
 pub mod ident;
 pub mod imports;

@@ -19,6 +19,10 @@ pub(crate) struct Out<'a, P> {
     /// The other errors: `/match` and `/pdb` files that do not fit the trace, `/check`'s
     /// errors, files of ours that could not be written.
     pub(crate) failed: usize,
+    /// What kept the views of the profile at hand that showed nothing from running: the
+    /// input each missed (a PDB, an image, LBR records), said once the views are done
+    /// ([`Out::unable`]).
+    pub(crate) unable: Vec<String>,
 }
 
 impl<'a, P: Printer> Out<'a, P> {
@@ -28,6 +32,7 @@ impl<'a, P: Printer> Out<'a, P> {
             tally: Tally::default(),
             first: Vec::new(),
             failed: 0,
+            unable: Vec::new(),
         }
     }
 
@@ -48,6 +53,13 @@ impl<'a, P: Printer> Out<'a, P> {
         if self.first.len() < FIRST_KEPT {
             self.first.push(d.clone());
         }
+    }
+
+    /// Keeps why a view showed nothing: an input it needs was not given. Once the views of
+    /// the profile are done, it is said as an error when nothing else was shown of the
+    /// profile, and as a note when something was.
+    pub(crate) fn unable(&mut self, message: String) {
+        self.unable.push(message);
     }
 
     /// Prints an error of the run about `file` that is not a problem in the trace (a file of

@@ -10,6 +10,7 @@
 //!                                          lbr.c:32  if ((x & 15) == 0)
 //!       431      0                     29  0x000010E0  test cl, 0xF
 //!       431     13   418                0  0x000010E3  je 0x10EF
+//!   count: runs by the consistent LBR ranges; taken: branches from it that end a consistent ...
 //! ```
 
 use std::collections::BTreeMap;
@@ -20,6 +21,7 @@ use serde::Serialize;
 
 use super::option::text;
 use super::ranges;
+use super::unnamed::unnamed;
 use super::{Declaration, Declared, Opt, Parts, Profile, Reads, Section, Writes};
 use crate::analysis::Counted;
 use crate::analysis::annotate::{self, AnnotateReport, Annotated, Row, SourcePath};
@@ -95,7 +97,8 @@ impl Declared for Annotate {
         }))
     }
 
-    /// The function's instructions, or a note that no binary has it, and what was missing.
+    /// The function's instructions; or, when no function bears the name, why (an error);
+    /// or the input missing (the PDB, the image) that kept it from being shown.
     fn show<P: Printer>(
         &self,
         profile: &mut Profile<'_>,
@@ -116,15 +119,16 @@ impl Declared for Annotate {
         );
         let file = profile.file;
         out.print(|p| p.show(&report))?;
-        for why in &report.missing {
-            out.print(|p| p.note(file, why))?;
-        }
+        let function = &self.function;
         if report.functions.is_empty() && report.missing.is_empty() {
-            let message = format!(
-                "/annotate:{}: no function of the binaries with /pdb has that name",
-                report.function
-            );
-            out.print(|p| p.note(file, &message))?;
+            let shows = |f: &str| format!("/annotate:{f} shows its instructions");
+            return unnamed(profile, out, "annotate", function, shows);
+        }
+        for why in &report.missing {
+            match report.functions.is_empty() {
+                true => out.unable(format!("/annotate:{function}: {why}")),
+                false => out.print(|p| p.note(file, why))?,
+            }
         }
         Ok(())
     }
@@ -289,8 +293,24 @@ fn annotated_text(report: &AnnotateReport, t: &mut Text<'_>) -> io::Result<()> {
             figures(o, &cells.iter().map(String::as_str).collect::<Vec<_>>())?;
             writeln!(o, "  0x{:08X}  {}", r.rva, clean(&r.text))?;
         }
+        writeln!(o, "{}", legend(f.ranges))?;
     }
     Ok(())
+}
+
+/// The line under an annotated function's table that says what its columns count.
+fn legend(ranges: bool) -> &'static str {
+    match ranges {
+        true => {
+            "  count: runs by the consistent LBR ranges; taken: branches from it that end a \
+             consistent range (a record's oldest branch ends none: /callgraph counts it too); \
+             fall: count - taken"
+        }
+        false => {
+            "  count: 0, no LBR range was read; taken: every LBR branch taken from it; fall: \
+             count - taken"
+        }
+    }
 }
 
 /// A source line above its instructions: `file:line`, the function inlined there, and the

@@ -15,8 +15,11 @@ use maud::html;
 use serde::Serialize;
 
 use super::option::text;
+use super::unnamed::unnamed;
 use super::{Declaration, Declared, Opt, Parts, Profile, Reads, Section, Writes};
+use crate::analysis::Counted;
 use crate::analysis::callgraph::{self, CallGraph as Graph};
+use crate::analysis::named;
 use crate::format::error::Error;
 use crate::output::html::count;
 use crate::output::text::clean;
@@ -75,17 +78,38 @@ impl Declared for CallGraph {
         };
         let file = profile.file;
         out.print(|p| p.show(&graph))?;
+        let option = match &self.0 {
+            Some(function) => format!("callgraph:{function}"),
+            None => "callgraph".to_owned(),
+        };
+        let edgeless = graph.binaries.iter().all(|b| b.unique == 0);
         if let Some(function) = &self.0
-            && graph.binaries.iter().all(|b| b.unique == 0)
+            && edgeless
         {
-            let message =
-                format!("/callgraph:{function}: no edge of the profile calls or leaves it");
+            if !borne(&counted, function) {
+                let shows = |f: &str| format!("/callgraph:{f} shows its calls");
+                return unnamed(profile, out, "callgraph", function, shows);
+            }
+            let message = format!("/{option}: no edge of the profile calls or leaves it");
             out.print(|p| p.note(file, &message))?;
         }
+        if graph.binaries.is_empty() {
+            let message = format!(
+                "/{option}: the profile holds no LBR records or call stacks, which calls are \
+                 read from"
+            );
+            out.print(|p| p.note(file, &message))?;
+        }
+        // No binary's records could be read as edges for an input missing: the view could
+        // not run.
+        let unable = edgeless && graph.binaries.iter().all(|b| !b.read);
         for binary in &graph.binaries {
             for why in &binary.missing {
                 let message = format!("{}: {why}", binary.name);
-                out.print(|p| p.note(file, &message))?;
+                match unable {
+                    true => out.unable(format!("/{option}: {message}")),
+                    false => out.print(|p| p.note(file, &message))?,
+                }
             }
         }
         Ok(())
@@ -122,6 +146,17 @@ impl Declared for CallGraph {
         };
         parts.add(section);
     }
+}
+
+/// Whether a function of a binary with its PDB bears `function` (a name, or `binary!name`).
+fn borne(counted: &Counted<'_>, function: &str) -> bool {
+    counted.summary.progids().any(|progid| {
+        let binary = counted.tables.binary_name(progid);
+        counted
+            .symbols
+            .get(Some(progid))
+            .is_some_and(|s| s.iter().any(|f| named::names(function, &binary, f.name)))
+    })
 }
 
 impl Render for Graph {

@@ -47,7 +47,12 @@ impl Declared for Coverage {
         out: &mut Out<'_, P>,
     ) -> Result<(), Error> {
         let top = profile.settings.top;
-        let Some(report) = ranges::shown(profile, out)? else {
+        let file = profile.file;
+        let report = ranges::shown(profile, out)?;
+        if ranges::unable("coverage", (file, report), out)? {
+            return Ok(());
+        }
+        let Some(report) = report else {
             return Ok(());
         };
         out.print(|p| p.show(&CoverageReport { report, top }))

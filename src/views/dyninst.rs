@@ -73,7 +73,12 @@ impl Declared for Dyninst {
         profile: &mut Profile<'_>,
         out: &mut Out<'_, P>,
     ) -> Result<(), Error> {
-        let Some(report) = ranges::shown(profile, out)? else {
+        let file = profile.file;
+        let report = ranges::shown(profile, out)?;
+        if ranges::unable("dyninst", (file, report), out)? {
+            return Ok(());
+        }
+        let Some(report) = report else {
             return Ok(());
         };
         out.print(|p| p.show(&DyninstReport { report, n: self.0 }))

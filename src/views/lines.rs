@@ -60,10 +60,13 @@ impl Declared for Lines {
         out.print(|p| p.show(&report))?;
         if !report.without_pdb.is_empty() {
             let message = format!(
-                "source lines come from a binary's PDB: give /pdb for {}",
+                "source lines come from a binary's PDB: give /pdb:FILE for {}",
                 report.without_pdb.join(", ")
             );
-            out.print(|p| p.note(file, &message))?;
+            match report.tables.is_empty() {
+                true => out.unable(format!("/lines: {message}")),
+                false => out.print(|p| p.note(file, &message))?,
+            }
         }
         for (binary, problem) in &report.problems {
             let message = format!("{binary}: {problem}: some addresses are shown without a line");

@@ -14,7 +14,9 @@
 //! beside.rs     what the views of a trace beside an SPD read
 //! report.rs     the parts of the HTML report the views give
 //! summary.rs ... html.rs
-//!               the views, one module each; ranges.rs is what the LBR views share
+//!               the views, one module each; ranges.rs is what the LBR views share,
+//!               unnamed.rs what those that take a function's name say of a name no
+//!               function bears
 //! ```
 //!
 //! A new view is its module, its line in the registry (`views!` in `registry.rs`) (a view without its declaration,
@@ -50,6 +52,7 @@ mod settings;
 pub mod spd;
 pub mod speedscope;
 pub mod summary;
+mod unnamed;
 
 pub(crate) use beside::Beside;
 pub(crate) use compared::Both;

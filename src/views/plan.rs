@@ -263,6 +263,12 @@ impl Plan {
         matching::results(&self.matches, tables)
     }
 
+    /// Whether the plan prints something of a trace besides its views: sections, the
+    /// verdicts of `/validate`, `/check` or `/match`.
+    pub(crate) fn shows_besides_views(&self) -> bool {
+        !self.sections.is_empty() || self.validate || self.check || !self.matches.is_empty()
+    }
+
     /// Whether the views are printed per trace (else once, of the merged profile).
     pub(crate) fn views_per_trace(&self) -> bool {
         self.shape != Shape::Merged

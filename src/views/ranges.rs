@@ -18,7 +18,7 @@ use crate::analysis::ranges::{self, BinaryRanges, Order, RangeReport};
 use crate::format::error::Error;
 use crate::output::text::clean;
 use crate::output::text::tables::{columns, plural, showing};
-use crate::output::{Json, Out, Printer, Render, Text, percent};
+use crate::output::{FileInfo, Json, Out, Printer, Render, Text, percent};
 
 /// How each binary's LBR records were read as ranges: the order used and the share of
 /// consistent ranges, or that neither order was (binaries missing a file are told in a
@@ -39,8 +39,10 @@ pub(crate) fn shown<'p, P: Printer>(
     }
     let file = profile.file;
     out.print(|p| p.show(&RangesRead(report)))?;
+    // When no binary's could be read for an input missing, the views say so ([`unable`]).
+    let some_read = !unread(report);
     for b in &report.binaries {
-        for why in &b.missing {
+        for why in b.missing.iter().filter(|_| some_read) {
             let message = format!("{}: {why}", b.name);
             out.print(|p| p.note(file, &message))?;
         }
@@ -58,6 +60,38 @@ pub(crate) fn shown<'p, P: Printer>(
         }
     }
     Ok(Some(report))
+}
+
+/// Whether every binary of `report` missed an input its ranges are read with (its PDB, its
+/// image, a machine decoded): then no view of the ranges can run.
+fn unread(report: &RangeReport) -> bool {
+    report.binaries.iter().all(|b| !b.missing.is_empty())
+}
+
+/// Says why the LBR view `/option` cannot run, if it cannot: the profile of `file` holds
+/// no LBR records (`report` is `None`: a note, as no input given would change that), or
+/// each binary's were left unread for an input missing (kept, per binary, to be said once
+/// the views are done). Whether it cannot.
+pub(super) fn unable<P: Printer>(
+    option: &str,
+    (file, report): (&FileInfo<'_>, Option<&RangeReport>),
+    out: &mut Out<'_, P>,
+) -> Result<bool, Error> {
+    let Some(report) = report.filter(|r| !r.binaries.is_empty()) else {
+        let message =
+            format!("/{option}: the profile holds no LBR records, which the ranges are read from");
+        out.print(|p| p.note(file, &message))?;
+        return Ok(true);
+    };
+    if !unread(report) {
+        return Ok(false);
+    }
+    for b in &report.binaries {
+        for why in &b.missing {
+            out.unable(format!("/{option}: {}: {why}", b.name));
+        }
+    }
+    Ok(true)
 }
 
 /// The binaries whose ranges were read under an order.

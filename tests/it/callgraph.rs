@@ -10,7 +10,7 @@ use serde_json::Value;
 use sptdump_testkit::builder::{Guid, SptBuilder};
 use sptdump_testkit::fixtures::{self, Function};
 
-use crate::support::{json_lines, run_in, status, stderr};
+use crate::support::{json_lines, run_in, status, stderr, stdout};
 
 /// The function of `functions` holding `rva`.
 fn holding(functions: &[Function], rva: u32) -> Option<&Function> {
@@ -122,7 +122,7 @@ fn call_stacks_give_stack_edges_a_frame_apart() {
     assert_eq!(stack("checksum", "digest"), Some(550));
     // The LBR record needs the image, and says so.
     assert!(
-        stderr(&o).contains("inline.exe: LBR call edges need its code: give /image for it"),
+        stderr(&o).contains("inline.exe: LBR call edges need its code: give /image:FILE for it"),
         "{}",
         stderr(&o)
     );
@@ -145,10 +145,21 @@ fn call_stacks_give_stack_edges_a_frame_apart() {
 #[test]
 fn without_a_pdb_or_with_another_build_s_image_it_says_why() {
     let root = fixtures::dir();
+    // Without the PDB the view cannot run: the run fails, saying which input is missing.
     let o = run_in(&root, &["/callgraph", "inline.spt"]);
+    assert_eq!(status(&o), 1);
+    assert_eq!(
+        stderr(&o),
+        "sptdump: inline.spt: /callgraph: inline.exe: call edges join functions: give \
+         /pdb:FILE for it\n"
+    );
+    // Beside a view that shows something, it is a note.
+    let o = run_in(&root, &["/callgraph", "/summary", "inline.spt"]);
     assert_eq!(status(&o), 0);
     assert!(
-        stderr(&o).contains("inline.exe: call edges join functions: give /pdb for it"),
+        stderr(&o).contains(
+            "note: /callgraph: inline.exe: call edges join functions: give /pdb:FILE for it"
+        ),
         "{}",
         stderr(&o)
     );
@@ -264,13 +275,47 @@ fn one_function_s_callers_and_callees() {
         text.contains("Callers and callees of checksum in progid 0 (inline.exe): 1240 calls"),
         "{text}"
     );
-    // A function no edge touches is said so; an empty name is a usage error.
+    // A function no edge touches is said so, and that is no error.
     let o = run_in(
         &root,
-        &["/callgraph:nosuch", "/pdb:inline.pdb", "inline.spt"],
+        &["/callgraph:tally", "/pdb:inline.pdb", "inline.spt"],
     );
-    assert_eq!(status(&o), 0);
-    assert!(stderr(&o).contains("/callgraph:nosuch: no edge of the profile calls or leaves it"));
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("note: /callgraph:tally: no edge of the profile calls or leaves it"),
+        "{}",
+        stderr(&o)
+    );
+    // A name no function bears is an error naming the closest names.
+    let o = run_in(
+        &root,
+        &["/callgraph:checksun", "/pdb:inline.pdb", "inline.spt"],
+    );
+    assert_eq!(status(&o), 1);
+    assert_eq!(stdout(&o), "File: inline.spt (22,778 bytes)\n");
+    assert!(
+        stderr(&o).contains(
+            "sptdump: inline.spt: /callgraph:checksun: no function of inline.exe bears this \
+             name; the closest: checksum,"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // An inlined function's calls are those of the function it was inlined into.
+    let o = run_in(
+        &root,
+        &["/callgraph:rotate", "/pdb:inline.pdb", "inline.spt"],
+    );
+    assert_eq!(status(&o), 1);
+    assert!(
+        stderr(&o).contains(
+            "/callgraph:rotate: rotate is inlined into digest, tally (inline.exe), which hold \
+             its code: /callgraph:digest shows its calls"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // An empty name is a usage error.
     let o = run_in(&root, &["/callgraph:", "inline.spt"]);
     assert_eq!(status(&o), 2);
     assert_eq!(

@@ -219,11 +219,22 @@ fn hot_lines_are_the_lines_llvm_symbolizer_reads_at_the_samples() {
 
 #[test]
 fn lines_without_a_pdb_say_where_they_come_from() {
-    let o = run(&["/lines", "inline.spt"]);
+    // Alone, the view cannot run: the run fails, saying which input is missing.
+    let o = run_in(&fixtures::dir(), &["/lines", "inline.spt"]);
     assert_eq!(stdout(&o), "File: inline.spt (22,778 bytes)\n");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        crate::support::stderr(&o),
+        "sptdump: inline.spt: /lines: source lines come from a binary's PDB: give /pdb:FILE for \
+         inline.exe\n"
+    );
+    // Beside a view that shows something, it is a note.
+    let o = run(&["/lines", "/functions", "inline.spt"]);
+    assert_eq!(o.status.code(), Some(0));
     assert!(
-        crate::support::stderr(&o)
-            .contains("source lines come from a binary's PDB: give /pdb for inline.exe"),
+        crate::support::stderr(&o).contains(
+            "note: /lines: source lines come from a binary's PDB: give /pdb:FILE for inline.exe"
+        ),
         "{}",
         crate::support::stderr(&o)
     );

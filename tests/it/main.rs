@@ -9,6 +9,7 @@ mod cli;
 mod compare;
 mod conformance;
 mod corruption;
+mod damaged;
 mod exports;
 mod faults;
 mod glossary;

@@ -766,14 +766,16 @@ fn check_hostile(bytes: &[u8]) -> Result<(), TestCaseError> {
                     prop_assert_eq!(&last["errors"], &json!(errors));
                     prop_assert_eq!(&last["warnings"], &json!(warnings));
                 }
-                // Standard error only repeats, for the person watching, the note lines that
-                // JSON consumers get on standard output.
+                // Standard error only repeats, for the person watching, the note and error
+                // lines that JSON consumers get on standard output (a view that could not
+                // run for an input missing is an error).
                 let notes: String = values
                     .iter()
-                    .filter(|v| v["type"] == "note")
+                    .filter(|v| v["type"] == "note" || v["type"] == "error")
                     .map(|v| {
+                        let note = if v["type"] == "note" { "note: " } else { "" };
                         format!(
-                            "sptdump: trace.spt: note: {}\n",
+                            "sptdump: trace.spt: {note}{}\n",
                             v["message"].as_str().unwrap()
                         )
                     })

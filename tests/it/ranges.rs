@@ -238,14 +238,48 @@ fn a_binary_without_its_image_or_pdb_is_told_which_is_missing() {
     for (args, missing) in [
         (
             vec!["/coverage", "/pdb:lbr.pdb", trace],
-            "give /image for it",
+            "/coverage: lbr.exe: LBR ranges need its code: give /image:FILE for it",
         ),
-        (vec!["/coverage", trace], "give /pdb for it"),
+        (
+            vec!["/coverage", trace],
+            "/coverage: lbr.exe: LBR ranges join functions: give /pdb:FILE for it",
+        ),
+        (
+            vec!["/dyninst", trace],
+            "/dyninst: lbr.exe: LBR ranges join functions: give /pdb:FILE for it",
+        ),
     ] {
+        // Alone, the view cannot run: an error, and the run fails.
         let o = run_in(&fixtures::dir(), &args);
-        assert_eq!(status(&o), 0, "{}", stderr(&o));
-        assert!(stderr(&o).contains(missing), "{args:?}: {}", stderr(&o));
+        assert_eq!(status(&o), 1, "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o)
+                .lines()
+                .any(|l| l.ends_with(&format!(": {missing}"))),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        // Beside a view that shows something, a note, and the run does not fail.
+        let mut with = args.clone();
+        with.insert(0, "/summary");
+        let o = run_in(&fixtures::dir(), &with);
+        assert_eq!(status(&o), 0, "{with:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("note: {missing}")),
+            "{with:?}: {}",
+            stderr(&o)
+        );
     }
+    // A trace without LBR records has nothing for the view, whatever is given: a note.
+    let o = run_in(&fixtures::dir(), &["/coverage", "app-only.spt"]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "note: /coverage: the profile holds no LBR records, which the ranges are read from"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// The `annotate` lines of `/annotate:FUNCTION` on `testdata/pe/lbr.spt`, with `more`.
@@ -372,9 +406,69 @@ fn annotate_of_a_name_no_binary_has_says_so() {
             "lbr.spt",
         ],
     );
-    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    assert_eq!(status(&o), 1, "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "sptdump: lbr.spt: /annotate:nothing_here: no function of lbr.exe bears this name; the \
+         closest: main_entry, finish, step\n"
+    );
+    // Without the PDB the name cannot be looked up: the run fails, saying what to give.
+    let o = run_in(&fixtures::dir(), &["/annotate:classify", "lbr.spt"]);
+    assert_eq!(status(&o), 1);
+    assert_eq!(
+        stderr(&o),
+        "sptdump: lbr.spt: /annotate:classify: functions are named by a binary's PDB: give \
+         /pdb:FILE for lbr.exe\n"
+    );
+    // With the PDB but not the image, the image.
+    let o = run_in(
+        &fixtures::dir(),
+        &["/annotate:classify", "/pdb:lbr.pdb", "lbr.spt"],
+    );
+    assert_eq!(status(&o), 1);
     assert!(
-        stderr(&o).contains("/annotate:nothing_here: no function"),
+        stderr(&o).contains(
+            "sptdump: lbr.spt: /annotate:classify: lbr.exe: its instructions are read from its \
+             image: give /image:FILE for lbr.exe\n"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // An inlined function has no code of its own: the error says where it was inlined.
+    let o = run_in(
+        &fixtures::dir(),
+        &[
+            "/annotate:rotate",
+            "/pdb:inline.pdb",
+            "/image:inline.exe",
+            "inline.spt",
+        ],
+    );
+    assert_eq!(status(&o), 1);
+    assert!(
+        stderr(&o).contains(
+            "sptdump: inline.spt: /annotate:rotate: rotate is inlined into digest, tally \
+             (inline.exe), which hold its code: /annotate:digest shows its instructions\n"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // A binary without its PDB is named in the error, with what to give.
+    let o = run_in(
+        &fixtures::dir(),
+        &[
+            "/annotate:main",
+            "/pdb:app.pdb",
+            "/image:app.exe",
+            "profile.spt",
+        ],
+    );
+    assert_eq!(status(&o), 1);
+    assert!(
+        stderr(&o).contains(
+            "/annotate:main: no function of app.exe bears this name; the closest: main_entry, \
+             mix_round, spin_pause; core.dll not looked in (no PDB): give /pdb:FILE for core.dll\n"
+        ),
         "{}",
         stderr(&o)
     );
@@ -835,4 +929,33 @@ fn records_whose_pairs_leave_the_image_are_skipped_and_counted() {
             .collect()
     };
     assert_eq!(shares(&mixed), shares(&clean));
+}
+
+#[test]
+fn annotate_says_what_taken_counts_under_its_table() {
+    let o = run_in(
+        &fixtures::dir(),
+        &[
+            "/annotate:classify",
+            "/pdb:lbr.pdb",
+            "/image:lbr.exe",
+            "lbr.spt",
+        ],
+    );
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Annotated classify"))
+        .collect();
+    // The legend is the table's last line: taken leaves out each record's oldest branch.
+    assert_eq!(
+        table.last().copied(),
+        Some(
+            "  count: runs by the consistent LBR ranges; taken: branches from it that end a \
+             consistent range (a record's oldest branch ends none: /callgraph counts it too); \
+             fall: count - taken"
+        ),
+        "{text}"
+    );
 }

@@ -781,3 +781,62 @@ fn the_records_are_named_by_the_spd_too_and_a_verdict_alone_attaches_nothing() {
     let o = run_in(dir.path(), &["/match:app.spd", &trace()]);
     assert!(!stderr(&o).contains("named from the SPD"), "{}", stderr(&o));
 }
+
+/// `app.exe`'s SPD with every function `by` bytes further on than app.exe's PDB places it:
+/// the same build by GUID and age, but not the same link.
+fn displaced(by: u32) -> SpdBuilder {
+    let mut spd = SpdBuilder::new("app.exe", APP, 1);
+    for f in spd.functions.iter_mut().filter(|f| f.size > 0) {
+        f.rva += by;
+    }
+    spd
+}
+
+fn disagree(verdicts: &[(String, Value, String)]) -> Vec<&(String, Value, String)> {
+    verdicts
+        .iter()
+        .filter(|v| v.0 == "spd-pdb-disagree")
+        .collect()
+}
+
+#[test]
+fn check_warns_when_the_spd_and_the_pdb_of_one_build_place_functions_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "moved.spd", &displaced(0x2000));
+    let pdb = format!("/pdb:{}", pe_dir().join("app.pdb").display());
+    let v = verdicts(dir.path(), &["/match:moved.spd", &pdb, &trace()]);
+    let found = disagree(&v);
+    assert_eq!(found.len(), 1, "{v:?}");
+    assert_eq!(found[0].1, Value::from(0));
+    let message = &found[0].2;
+    // Examples, the hottest first: the trace samples hash_bytes (0x1000) most.
+    assert!(message.starts_with("moved.spd and the PDB "), "{message}");
+    assert!(
+        message.contains(
+            ": hash_bytes at 0x00003000 in the SPD, 0x00001000 in the PDB; parse_token at \
+             0x00003070 in the SPD, 0x00001070 in the PDB;"
+        ),
+        "{message}"
+    );
+    // A warning: the exit status stays 0; the text names the code.
+    let o = run_in(dir.path(), &["/check", "/match:moved.spd", &pdb, &trace()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains("warning[spd-pdb-disagree] progid 0: moved.spd")
+    );
+    // Names come from the PDB, not the SPD that disagrees with it.
+    let o = run_in(
+        dir.path(),
+        &["/json", "/functions", "/match:moved.spd", &pdb, &trace()],
+    );
+    let lines = json_lines(&o);
+    assert_eq!(keys(&lines)[0].1[0], "app.exe!hash_bytes", "{lines:?}");
+    // An SPD that places each function where the PDB does draws no such verdict.
+    write(dir.path(), "same.spd", &displaced(0));
+    let v = verdicts(dir.path(), &["/match:same.spd", &pdb, &trace()]);
+    assert!(disagree(&v).is_empty(), "{v:?}");
+    // Without a PDB there is nothing to compare with.
+    let v = verdicts(dir.path(), &["/match:moved.spd", &trace()]);
+    assert!(disagree(&v).is_empty(), "{v:?}");
+}

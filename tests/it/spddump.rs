@@ -336,6 +336,52 @@ fn an_image_names_the_callees_it_imports() {
 }
 
 #[test]
+fn an_image_of_another_build_is_refused_with_both_identities() {
+    // imports.exe has no CodeView record: beside app.exe's SPD its name does not fit.
+    let o = spddump(&[
+        "/cg",
+        "/image:testdata/pe/imports.exe",
+        "testdata/pe/app.spd",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        stderr,
+        "spddump: testdata/pe/app.spd: /image:testdata/pe/imports.exe is not the build this SPD \
+         profiles, and its import names were not used: the image is imports.exe without a \
+         CodeView record (no GUID or age), the SPD's binary app.exe \
+         {7A76D39E-EF6D-104E-4C4C-44205044422E} age 1 (inferred)\n"
+    );
+    // What the SPD holds is shown all the same.
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Call graph"));
+    // Another binary's image, with its CodeView identity.
+    let o = spddump(&["/cg", "/image:testdata/pe/core.dll", "testdata/pe/app.spd"]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let core = sptdump_testkit::fixtures::codeview("core");
+    let guid = uuid::Uuid::from_bytes_le(core.0)
+        .hyphenated()
+        .to_string()
+        .to_uppercase();
+    assert!(
+        stderr.contains(&format!(
+            "the image is core.dll {{{guid}}} age {}, the SPD's binary app.exe",
+            core.1
+        )),
+        "{stderr}"
+    );
+    // The image of the SPD's own build is taken.
+    let o = spddump(&["/cg", "/image:testdata/pe/app.exe", "testdata/pe/app.spd"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.stderr.is_empty());
+}
+
+#[test]
 fn an_image_that_cannot_be_read_is_said_and_the_spd_still_shown() {
     let o = spddump(&["/cg", "/image:testdata/pe/app.pdb", "testdata/pe/app.spd"]);
     assert_eq!(o.status.code(), Some(1));

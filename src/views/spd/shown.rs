@@ -75,6 +75,14 @@ pub enum SpdFailure {
     NoSuchFunction(String),
     /// It is an SPT trace, which sptdump shows.
     Trace,
+    /// `/image` files that are not the build the SPD profiles (their names were not used),
+    /// each as given with its identity; and the SPD's identity.
+    OtherBuild {
+        /// Each image refused, as given, and its identity.
+        images: Vec<(String, String)>,
+        /// The SPD's binary, GUID and age.
+        spd: String,
+    },
 }
 
 impl fmt::Display for SpdFailure {
@@ -88,6 +96,19 @@ impl fmt::Display for SpdFailure {
                  sptdump shows what it holds; sptdump /match:SPD TRACE checks it against an \
                  SPD's build"
             ),
+            SpdFailure::OtherBuild { images, spd } => {
+                for (i, (path, identity)) in images.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(
+                        f,
+                        "/image:{path} is not the build this SPD profiles, and its import names \
+                         were not used: the image is {identity}, the SPD's binary {spd}"
+                    )?;
+                }
+                Ok(())
+            }
             SpdFailure::NoSuchFunction(q) => write!(
                 f,
                 "no function has the id, the hash or the name {q:?} (/funcid takes an id in \
