@@ -162,6 +162,11 @@ fn chromium() -> Option<PathBuf> {
 #[test]
 fn headless_chromium_loads_the_report() {
     let Some(chromium) = chromium() else {
+        // Where CI installed it, a missing browser is a failure, not a skip.
+        assert!(
+            std::env::var_os("SPTDUMP_REQUIRE_CHROMIUM").is_none(),
+            "SPTDUMP_REQUIRE_CHROMIUM is set and /usr/bin/chromium is missing"
+        );
         use std::io::Write as _;
         let _ = writeln!(
             std::io::stderr(),
