@@ -271,7 +271,7 @@ batch() { # batch NAME LINE...
     shift
     {
         printf '@echo off\r\n'
-        printf 'set "PATH=%s;%%PATH%%"\r\n' "$(zpath "$BIN")"
+        printf 'set "PATH=%s;%%PATH%%"\r\n' "$(zpath "$(dirname "$WIN_EXE")")"
         for line in "$@"; do printf '%s\r\n' "$line"; done
         printf 'exit /b %%ERRORLEVEL%%\r\n'
     } >"$f"
