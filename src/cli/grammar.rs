@@ -32,40 +32,48 @@ const ALONE: &str = "\0";
 pub(super) const SHELLS: [&str; 5] = ["bash", "elvish", "fish", "powershell", "zsh"];
 
 /// clap's command of program `P`: an argument per option row (the rows several views share,
-/// such as `/srcpath`, once), in the order `/help` lists them, and the files.
+/// such as `/srcpath`, once), in the order `/help` lists them, and the files; with their
+/// help, for the manual page and the completions.
 pub(super) fn command<P: Program>() -> clap::Command {
-    let mut command = clap::Command::new(P::NAME)
+    let rows: Vec<&'static About> = P::rows().into_iter().map(P::about).collect();
+    grammar::<P>(&rows, true)
         .version(env!("CARGO_PKG_VERSION"))
         .about(P::ABOUT)
         .long_about(P::LONG_ABOUT)
+}
+
+/// The grammar of `rows` (each name once) and the files, their help text or none.
+fn grammar<P: Program>(rows: &[&'static About], helped: bool) -> clap::Command {
+    let mut command = clap::Command::new(P::NAME)
         .no_binary_name(true)
         .disable_help_flag(true)
         .disable_version_flag(true)
         .disable_help_subcommand(true);
-    let mut seen = Vec::new();
-    for row in P::rows() {
-        let about = P::about(row);
+    let mut seen = Vec::with_capacity(rows.len());
+    for about in rows {
         if seen.contains(&about.name) {
             continue;
         }
         seen.push(about.name);
-        command = command.arg(argument(about));
+        command = command.arg(argument(about, helped));
     }
-    command.arg(
-        Arg::new(FILES)
-            .value_name(P::FILE)
-            .help(P::FILES_HELP)
-            .num_args(0..)
-            .action(ArgAction::Append)
-            .value_parser(clap::value_parser!(OsString)),
-    )
+    let files = Arg::new(FILES)
+        .value_name(P::FILE)
+        .num_args(0..)
+        .action(ArgAction::Append)
+        .value_parser(clap::value_parser!(OsString));
+    command.arg(match helped {
+        true => files.help(P::FILES_HELP),
+        false => files,
+    })
 }
 
-/// The argument of one option row.
-fn argument(about: &About) -> Arg {
-    let arg = Arg::new(about.name)
-        .long(about.name)
-        .help(one_line(about.help));
+/// The argument of one option row, with its help or without.
+fn argument(about: &About, helped: bool) -> Arg {
+    let mut arg = Arg::new(about.name).long(about.name);
+    if helped {
+        arg = arg.help(one_line(about.help));
+    }
     let valued = |arg: Arg| {
         arg.value_name(
             about
@@ -105,7 +113,7 @@ pub(super) struct Given {
 }
 
 /// The arguments in clap's form: the options, then `--` and the files.
-pub(super) fn clap_form(options: &[Given], files: &[OsString]) -> Vec<OsString> {
+fn clap_form(options: &[Given], files: &[OsString]) -> Vec<OsString> {
     let mut args = Vec::with_capacity(options.len() + files.len() + 1);
     for option in options {
         let mut arg = OsString::from("--");
@@ -121,28 +129,43 @@ pub(super) fn clap_form(options: &[Given], files: &[OsString]) -> Vec<OsString> 
     args
 }
 
-/// Parses the arguments in clap's form against `P`'s command: the options in the order they
-/// were given, and the files.
+/// Parses the options and files read from SPTDump's spellings, in clap's form, against the
+/// grammar of the rows they name (a command line names a few of the rows: the others' would
+/// only cost time at every start): the options in the order they were given, and the files.
 pub(super) fn parse<P: Program>(
-    args: Vec<OsString>,
+    options: &[Given],
+    files: &[OsString],
 ) -> Result<(Vec<Given>, Vec<OsString>), UsageError> {
-    let command = command::<P>();
-    let matches = command.clone().try_get_matches_from(args).map_err(|e| {
-        usage(
-            e.kind()
-                .as_str()
-                .unwrap_or("the command line is not understood"),
-        )
-    })?;
+    let rows: Vec<&'static About> = P::rows()
+        .into_iter()
+        .map(P::about)
+        .filter(|about| options.iter().any(|o| o.name == about.name))
+        .collect();
+    let command = grammar::<P>(&rows, false);
+    let arguments: Vec<(&'static str, bool)> = command
+        .get_arguments()
+        .filter(|a| a.get_id() != FILES)
+        .map(|a| {
+            let name = rows
+                .iter()
+                .map(|about| about.name)
+                .find(|name| *name == a.get_id().as_str())
+                .expect("every argument is a row's");
+            (name, matches!(a.get_action(), ArgAction::Count))
+        })
+        .collect();
+    let matches = command
+        .try_get_matches_from(clap_form(options, files))
+        .map_err(|e| {
+            usage(
+                e.kind()
+                    .as_str()
+                    .unwrap_or("the command line is not understood"),
+            )
+        })?;
     let mut given: Vec<(usize, Given)> = Vec::new();
-    for arg in command.get_arguments().filter(|a| a.get_id() != FILES) {
-        let name = P::rows()
-            .into_iter()
-            .map(P::about)
-            .find(|about| about.name == arg.get_id().as_str())
-            .map(|about| about.name)
-            .expect("every argument is a row's");
-        occurrences(&matches, arg, name, &mut given);
+    for (name, counted) in arguments {
+        occurrences(&matches, name, counted, &mut given);
     }
     given.sort_by_key(|(at, _)| *at);
     let files = matches
@@ -152,9 +175,15 @@ pub(super) fn parse<P: Program>(
     Ok((given.into_iter().map(|(_, g)| g).collect(), files))
 }
 
-/// Every occurrence of `arg` in `matches`, with its place on the command line.
-fn occurrences(matches: &ArgMatches, arg: &Arg, name: &'static str, out: &mut Vec<(usize, Given)>) {
-    let id = arg.get_id().as_str();
+/// Every occurrence of option `name` in `matches` (`counted`: a flag), with its place on the
+/// command line.
+fn occurrences(
+    matches: &ArgMatches,
+    name: &'static str,
+    counted: bool,
+    out: &mut Vec<(usize, Given)>,
+) {
+    let id = name;
     // A flag not given still has its count, 0, by default.
     if matches.value_source(id) != Some(ValueSource::CommandLine) {
         return;
@@ -162,7 +191,7 @@ fn occurrences(matches: &ArgMatches, arg: &Arg, name: &'static str, out: &mut Ve
     let Some(places) = matches.indices_of(id) else {
         return;
     };
-    if matches!(arg.get_action(), ArgAction::Count) {
+    if counted {
         out.extend(places.map(|at| (at, Given { name, value: None })));
         return;
     }

@@ -25,7 +25,7 @@ fn read_in<P: Program>(
 ) -> Result<(P::Given, Vec<OsString>), UsageError> {
     let (options, files) = spell::<P>(args)?;
     // clap parses what the spellings say, in its own form, against the rows' command.
-    let (options, files) = grammar::parse::<P>(grammar::clap_form(&options, &files))?;
+    let (options, files) = grammar::parse::<P>(&options, &files)?;
     let mut given = P::Given::default();
     for option in options {
         let rows = rows_named::<P>(option.name);
