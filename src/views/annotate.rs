@@ -52,6 +52,7 @@ const ANNOTATED_AT_MOST: usize = 200;
 
 impl Declared for Annotate {
     const DECLARATION: Declaration = Declaration {
+        prints: &["annotate"],
         section: Section::BeforeFold,
         ..Declaration::new(
             "annotate",

@@ -34,6 +34,7 @@ const CLOSEST: usize = 3;
 
 impl Declared for Blocks {
     const DECLARATION: Declaration = Declaration {
+        prints: &["spd_block_compare"],
         merged: Merged::Refused("sets one trace beside an SPD"),
         compared: Compared::BesideSpd,
         ..Declaration::new(

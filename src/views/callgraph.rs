@@ -33,6 +33,7 @@ pub struct CallGraph(pub Option<String>);
 
 impl Declared for CallGraph {
     const DECLARATION: Declaration = Declaration {
+        prints: &["call_edge"],
         section: Section::BeforeFold,
         ..Declaration::new(
             "callgraph",

@@ -26,6 +26,7 @@ pub struct Coverage;
 
 impl Declared for Coverage {
     const DECLARATION: Declaration = Declaration {
+        prints: &["coverage"],
         compared: Compared::Both,
         ..Declaration::new("coverage", 4, Writes::Tables, Reads::LBR_RECORDS)
     };

@@ -33,6 +33,9 @@ pub struct Declaration {
     pub compared: Compared,
     /// Why this build cannot make it, when it cannot (a cargo feature left out).
     pub missing: Option<&'static str>,
+    /// The types of the JSON lines it prints of a trace (`schema/line.json`): what is its
+    /// own on standard output, beside a trace's `file` line and the notes.
+    pub prints: &'static [&'static str],
 }
 
 impl Declaration {
@@ -52,6 +55,7 @@ impl Declaration {
             merged: Merged::Merged,
             compared: Compared::EachTrace,
             missing: None,
+            prints: &[],
         }
     }
 }

@@ -36,6 +36,7 @@ const RANGE_ROWS: usize = 50;
 
 impl Declared for Dyninst {
     const DECLARATION: Declaration = Declaration {
+        prints: &["dyninst"],
         compared: Compared::Both,
         section: Section::BeforeFold,
         ..Declaration::new("dyninst", 5, Writes::Tables, Reads::LBR_RECORDS)

@@ -22,12 +22,15 @@ use crate::output::{Json, Out, Printer, Render, Text, flamegraph, push_dec};
 pub struct Folded;
 
 impl Declared for Folded {
-    const DECLARATION: Declaration = Declaration::new(
-        "folded",
-        8,
-        Writes::Lines,
-        Reads::FLAME.and(Reads::PROFILE).and(Reads::INLINE_NAMES),
-    );
+    const DECLARATION: Declaration = Declaration {
+        prints: &["folded"],
+        ..Declaration::new(
+            "folded",
+            8,
+            Writes::Lines,
+            Reads::FLAME.and(Reads::PROFILE).and(Reads::INLINE_NAMES),
+        )
+    };
     type Asked = bool;
     const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::flag(
         "folded",

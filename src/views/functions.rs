@@ -28,6 +28,7 @@ pub struct Functions;
 
 impl Declared for Functions {
     const DECLARATION: Declaration = Declaration {
+        prints: &["functions"],
         section: Section::Walked,
         compared: Compared::InComparison,
         ..Declaration::new(

@@ -27,6 +27,7 @@ pub struct Lines;
 
 impl Declared for Lines {
     const DECLARATION: Declaration = Declaration {
+        prints: &["source_line"],
         section: Section::BeforeFold,
         ..Declaration::new(
             "lines",

@@ -28,6 +28,7 @@ pub struct Summary;
 
 impl Declared for Summary {
     const DECLARATION: Declaration = Declaration {
+        prints: &["summary"],
         when: When::First,
         ..Declaration::new(
             "summary",

@@ -1,26 +1,30 @@
 //! Every view, as its declaration says, run through the command line: each shows something
-//! of a trace with call stacks and symbols, of each trace, of traces merged and of traces
-//! compared, or is refused with a usage error naming it. A view that forgets part of its
+//! of its own (a line of a type it declares it prints, or a file) of a trace that holds what
+//! it reads (call stacks, or LBR records) with its program's PDB and image, of traces merged
+//! and of traces compared, or is refused with a usage error naming it. A view that forgets part of its
 //! declaration (what the decoder must count for it, what it must not let go of) prints
 //! nothing here, and fails.
 
 use std::path::Path;
 
 use serde_json::Value;
-use sptdump::views::{Compared, Declaration, Kind, Merged, Writes};
+use sptdump::views::{Compared, Declaration, Kind, Merged, Reads, Writes};
 
 use crate::support::{json_lines, run, status, stderr};
 
 const TRACE: &str = "testdata/pe/inline.spt";
 const PDB: &str = "/pdb:testdata/pe/inline.pdb";
 const IMAGE: &str = "/image:testdata/pe/inline.exe";
+const LBR_TRACE: &str = "testdata/pe/lbr.spt";
+const LBR_PDB: &str = "/pdb:testdata/pe/lbr.pdb";
+const LBR_IMAGE: &str = "/image:testdata/pe/lbr.exe";
 
 /// The option that asks for `kind`, writing under `dir` when it writes a file.
 fn option(kind: Kind, dir: &Path) -> String {
     let d = kind.declaration();
     match d.writes {
         // The views whose option needs a value that is no path: a function of the trace.
-        Writes::Tables if kind == Kind::Annotate => "/annotate:digest".to_owned(),
+        Writes::Tables if kind == Kind::Annotate => "/annotate:classify".to_owned(),
         Writes::Tables if kind == Kind::Blocks => "/blocks:digest".to_owned(),
         Writes::Tables | Writes::Lines => format!("/{}", d.name),
         Writes::File(_) | Writes::Directory(_) => {
@@ -29,18 +33,48 @@ fn option(kind: Kind, dir: &Path) -> String {
     }
 }
 
-/// Whether `kind` showed something: a line of its own on standard output (one that is not
-/// a trace's `file` line, a note, a verdict or a comparison), or a file or directory that
-/// is not empty.
+/// Whether `kind` showed something: a line of a type it declares it prints, or a file or
+/// directory that is not empty. Another view's line (the LBR views' `lbr_ranges` preamble),
+/// a note or a verdict is not the view's.
 fn shown(kind: Kind, dir: &Path, lines: &[Value]) -> bool {
     let d = kind.declaration();
     match d.writes {
-        Writes::Tables | Writes::Lines => lines.iter().any(|l| {
-            !["file", "note", "validation", "compare"].contains(&l["type"].as_str().unwrap())
-        }),
+        Writes::Tables | Writes::Lines => lines
+            .iter()
+            .any(|l| d.prints.contains(&l["type"].as_str().unwrap())),
         Writes::File(_) => std::fs::metadata(dir.join(d.name)).is_ok_and(|m| m.len() > 0),
         Writes::Directory(_) => {
             std::fs::read_dir(dir.join(d.name)).is_ok_and(|mut entries| entries.next().is_some())
+        }
+    }
+}
+
+/// The trace `kind` has something to show of, with the PDB and image of its program: the
+/// LBR trace of `lbr.exe` for the views that read LBR records, else `inline.exe`'s call
+/// stacks.
+fn trace_for(kind: Kind) -> [&'static str; 3] {
+    match kind.declaration().reads.any(Reads::LBR_RECORDS) {
+        true => [LBR_PDB, LBR_IMAGE, LBR_TRACE],
+        false => [PDB, IMAGE, TRACE],
+    }
+}
+
+#[test]
+fn every_view_that_prints_lines_declares_their_types_as_the_schema_names_them() {
+    let schema =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/line.json"))
+            .unwrap();
+    for kind in Kind::ALL {
+        let d = kind.declaration();
+        if matches!(d.writes, Writes::Tables | Writes::Lines) {
+            assert!(!d.prints.is_empty(), "/{} declares no line type", d.name);
+        }
+        for line in d.prints {
+            assert!(
+                schema.contains(&format!("\"{line}\"")),
+                "/{}: schema/line.json has no type {line}",
+                d.name
+            );
         }
     }
 }
@@ -53,7 +87,8 @@ fn every_view_shows_something_of_a_trace() {
         }
         let dir = tempfile::tempdir().unwrap();
         let option = option(kind, dir.path());
-        let o = run(&["/json", &option, PDB, IMAGE, TRACE]);
+        let [pdb, image, trace] = trace_for(kind);
+        let o = run(&["/json", &option, pdb, image, trace]);
         if kind.declaration().compared == Compared::BesideSpd {
             let says = format!(
                 "sptdump: /{} sets a trace beside an SPD",
@@ -88,7 +123,8 @@ fn under(
         }
         let dir = tempfile::tempdir().unwrap();
         let option = option(kind, dir.path());
-        let o = run(&["/json", shape, &option, PDB, IMAGE, TRACE, TRACE]);
+        let [pdb, image, trace] = trace_for(kind);
+        let o = run(&["/json", shape, &option, pdb, image, trace, trace]);
         match refused(&d) {
             Some((why, more)) => {
                 assert_eq!(status(&o), 2, "{option}");
@@ -115,7 +151,17 @@ fn under(
                 assert_eq!(status(&o), 0, "{option}: {}", stderr(&o));
                 let lines = json_lines(&o);
                 made(&option, &lines);
-                assert!(shown(kind, dir.path(), &lines), "{option} showed nothing");
+                // Of two traces together, a view's own lines are those of the comparison
+                // (`compare_lbr`, `compare_function`), not the trace's kind.
+                let together = matches!(d.compared, Compared::Both | Compared::InComparison)
+                    && matches!(d.writes, Writes::Tables | Writes::Lines);
+                let own = match shape == "/compare" && together {
+                    true => lines
+                        .iter()
+                        .any(|l| l["type"].as_str().unwrap().starts_with("compare_")),
+                    false => shown(kind, dir.path(), &lines),
+                };
+                assert!(own, "{option} showed nothing");
             }
         }
     }
