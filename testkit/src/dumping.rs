@@ -8,7 +8,7 @@
 
 use std::ffi::OsString;
 use std::io::Cursor;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde::Deserialize;
@@ -64,16 +64,31 @@ impl OptionSet {
     ///
     /// When the parser refuses the line, or it is not a run over traces.
     pub fn parse(line: &str) -> Self {
-        let mut args: Vec<OsString> = line.split_whitespace().map(expand).collect();
+        let args: Vec<OsString> = line.split_whitespace().map(expand).collect();
+        OptionSet::of_args(line, args)
+    }
+
+    /// The set of the arguments `args`, named `name`; `TRACE` is added when none of them is
+    /// a file.
+    fn of_args(line: &str, mut args: Vec<OsString>) -> Self {
         if args.iter().all(|a| a.to_string_lossy().starts_with('/')) {
             args.push("TRACE".into());
         }
         match cli::parse(args) {
-            Ok(Command::Run { plan, .. }) => OptionSet {
-                name: line.to_owned(),
-                plan: *plan,
-                company: Company::Alone,
-            },
+            Ok(Command::Run { mut plan, .. }) => {
+                // The files it names (`/pdb`, `/image`, `/match`) are read into it, as the
+                // command line reads them: a set never drops them.
+                let unreadable = plan.load();
+                assert!(
+                    unreadable.is_empty(),
+                    "`{line}`: files not read: {unreadable:?}"
+                );
+                OptionSet {
+                    name: line.to_owned(),
+                    plan: *plan,
+                    company: Company::Alone,
+                }
+            }
             other => panic!("`{line}` is not a run over traces: {other:?}"),
         }
     }
@@ -169,6 +184,31 @@ pub fn option_sets() -> Vec<OptionSet> {
         OptionSet::parse("/compare /validate sample.spt TRACE").with(Company::AfterSample),
     ]);
     sets
+}
+
+/// The option sets of the views that read an image and a PDB, with `lbr.exe`'s (the files
+/// of `testdata/pe/`, by absolute path): what the hostile-input sweeps run over damaged copies
+/// of `lbr.spt`, so that the LBR views meet damaged records with their files at hand.
+pub fn option_sets_with_files() -> Vec<OptionSet> {
+    let pe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/pe");
+    let file = |option: &str, name: &str| {
+        let mut arg = OsString::from(format!("/{option}:"));
+        arg.push(pe.join(name));
+        arg
+    };
+    [
+        "/coverage /dyninst:3 /annotate:classify /json",
+        "/callgraph /functions /top:3",
+        "/check /validate /json",
+        "/html:@lbr-report.html",
+    ]
+    .into_iter()
+    .map(|set| {
+        let mut args: Vec<OsString> = set.split_whitespace().map(expand).collect();
+        args.extend([file("pdb", "lbr.pdb"), file("image", "lbr.exe")]);
+        OptionSet::of_args(&format!("{set} /pdb:lbr.pdb /image:lbr.exe"), args)
+    })
+    .collect()
 }
 
 /// The option set named `name`.

@@ -472,3 +472,55 @@ fn a_closed_output_does_not_hide_the_diagnostics_of_a_text_dump() {
     assert!(err.contains("error[progid-out-of-range]"), "{err:?}");
     assert_eq!(status, Some(1), "{err}");
 }
+
+/// `lbr.spt` cut short and overwritten, run through the LBR views with `lbr.exe`'s PDB and
+/// image at hand: every run ends with its output whole (JSON that parses), a cut never
+/// reads more LBR records than the whole trace holds, and no range is made of records that
+/// are not there.
+#[test]
+fn damaged_lbr_traces_meet_the_lbr_views_with_their_files() {
+    let whole =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe/lbr.spt")).unwrap();
+    let records = |d: &Dumped| -> Option<u64> {
+        d.json()
+            .iter()
+            .find(|l| l["type"] == "lbr_ranges")
+            .map(|l| l["records"].as_u64().unwrap())
+    };
+    let sets = option_sets_with_files();
+    let intact = dump_bytes(&whole, &sets[0], Via::File);
+    assert_eq!(records(&intact), Some(400), "{}", intact.err);
+    let mut damaged: Vec<(String, Vec<u8>)> = Vec::new();
+    // Cut short: in the header, the tables, and all along the stream.
+    for at in (0..whole.len())
+        .step_by(whole.len() / 23)
+        .chain([16, 0x4021, 0x5823])
+    {
+        damaged.push((format!("cut at {at}"), whole[..at].to_vec()));
+    }
+    // Overwritten: 24 bytes of 0xFF, then of 0x00, at places along the stream.
+    for at in (0x5820..whole.len()).step_by(whole.len() / 11) {
+        for fill in [0xFF, 0x00] {
+            let mut bytes = whole.clone();
+            let end = (at + 24).min(bytes.len());
+            bytes[at..end].fill(fill);
+            damaged.push((format!("{fill:#04X} at {at}"), bytes));
+        }
+    }
+    for (how, bytes) in &damaged {
+        for set in &sets {
+            let d = dump_bytes(bytes, set, Via::File);
+            if set.is_json() {
+                let lines = d.json();
+                assert!(
+                    lines.iter().all(|l| l["type"].is_string()),
+                    "{how}, {}",
+                    set.name
+                );
+            }
+            if how.starts_with("cut") && set.name.starts_with("/coverage") {
+                assert!(records(&d).unwrap_or(0) <= 400, "{how}: {}", d.err);
+            }
+        }
+    }
+}
