@@ -2,7 +2,8 @@
 //! read one: its identity, then its function table. The readers must read it or refuse it
 //! by a named check, never panic, hang or allocate from a field they have not checked; and
 //! what they read keeps what the checks promise, walked whole as the views walk it: the
-//! blocks as a map of the code, and the SPD compared with itself.
+//! blocks as a map of the code, and the SPD compared with itself and with the bundled
+//! app.spd in both orders.
 
 #![no_main]
 
@@ -36,7 +37,10 @@ fuzz_target!(|data: &[u8]| {
         let index = f.block_index();
         for block in f.blocks() {
             for s in block.successors() {
-                assert!(index.id_at(s.target).is_some(), "a checked successor lands on a block");
+                assert!(
+                    index.id_at(s.target).is_some(),
+                    "a checked successor lands on a block"
+                );
             }
             let _ = block.ranges().count();
         }
@@ -81,9 +85,54 @@ fuzz_target!(|data: &[u8]| {
     // An SPD beside itself: every function in both, of the same shape, fully overlapping.
     let report = spdpair::compare(&profile, &profile, usize::MAX);
     assert_eq!((report.both, report.same_shape), (table.len(), table.len()));
-    assert_eq!((report.only_old, report.only_new, report.changed), (0, 0, 0));
+    assert_eq!(
+        (report.only_old, report.only_new, report.changed),
+        (0, 0, 0)
+    );
     if report.total_old > 0 {
-        assert!((report.function_overlap - 1.0).abs() < 1e-9, "{}", report.function_overlap);
-        assert!((report.block_overlap - 1.0).abs() < 1e-9, "{}", report.block_overlap);
+        assert!(
+            (report.function_overlap - 1.0).abs() < 1e-9,
+            "{}",
+            report.function_overlap
+        );
+        assert!(
+            (report.block_overlap - 1.0).abs() < 1e-9,
+            "{}",
+            report.block_overlap
+        );
+    }
+    // Beside another SPD (the bundled app.spd), in both orders: the overlaps are shares, the
+    // block overlap never exceeds the function overlap, every function is counted once.
+    let other = bundled();
+    for (old, new) in [(&profile, other), (other, &profile)] {
+        let report = spdpair::compare(old, new, 5);
+        let share = |x: f64| (-1e-9..=1.0 + 1e-9).contains(&x);
+        assert!(
+            share(report.function_overlap),
+            "{}",
+            report.function_overlap
+        );
+        assert!(share(report.block_overlap), "{}", report.block_overlap);
+        assert!(report.block_overlap <= report.function_overlap + 1e-9);
+        assert!(
+            share(report.changed_share_old),
+            "{}",
+            report.changed_share_old
+        );
+        assert_eq!(report.same_shape + report.changed, report.both);
+        assert_eq!(report.both + report.only_old, old.functions.len());
+        assert!(report.rows.len() <= 5 && report.rows.len() <= report.functions);
     }
 });
+
+/// The bundled `testdata/pe/app.spd`, read once.
+fn bundled() -> &'static SpdProfile {
+    static APP: std::sync::OnceLock<SpdProfile> = std::sync::OnceLock::new();
+    APP.get_or_init(|| {
+        let bytes: &[u8] = include_bytes!("../../testdata/pe/app.spd");
+        let mut cursor = Cursor::new(bytes);
+        let header = spd::read_header(&mut cursor, bytes.len() as u64).expect("app.spd");
+        let table = FunctionTable::read(&mut cursor, &header).expect("app.spd's table");
+        SpdProfile::from_table(&table)
+    })
+}
