@@ -124,6 +124,29 @@ fn fraction(n: u128, total: u128) -> f64 {
     }
 }
 
+impl SpdPairReport {
+    /// The report of OLD beside NEW before any function is compared: their counts and
+    /// totals.
+    fn empty(old: &SpdProfile, new: &SpdProfile, (total_old, total_new): (u128, u128)) -> Self {
+        SpdPairReport {
+            functions_old: old.functions.len(),
+            functions_new: new.functions.len(),
+            both: 0,
+            same_shape: 0,
+            changed: 0,
+            only_old: 0,
+            only_new: 0,
+            total_old,
+            total_new,
+            function_overlap: 0.0,
+            block_overlap: 0.0,
+            changed_share_old: 0.0,
+            functions: 0,
+            rows: Vec::new(),
+        }
+    }
+}
+
 /// OLD beside NEW, with at most `top` functions.
 pub fn compare(old: &SpdProfile, new: &SpdProfile, top: usize) -> SpdPairReport {
     let (old_w, old_total) = weights(old);
@@ -131,22 +154,7 @@ pub fn compare(old: &SpdProfile, new: &SpdProfile, top: usize) -> SpdPairReport 
     let in_new: HashMap<u64, usize> = (new.functions.iter().enumerate())
         .map(|(i, f)| (f.hash, i))
         .collect();
-    let mut report = SpdPairReport {
-        functions_old: old.functions.len(),
-        functions_new: new.functions.len(),
-        both: 0,
-        same_shape: 0,
-        changed: 0,
-        only_old: 0,
-        only_new: 0,
-        total_old: old_total,
-        total_new: new_total,
-        function_overlap: 0.0,
-        block_overlap: 0.0,
-        changed_share_old: 0.0,
-        functions: 0,
-        rows: Vec::new(),
-    };
+    let mut report = SpdPairReport::empty(old, new, (old_total, new_total));
     let mut matched = vec![false; new.functions.len()];
     for (i, f) in old.functions.iter().enumerate() {
         let p = fraction(old_w[i], old_total);

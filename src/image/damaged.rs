@@ -83,26 +83,55 @@ fn cut_pdb(path: &Path) -> Option<String> {
             "(in block {cut}), before its stream directory's block map (block {map})"
         )));
     }
-    // The directory's blocks, listed at block `map`; each stream's, listed in it.
+    let msf = Msf {
+        block,
+        directory,
+        map,
+    };
+    Some(at(cut_in_directory(&mut file, &msf, cut)?))
+}
+
+/// What an MSF header gives of the stream directory.
+struct Msf {
+    /// The block size.
+    block: u64,
+    /// The stream directory's size in bytes.
+    directory: u64,
+    /// The block that lists the directory's blocks.
+    map: u64,
+}
+
+/// Where block `cut`, the first the file does not hold whole, falls in the PDB's layout:
+/// in the stream directory's block map, the directory, a stream, or no stream.
+fn cut_in_directory(file: &mut File, msf: &Msf, cut: u64) -> Option<String> {
+    let Msf {
+        block,
+        directory,
+        map,
+    } = *msf;
+    // The directory's blocks, listed at block `map`; each stream's, listed in it. The
+    // directory's size is checked before anything is allocated by it.
+    if directory > MAX_DIRECTORY {
+        return Some("inside its stream directory's block map".to_owned());
+    }
     let listed = directory.div_ceil(block);
     let mut list = vec![0u8; (listed * 4) as usize];
-    if directory > MAX_DIRECTORY || read_up_to(&mut file, map * block, &mut list).ok()? < list.len()
-    {
-        return Some(at("inside its stream directory's block map".to_owned()));
+    if read_up_to(file, map * block, &mut list).ok()? < list.len() {
+        return Some("inside its stream directory's block map".to_owned());
     }
     let directory_blocks: Vec<u64> = words(&list).collect();
     if directory_blocks.contains(&cut) {
-        return Some(at(format!("inside its stream directory (block {cut})")));
+        return Some(format!("inside its stream directory (block {cut})"));
     }
     if let Some(beyond) = directory_blocks.iter().find(|&&b| b > cut) {
-        return Some(at(format!(
+        return Some(format!(
             "(in block {cut}), before the end of its stream directory (block {beyond})"
-        )));
+        ));
     }
     let mut bytes = Vec::with_capacity(directory as usize);
     for &b in &directory_blocks {
         let mut one = vec![0u8; block as usize];
-        let got = read_up_to(&mut file, b * block, &mut one).ok()?;
+        let got = read_up_to(file, b * block, &mut one).ok()?;
         bytes.extend_from_slice(&one[..got]);
     }
     bytes.truncate(directory as usize);
@@ -118,10 +147,10 @@ fn cut_pdb(path: &Path) -> Option<String> {
         };
         let mut its = fields.by_ref().take(n as usize);
         if its.any(|b| b == cut) {
-            return Some(at(format!("inside stream {k} (block {cut})")));
+            return Some(format!("inside stream {k} (block {cut})"));
         }
     }
-    Some(at(format!("in block {cut}, which no stream uses")))
+    Some(format!("in block {cut}, which no stream uses"))
 }
 
 /// What the PDB reader's error `e` means, in our words, when the file's layout says nothing.
