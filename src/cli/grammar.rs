@@ -6,8 +6,9 @@
 //! after `=` only for the dash forms), so the reader (`read.rs`) puts each argument in
 //! clap's form first: an option of ours as `--name=VALUE` or `--name`, its name in lower case
 //! and its short spellings (`/?`, `/V`) made whole; then `--` and the files. clap parses that
-//! against the [`command`] the rows build, and the options come back in the order they were
-//! given. A mistyped option never reaches clap: the reader refuses it, with the nearest
+//! against the grammar of the rows the command line names (the whole [`command`], with its
+//! help, is for the completions and the manual page), and the options come back in the order
+//! they were given. A mistyped option never reaches clap: the reader refuses it, with the nearest
 //! known name, in the words sptdump has always used.
 //!
 //! The help stays the rows' own (`/help`): clap renders the manual page and the
