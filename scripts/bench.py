@@ -266,13 +266,7 @@ def lbr_bench(runs, mib):
         "/annotate:scramble": [SPTDUMP, "/annotate:scramble", *files, path],
         "/callgraph": [SPTDUMP, "/callgraph", *files, path],
     }
-    cpus = {name: [] for name in commands}
-    for cmd in commands.values():
-        run(cmd)
-    for _ in range(runs):
-        for name, cmd in commands.items():
-            cpus[name].append(cpu_run(cmd)[1])
-    med = {name: statistics.median(t) for name, t in cpus.items()}
+    med = cpu_medians(commands, runs)
     print(f"LBR views on {os.path.basename(path)} ({os.path.getsize(path):,} bytes), "
           f"{runs} runs each, CPU medians")
     for name in commands:
@@ -282,6 +276,18 @@ def lbr_bench(runs, mib):
         rss = peak_rss(commands[name]) / 1024
         print(f"  {name:22} cpu {med[name]:7.3f} s  {ratio:5.2f} x  peak RSS {rss:6.1f} MiB"
               f"{verdict}")
+
+
+def cpu_medians(commands, runs):
+    """Each command's median CPU time over RUNS runs, round-robin after one warm-up each, so
+    that all see the same machine."""
+    cpus = {name: [] for name in commands}
+    for cmd in commands.values():
+        run(cmd)
+    for _ in range(runs):
+        for name, cmd in commands.items():
+            cpus[name].append(cpu_run(cmd)[1])
+    return {name: statistics.median(t) for name, t in cpus.items()}
 
 
 def shared_spds():
@@ -315,13 +321,7 @@ def blocks_bench(runs, mib):
         "/summary": [SPTDUMP, "/summary", path],
         "/compare TRACE SPD": [SPTDUMP, "/compare", path, spd],
     }
-    cpus = {name: [] for name in commands}
-    for cmd in commands.values():
-        run(cmd)
-    for _ in range(runs):
-        for name, cmd in commands.items():
-            cpus[name].append(cpu_run(cmd)[1])
-    med = {name: statistics.median(t) for name, t in cpus.items()}
+    med = cpu_medians(commands, runs)
     print(f"blocks on {os.path.basename(path)} ({os.path.getsize(path):,} bytes) beside "
           f"{os.path.basename(spd)}, {runs} runs each, CPU medians")
     for name, cmd in commands.items():
