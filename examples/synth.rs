@@ -93,16 +93,7 @@ fn main() -> ExitCode {
         };
         let records = walk::walk("lbr", "lbr", "main_entry", sampling).records;
         let trace = walk::trace("lbr", "lbr.exe", &records, false);
-        return match std::fs::write(out, &trace) {
-            Ok(()) => {
-                eprintln!("wrote {out}: {} bytes", trace.len());
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("synth: {out}: {e}");
-                ExitCode::FAILURE
-            }
-        };
+        return write(out, &trace);
     }
     let written = File::create(out).and_then(|file| {
         let mut w = BufWriter::with_capacity(1 << 20, file);
