@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use crate::analysis::Counted;
 use crate::analysis::ranges::RangeReport;
 use crate::format::record::SampleKind;
-use crate::image::code::{Code, Flow};
+use crate::image::code::{Code, Flow, Machine};
 use crate::image::lines::SourceLines;
 use crate::image::symbols::Symbols;
 
@@ -153,16 +153,26 @@ pub(crate) fn annotate(
         else {
             continue;
         };
-        let Some(code) = counted
-            .symbols
-            .code(Some(progid))
-            .filter(|c| c.text(found.rva).is_some())
-        else {
+        let Some(code) = counted.symbols.code(Some(progid)) else {
             report.missing.push(format!(
                 "{name}: its instructions are read from its image: give /image:FILE for {name}"
             ));
             continue;
         };
+        if !matches!(code.machine, Machine::X64 | Machine::X86) {
+            report.missing.push(format!(
+                "{name}: its image is {} code, which is not decoded yet: no instruction shown",
+                code.machine
+            ));
+            continue;
+        }
+        if code.text(found.rva).is_none() {
+            report.missing.push(format!(
+                "{name}: its image holds no code at 0x{:08X}, where the PDB puts {}",
+                found.rva, found.name
+            ));
+            continue;
+        }
         let binary = ranges.and_then(|r| r.binaries.iter().find(|b| b.progid == progid));
         let rows = rows(symbols, code, found.rva, paths);
         let mut annotated = Annotated {
@@ -332,5 +342,37 @@ mod tests {
         // A prefix of a component is no prefix of the path.
         assert_eq!(remap(r"C:\srcs\a.c", &paths), PathBuf::from(r"C:\srcs\a.c"));
         assert_eq!(remap("/other/a.c", &paths), PathBuf::from("/other/a.c"));
+    }
+
+    #[test]
+    fn a_source_path_names_both_folders() {
+        let p = SourcePath::parse(r"C:\src=here").unwrap();
+        assert_eq!(
+            (p.old.as_str(), p.new.as_path()),
+            (r"C:\src", "here".as_ref())
+        );
+        // Split at the first `=`: a folder here may hold one.
+        let p = SourcePath::parse("C:=a=b").unwrap();
+        assert_eq!((p.old.as_str(), p.new.as_path()), ("C:", "a=b".as_ref()));
+        for text in [r"C:\src=", "=here", "=", "here", ""] {
+            assert_eq!(SourcePath::parse(text), Err(NotOldNew), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_source_file_is_read_up_to_its_bound_and_a_folder_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, len: u64| {
+            let path = dir.path().join(name);
+            let mut text = vec![b'x'; usize::try_from(len).unwrap()];
+            text[..4].copy_from_slice(b"a;\n\n");
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let lines = read_source(&write("at.c", MAX_SOURCE)).expect("read at the bound");
+        assert_eq!((lines.len(), lines[0].as_str()), (3, "a;"));
+        assert_eq!(read_source(&write("past.c", MAX_SOURCE + 1)), None);
+        assert_eq!(read_source(dir.path()), None);
+        assert_eq!(read_source(&dir.path().join("absent.c")), None);
     }
 }

@@ -167,7 +167,12 @@ fn hottest(
         .filter(|b| b.order.is_some())
         .find_map(|b| Some((b, b.functions.first()?)))?;
     let name = format!("{}!{}", binary.name, hottest.name);
-    let report = annotate::annotate(counted, Some(ranges), &name, sources);
+    on_a_page(annotate::annotate(counted, Some(ranges), &name, sources))
+}
+
+/// `report`, if it annotates a function (in some binary) and is short enough to read on the
+/// report's page: [`ANNOTATED_AT_MOST`] instructions in all.
+fn on_a_page(report: AnnotateReport) -> Option<AnnotateReport> {
     let short = report.functions.iter().map(|f| f.rows.len()).sum::<usize>() <= ANNOTATED_AT_MOST;
     (short && !report.functions.is_empty()).then_some(report)
 }
@@ -396,5 +401,55 @@ fn row(r: &Row) -> Markup {
             td.mono { (format!("0x{:08X}", r.rva)) }
             td.mono { (r.text) }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report of one function per entry of `sizes`, each of that many instructions.
+    fn report(sizes: &[usize]) -> AnnotateReport {
+        let row = |rva| Row {
+            rva,
+            text: "nop".to_owned(),
+            count: 1,
+            taken: 0,
+            conditional: false,
+            ip: Vec::new(),
+            file: None,
+            line: None,
+            inlined: None,
+            source: None,
+        };
+        let functions = (0u16..)
+            .zip(sizes)
+            .map(|(progid, &n)| Annotated {
+                progid,
+                name: format!("b{progid}.exe"),
+                function: "f".to_owned(),
+                rva: 0x1000,
+                events: Vec::new(),
+                rows: (0x1000..).take(n).map(row).collect(),
+                ranges: true,
+            })
+            .collect();
+        AnnotateReport {
+            function: "f".to_owned(),
+            functions,
+            missing: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_report_annotates_a_function_of_a_page_at_most() {
+        assert!(on_a_page(report(&[1])).is_some());
+        assert!(on_a_page(report(&[ANNOTATED_AT_MOST])).is_some());
+        assert!(on_a_page(report(&[ANNOTATED_AT_MOST + 1])).is_none());
+        // The instructions of every binary's function of that name count together.
+        assert!(on_a_page(report(&[100, 100])).is_some());
+        assert!(on_a_page(report(&[100, 101])).is_none());
+        // A name no binary has (or none with its image) annotates nothing.
+        assert!(on_a_page(report(&[])).is_none());
     }
 }

@@ -61,3 +61,79 @@ fn the_report_example_prints_the_hottest_functions_as_sptdump_does_from_typed_va
         "{out}"
     );
 }
+
+#[test]
+fn the_typed_annotate_report_holds_what_annotate_prints() {
+    use sptdump::dump::{self, Traces};
+    use sptdump::input::Input;
+    use sptdump::output::{Collected, Reported};
+    use sptdump::views::annotate::Annotate;
+    use sptdump::views::{Plan, Sections, View};
+
+    let pe = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe");
+    let mut plan = Plan::default();
+    plan.sections = Sections::NONE;
+    plan.views.add(View::Annotate(Annotate {
+        function: "scramble".to_owned(),
+        ..Annotate::default()
+    }));
+    plan.files.pdbs.push(pe.join("lbr.pdb"));
+    plan.files.images.push(pe.join("lbr.exe"));
+    assert!(plan.load().is_empty());
+    let trace = pe.join("lbr.spt");
+    let paths = [trace.to_str().unwrap().to_owned()];
+    let open = |_: usize| Input::open(&trace);
+    let mut collected = Collected::default();
+    dump::run(&mut collected, &plan, &Traces::new(&paths, &open)).unwrap();
+    let report = collected
+        .reports
+        .iter()
+        .find_map(|(_, report)| match report {
+            Reported::Annotate(report) => Some(report),
+            _ => None,
+        })
+        .expect("an annotate report");
+    assert_eq!(report.function, "scramble");
+    assert_eq!(report.functions.len(), 1);
+    let f = &report.functions[0];
+    assert_eq!(
+        (f.name.as_str(), f.function.as_str()),
+        ("lbr.exe", "scramble")
+    );
+
+    // Each row is an `annotate` line of `sptdump /json /annotate:scramble`, in its order.
+    let printed = run(&[
+        "/json",
+        "/annotate:scramble",
+        "/pdb:testdata/pe/lbr.pdb",
+        "/image:testdata/pe/lbr.exe",
+        "testdata/pe/lbr.spt",
+    ]);
+    let lines: Vec<serde_json::Value> = crate::support::json_lines(&printed)
+        .into_iter()
+        .filter(|l| l["type"] == "annotate")
+        .collect();
+    let rows: Vec<(u64, String, u64)> = f
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                u64::from(r.rva),
+                r.text.clone(),
+                u64::try_from(r.count).unwrap(),
+            )
+        })
+        .collect();
+    let printed: Vec<(u64, String, u64)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["rva"].as_u64().unwrap(),
+                l["text"].as_str().unwrap().to_owned(),
+                l["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(rows, printed);
+    assert!(rows.iter().any(|r| r.2 > 0), "the ranges were read");
+}

@@ -590,6 +590,112 @@ fn records_read_in_batches_add_up_as_read_at_once() {
 }
 
 #[test]
+fn a_batch_of_more_distinct_ranges_than_are_held_at_once_adds_up_as_two_smaller_ones() {
+    // The distinct ranges of a batch are walked once 2^18 of them are gathered, before the
+    // batch is done. A trace whose one batch gathers more than that, against the same
+    // records in two traces merged, each under it: the walk's records (each counted a
+    // thousand times, by REPEAT, so that their order stays the one found) between records
+    // of pairs at random bytes of the code (a range each pair, nearly all inconsistent).
+    const HELD: usize = 1 << 18;
+    let walked = walk::walk("lbr", "lbr", "main_entry", SAMPLING).records;
+    let code = fixtures::disassembly("lbr", "lbr");
+    let (low, high) = (code[0].0, code[code.len() - 1].0);
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut any = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        low + (state % u64::from(high - low)) as u32
+    };
+    let random: Vec<Vec<(u32, u32)>> = (0..12_000)
+        .map(|_| (0..16).map(|_| (any(), any())).collect())
+        .collect();
+    // Each walked record, then four random ones.
+    let mut records: Vec<(&[(u32, u32)], u64)> = Vec::new();
+    for (i, r) in random.iter().enumerate() {
+        if i % 4 == 0 {
+            records.push((&walked[i / 4], 999));
+        }
+        records.push((r, 0));
+    }
+    // Every range a record gives under both orders, as the batch holds them.
+    let distinct = |records: &[(&[(u32, u32)], u64)]| {
+        let mut ranges = std::collections::HashSet::new();
+        for (pairs, _) in records {
+            for w in pairs.windows(2) {
+                ranges.insert((0, w[1].1, w[0].0));
+                ranges.insert((1, w[0].1, w[1].0));
+            }
+        }
+        ranges.len()
+    };
+    let half = records.len() / 2;
+    assert!(distinct(&records) > HELD, "{}", distinct(&records));
+    assert!(
+        distinct(&records[..half]) < HELD,
+        "{}",
+        distinct(&records[..half])
+    );
+    assert!(
+        distinct(&records[half..]) < HELD,
+        "{}",
+        distinct(&records[half..])
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, records: &[(&[(u32, u32)], u64)]| {
+        let mut b = SptBuilder::new();
+        let (guid, age) = fixtures::codeview("lbr");
+        let name_at = b.string("lbr.exe");
+        b.program_id(Guid(guid), age, name_at);
+        b.binary_id(0);
+        for &(pairs, repeat) in records {
+            b.repeat(repeat).ip(RETIRE_BR_INSTR, &[pairs[0].1]);
+            b.repeat(repeat).lbr(pairs);
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, b.build()).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let all = write("all.spt", &records);
+    let first = write("first.spt", &records[..half]);
+    let second = write("second.spt", &records[half..]);
+    let lines = |traces: &[&str]| {
+        let mut args = vec![
+            "/json",
+            "/dyninst:0",
+            "/coverage",
+            "/pdb:lbr.pdb",
+            "/image:lbr.exe",
+        ];
+        args.extend_from_slice(traces);
+        let o = run_in(&fixtures::dir(), &args);
+        assert_eq!(status(&o), 0, "{}", stderr(&o));
+        let keep = |l: &&Value| {
+            matches!(
+                l["type"].as_str(),
+                Some("dyninst" | "coverage" | "lbr_ranges")
+            )
+        };
+        json_lines(&o)
+            .iter()
+            .filter(keep)
+            .map(|l| {
+                let mut l = l.clone();
+                l["path"] = Value::Null;
+                l
+            })
+            .collect::<Vec<_>>()
+    };
+    let once = lines(&[&all]);
+    assert_eq!(once, lines(&["/merge", &first, &second]));
+    let r = of_type(&once, "lbr_ranges")[0];
+    assert_eq!(r["order"], "newest-first", "{r}");
+    assert_eq!(r["records"], 15_000, "{r}");
+    assert!(!of_type(&once, "dyninst").is_empty());
+}
+
+#[test]
 fn the_report_shows_what_spgo_will_learn_with_the_dyninst_figures() {
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("r.html");
@@ -958,4 +1064,32 @@ fn annotate_says_what_taken_counts_under_its_table() {
         ),
         "{text}"
     );
+}
+
+#[test]
+fn an_image_of_arm64_code_is_read_and_every_lbr_view_says_it_is_not_decoded() {
+    // lbr.exe with its COFF header's machine made ARM64 (0xAA64): the same build, by its
+    // CodeView identity, and code this decoder does not read.
+    let mut image = std::fs::read(fixtures::dir().join("lbr.exe")).unwrap();
+    let pe = u32::from_le_bytes(image[0x3C..0x40].try_into().unwrap()) as usize;
+    assert_eq!(&image[pe..pe + 6], b"PE\0\0\x64\x86", "an x64 image");
+    image[pe + 4..pe + 6].copy_from_slice(&0xAA64u16.to_le_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let arm = dir.path().join("lbr.exe");
+    std::fs::write(&arm, image).unwrap();
+    let image = format!("/image:{}", arm.display());
+    let views: [(&str, &str); 4] = [
+        ("/callgraph", "no call edge from LBR"),
+        ("/coverage", "no LBR range read"),
+        ("/dyninst", "no LBR range read"),
+        ("/annotate:scramble", "no instruction shown"),
+    ];
+    for (view, what) in views {
+        let o = run_in(&fixtures::dir(), &[view, "/pdb:lbr.pdb", &image, "lbr.spt"]);
+        let err = stderr(&o);
+        let said =
+            format!("{view}: lbr.exe: its image is ARM64 code, which is not decoded yet: {what}");
+        assert!(err.contains(&said), "{view}: {err}");
+        assert_eq!(status(&o), 1, "{view} showed nothing: {err}");
+    }
 }
