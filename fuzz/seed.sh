@@ -1,5 +1,6 @@
 #!/bin/sh
-# Seeds the fuzz corpora with real traces: the bundled ones in ../testdata, the regression
+# Seeds the fuzz corpora with real traces: the bundled ones in ../testdata (with profile.spt,
+# which app.spd profiles, and lbr.spt from ../testdata/pe), the regression
 # inputs in ../tests/regressions and, when given, every *.spt in VECTORS_DIR (for example
 # the shared conformance vectors); the SPD reader's with SPD files, the PDB reader's with
 # PDBs, and the image target's with lbr.exe and lbr.spt.
@@ -22,7 +23,7 @@ le() {
 }
 
 count=0
-for f in "$here"/../testdata/*.spt "$here"/../tests/regressions/*.spt ${vectors:+"$vectors"/*.spt}; do
+for f in "$here"/../testdata/*.spt "$here"/../testdata/pe/profile.spt "$here"/../testdata/pe/lbr.spt "$here"/../tests/regressions/*.spt ${vectors:+"$vectors"/*.spt}; do
     [ -f "$f" ] || continue
     name=$(basename "$f" .spt)
     cp "$f" "$here/corpus/dump/$name.spt"

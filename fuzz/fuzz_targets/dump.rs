@@ -1,6 +1,7 @@
 //! Runs arbitrary bytes as a trace, the way the command line would, under every option set
 //! of the hostile-input tests (`sptdump_testkit::dumping::option_sets`: every section, view,
-//! export and verdict, root-first stacks, `/merge` and `/compare` beside the bundled sample)
+//! export and verdict, root-first stacks, `/merge` and `/compare` beside the bundled sample,
+//! `/compare TRACE SPD` beside the bundled app.spd)
 //! and from both kinds of input: a file (bytes in memory, size known, seekable) and a pipe
 //! (read front to back, size unknown).
 //!

@@ -2,18 +2,24 @@
 //! read one: its identity, then its function table. The readers must read it or refuse it
 //! by a named check, never panic, hang or allocate from a field they have not checked; and
 //! what they read keeps what the checks promise, walked whole as the views walk it: the
-//! blocks as a map of the code, and the SPD compared with itself and with the bundled
-//! app.spd in both orders.
+//! blocks as a map of the code, the SPD compared with itself and with the bundled app.spd
+//! in both orders, and set beside a trace of its build drawn over its code, as
+//! `/compare TRACE SPD` reads it from a file.
 
 #![no_main]
 
 use std::io::Cursor;
 
+use std::path::PathBuf;
+
 use libfuzzer_sys::fuzz_target;
 use sptdump::analysis::spdpair;
+use sptdump::dump::Outcome;
 use sptdump::image::spd::table::{FunctionTable, TableError};
 use sptdump::image::spd::{self, SpdError};
 use sptdump::image::spdprofile::SpdProfile;
+use sptdump_testkit::dumping::{OptionSet, Via, dump_beside};
+use sptdump_testkit::onspd;
 
 fuzz_target!(|data: &[u8]| {
     let mut cursor = Cursor::new(data);
@@ -123,7 +129,42 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(report.both + report.only_old, old.functions.len());
         assert!(report.rows.len() <= 5 && report.rows.len() <= report.functions);
     }
+    beside_a_trace(data, &header, &profile);
 });
+
+/// `/compare TRACE SPD` with the SPD read from a file, as the command line reads it, beside
+/// a trace of its build drawn over its code (`sptdump_testkit::onspd`), read from memory and
+/// from a pipe: the run ends, every line is a JSON object with a type, and the shares and
+/// overlaps are shares.
+fn beside_a_trace(data: &[u8], header: &spd::Header, profile: &SpdProfile) {
+    static SET: std::sync::OnceLock<(OptionSet, PathBuf)> = std::sync::OnceLock::new();
+    let (set, path) = SET.get_or_init(|| {
+        let path = std::env::temp_dir().join(format!("sptdump-fuzz-{}.spd", std::process::id()));
+        (OptionSet::parse("/compare /json TRACE SPD"), path)
+    });
+    std::fs::write(path, data).expect("a scratch file");
+    let trace = onspd::trace(header, profile, 12, 7);
+    for via in [Via::File, Via::Pipe] {
+        let d = dump_beside(&trace, set, via, path);
+        assert_ne!(d.outcome, Outcome::ReadFailed, "reading memory cannot fail");
+        for line in d.out.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            assert!(v["type"].is_string(), "{line}");
+            for key in [
+                "overlap",
+                "trace_share",
+                "spd_share",
+                "shape_overlap",
+                "loss",
+            ] {
+                let share = v[key]
+                    .as_f64()
+                    .is_none_or(|x| (-1e-9..=1.0 + 1e-9).contains(&x));
+                assert!(share, "{key}: {line}");
+            }
+        }
+    }
+}
 
 /// The bundled `testdata/pe/app.spd`, read once.
 fn bundled() -> &'static SpdProfile {

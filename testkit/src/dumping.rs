@@ -40,6 +40,14 @@ pub enum Company {
     ThenSample,
     /// The bundled sample before it, as BASE (for `/compare`).
     AfterSample,
+    /// `testdata/pe/app.spd` after it, as `/compare TRACE SPD` reads one: by its path.
+    BesideSpd,
+}
+
+/// The SPD an option set of [`Company::BesideSpd`] sets the trace under test beside:
+/// `testdata/pe/app.spd` (the profile of `app.exe`, whose trace is `testdata/pe/profile.spt`).
+pub fn bundled_spd() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/pe/app.spd")
 }
 
 /// One way of running the command line: a command line as a user types it, made into a
@@ -147,8 +155,8 @@ fn expand(word: &str) -> OsString {
 /// `/json /event /binary:0`, `/functions /top:3 /folded` in text and JSON (and root first),
 /// `/lines`, `/callgraph`, the LBR views read as ranges (`/coverage`, `/dyninst`,
 /// `/annotate`: without an image they gather the records and say what is missing), `/check`
-/// with and beside `/validate /strict`, the exports (Parquet tables too), and `/merge` and
-/// `/compare` with the bundled sample.
+/// with and beside `/validate /strict`, the exports (Parquet tables too), `/merge` and
+/// `/compare` with the bundled sample, and `/compare TRACE SPD` beside `app.spd`.
 pub fn option_sets() -> Vec<OptionSet> {
     const EXPORTS: &str = "/flamegraph:@flame.svg /pprof:@profile.pb.gz \
                            /speedscope:@speedscope.json /html:@report.html";
@@ -182,6 +190,7 @@ pub fn option_sets() -> Vec<OptionSet> {
         OptionSet::parse("/compare /min-overlap:0.5 /dyninst /json sample.spt TRACE")
             .with(Company::AfterSample),
         OptionSet::parse("/compare /validate sample.spt TRACE").with(Company::AfterSample),
+        OptionSet::parse("/compare /json /blocks:mix_round TRACE app.spd").with(Company::BesideSpd),
     ]);
     sets
 }
@@ -310,6 +319,7 @@ pub fn dump_bytes(bytes: &[u8], set: &OptionSet, via: Via) -> Dumped {
         Company::Alone => (vec![shown.into()], 0),
         Company::ThenSample => (vec![shown.into(), SAMPLE.into()], 0),
         Company::AfterSample => (vec![SAMPLE.into(), shown.into()], 1),
+        Company::BesideSpd => return dump_beside(bytes, set, via, &bundled_spd()),
     };
     let open = |i: usize| -> Result<Input, OpenError> {
         Ok(match i == at {
@@ -318,6 +328,24 @@ pub fn dump_bytes(bytes: &[u8], set: &OptionSet, via: Via) -> Dumped {
         })
     };
     run(&Traces::new(&paths, &open), at, set)
+}
+
+/// Runs `set` (a `/compare` set) over `bytes`, read as `via`, beside the file at `spd`, as
+/// `/compare TRACE SPD` reads one: by its path (a file that is no SPD is read as a trace).
+pub fn dump_beside(bytes: &[u8], set: &OptionSet, via: Via, spd: &Path) -> Dumped {
+    let (shown, subject) = match via {
+        Via::File => (TRACE, Input::memory(bytes.to_vec())),
+        Via::Pipe => ("-", Input::pipe(Box::new(Cursor::new(bytes.to_vec())))),
+    };
+    let paths = [
+        shown.to_owned(),
+        spd.to_str().expect("a UTF-8 path").to_owned(),
+    ];
+    run(
+        &Traces::opened(&paths, vec![Ok(subject), Input::open(spd)]),
+        0,
+        set,
+    )
 }
 
 /// Runs `set` over `input`, named as `info` says, as the only trace of a run.

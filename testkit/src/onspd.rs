@@ -37,11 +37,15 @@ pub fn trace(header: &Header, spd: &SpdProfile, records: usize, seed: u64) -> Ve
         if !f.emitted() || w == 0 {
             continue;
         }
+        // Any SPD that reads: a range of no bytes, or one past the last RVA, is passed over.
         let ranges = blocks
             .iter()
-            .flat_map(|b| spd.blocks.ranges(b).iter().copied());
-        let (mut starts, mut ends): (Vec<u32>, Vec<u32>) =
-            ranges.map(|(rva, len)| (rva, rva + (len - 1))).unzip();
+            .flat_map(|b| spd.blocks.ranges(b).iter().copied())
+            .filter_map(|(rva, len)| Some((rva, rva.checked_add(len.checked_sub(1)?)?)));
+        let (mut starts, mut ends): (Vec<u32>, Vec<u32>) = ranges.unzip();
+        if starts.is_empty() {
+            continue;
+        }
         starts.sort_unstable();
         ends.sort_unstable();
         total += w;
@@ -53,8 +57,11 @@ pub fn trace(header: &Header, spd: &SpdProfile, records: usize, seed: u64) -> Ve
     let progid = b.binary(&header.spd.binary, &guid, header.spd.age);
     b.binary_id(progid);
     let mut chain = Vec::with_capacity(16);
+    // An SPD that counts no code holds no record.
+    let records = if weighted.is_empty() { 0 } else { records };
     for r in 0..records {
-        let draw = u128::from(rng.below(u64::MAX)) * total / u128::from(u64::MAX);
+        let draw =
+            (u128::from(rng.below(u64::MAX)) << 64 | u128::from(rng.below(u64::MAX))) % total;
         let at = weighted.partition_point(|&(.., upto)| upto <= draw);
         let (starts, ends, _) = &weighted[at.min(weighted.len() - 1)];
         let mut pick = |from: &[u32]| from[rng.below(from.len() as u64) as usize];
@@ -80,7 +87,7 @@ pub fn trace(header: &Header, spd: &SpdProfile, records: usize, seed: u64) -> Ve
         }
         b.lbr(&chain);
         // The IP sample: any byte of the function's code, as a sampled instruction is.
-        let (lo, hi) = (starts[0], ends[ends.len() - 1]);
+        let (lo, hi) = (starts[0], ends[ends.len() - 1].max(starts[0]));
         b.ip(
             RETIRE_INSTR,
             &[lo + rng.below(u64::from(hi - lo) + 1) as u32],

@@ -6,6 +6,7 @@
 //! Unix run the binary under an address-space limit far below what trusting the header
 //! would take.
 
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 #[cfg(unix)]
 use std::io::Read;
@@ -520,6 +521,69 @@ fn damaged_lbr_traces_meet_the_lbr_views_with_their_files() {
             }
             if how.starts_with("cut") && set.name.starts_with("/coverage") {
                 assert!(records(&d).unwrap_or(0) <= 400, "{how}: {}", d.err);
+            }
+        }
+    }
+}
+
+/// `profile.spt` (a trace of `app.exe`) cut short and overwritten, beside `app.spd`, the
+/// profile of its build (`/compare TRACE SPD`, the set of the sweeps): every line is a
+/// line, the overlaps stay shares, and a trace cut short never gives a function more
+/// samples than the whole trace does.
+#[test]
+fn damaged_traces_beside_their_spd_keep_the_comparisons_promises() {
+    let whole =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe/profile.spt"))
+            .unwrap();
+    let set = option_sets()
+        .into_iter()
+        .find(|s| s.company == Company::BesideSpd)
+        .expect("a set beside an SPD");
+    let samples = |d: &Dumped| -> BTreeMap<String, u64> {
+        d.json()
+            .iter()
+            .filter(|l| l["type"] == "compare_spd")
+            .map(|l| {
+                let name = l["function"].as_str().unwrap().to_owned();
+                (name, l["trace_samples"].as_u64().unwrap())
+            })
+            .collect()
+    };
+    let intact = dump_bytes(&whole, &set, Via::File);
+    let all = samples(&intact);
+    assert_eq!(all.values().sum::<u64>(), 1122, "{}", intact.out);
+    let mut damaged: Vec<(String, Vec<u8>)> = Vec::new();
+    for at in (0..whole.len())
+        .step_by(whole.len() / 23)
+        .chain([16, 31, 33])
+    {
+        damaged.push((format!("cut at {at}"), whole[..at].to_vec()));
+    }
+    for at in (40..whole.len()).step_by(whole.len() / 11) {
+        for fill in [0xFF, 0x00] {
+            let mut bytes = whole.clone();
+            let end = (at + 24).min(bytes.len());
+            bytes[at..end].fill(fill);
+            damaged.push((format!("{fill:#04X} at {at}"), bytes));
+        }
+    }
+    let share = |v: &Value| v.as_f64().is_none_or(|x| (0.0..=1.0 + 1e-9).contains(&x));
+    for (how, bytes) in &damaged {
+        for via in [Via::File, Via::Pipe] {
+            let d = dump_bytes(bytes, &set, via);
+            for l in d.json() {
+                assert!(l["type"].is_string(), "{how}: {l}");
+                for key in ["overlap", "trace_share", "spd_share", "shape_overlap"] {
+                    assert!(share(&l[key]), "{how}: {key} in {l}");
+                }
+            }
+            if how.starts_with("cut") {
+                for (name, n) in samples(&d) {
+                    assert!(
+                        n <= all.get(&name).copied().unwrap_or(0),
+                        "{how}: {name} {n}"
+                    );
+                }
             }
         }
     }
