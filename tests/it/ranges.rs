@@ -1093,3 +1093,55 @@ fn an_image_of_arm64_code_is_read_and_every_lbr_view_says_it_is_not_decoded() {
         assert_eq!(status(&o), 1, "{view} showed nothing: {err}");
     }
 }
+
+#[test]
+fn records_of_two_pairs_or_more_are_read_for_the_binary_that_holds_them() {
+    // lbr.exe as the second binary of its trace (progid 1, app.exe before it), its walk's
+    // records cut to two pairs (one range) and to one pair (none), and whole.
+    let walked = lbr_walk().records;
+    let (two, one, whole) = (&walked[..100], &walked[100..150], &walked[150..200]);
+    let mut b = SptBuilder::new();
+    for image in ["app", "lbr"] {
+        let (guid, age) = fixtures::codeview(image);
+        let name = b.string(&format!("{image}.exe"));
+        b.program_id(Guid(guid), age, name);
+    }
+    b.binary_id(1);
+    for (records, pairs) in [(two, 2), (one, 1), (whole, 16)] {
+        for r in records {
+            b.ip(RETIRE_BR_INSTR, &[r[0].1]);
+            b.lbr(&r[..pairs]);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("second.spt");
+    std::fs::write(&trace, b.build()).unwrap();
+    let trace = trace.to_str().unwrap();
+    let args = [
+        "/pdb:lbr.pdb",
+        "/image:lbr.exe",
+        "/dyninst",
+        "/callgraph",
+        trace,
+    ];
+    let o = run_in(&fixtures::dir(), &[&["/json"], &args[..]].concat());
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let r = of_type(&lines, "lbr_ranges");
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(
+        (&r[0]["progid"], &r[0]["name"]),
+        (&1.into(), &"lbr.exe".into())
+    );
+    assert_eq!(r[0]["records"], 150, "{}", r[0]);
+    assert_eq!(r[0]["ranges"], 100 + 50 * 15, "{}", r[0]);
+    let edges = of_type(&lines, "call_edge");
+    assert!(!edges.is_empty());
+    assert!(
+        edges
+            .iter()
+            .all(|e| e["progid"] == 1 && e["name"] == "lbr.exe")
+    );
+    let text = stdout(&run_in(&fixtures::dir(), &args));
+    assert!(text.contains("Call graph of progid 1 (lbr.exe):"), "{text}");
+}
