@@ -1092,6 +1092,13 @@ fn an_image_of_arm64_code_is_read_and_every_lbr_view_says_it_is_not_decoded() {
         assert!(err.contains(&said), "{view}: {err}");
         assert_eq!(status(&o), 1, "{view} showed nothing: {err}");
     }
+    // Its records are counted and no range is read of them; nor without the PDB.
+    for files in [vec!["/pdb:lbr.pdb", &image], vec!["/image:lbr.exe"]] {
+        let args = [&["/json", "/dyninst"], &files[..], &["lbr.spt"]].concat();
+        let lines = json_lines(&run_in(&fixtures::dir(), &args));
+        let r = of_type(&lines, "lbr_ranges")[0];
+        assert_eq!((&r["records"], &r["ranges"]), (&400.into(), &0.into()), "{files:?}: {r}");
+    }
 }
 
 #[test]
