@@ -48,6 +48,8 @@
 #                         unicorn CPU emulator: record them again after a rebuild), and the
 #                         image the test kit's random walk goes over to make LBR traces whose
 #                         instruction counts are known
+#   lbr32.exe, lbr32.pdb  lbr.c built the same way for 32-bit x86 (i686, PE32): the image
+#                         the tests of x86 code read, walked as lbr.exe is
 #   shapes.exe, shapes.pdb
 #                         written in assembly, with its debug records by hand (shapes.s):
 #                         line 0 records inside a procedure, inline ranges at line 0 and
@@ -92,6 +94,8 @@ $CC "${CFLAGS[@]}" -DCORE_V2 -c core.c -o "$work/core-v2.obj"
 # The same flags but -O2 (the last -O wins).
 $CC "${CFLAGS[@]}" -O2 -c inline.c -o "$work/inline.obj"
 $CC "${CFLAGS[@]}" -O2 -c lbr.c -o "$work/lbr.obj"
+# The same flags for 32-bit x86 (the last --target wins).
+$CC "${CFLAGS[@]}" --target=i686-pc-windows-msvc -O2 -c lbr.c -o "$work/lbr32.obj"
 for name in members members-entry; do
     $CXX "${CFLAGS[@]}" -O2 -fno-exceptions -fno-rtti -c $name.cpp -o "$work/$name.obj"
 done
@@ -119,6 +123,9 @@ $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
     /pdb:inline.pdb /pdbaltpath:%_PDB% /out:inline.exe "$work/inline.obj"
 $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
     /pdb:lbr.pdb /pdbaltpath:%_PDB% /out:lbr.exe "$work/lbr.obj"
+$LINK /nologo /nodefaultlib /machine:x86 /Brepro /pdbsourcepath:C:\\src \
+    /subsystem:console /entry:main_entry /debug \
+    /pdb:lbr32.pdb /pdbaltpath:%_PDB% /out:lbr32.exe "$work/lbr32.obj"
 $LINK "${LDFLAGS[@]}" /subsystem:console /entry:main_entry /debug \
     /pdb:members.pdb /pdbaltpath:%_PDB% /out:members.exe "$work/members.obj" \
     "$work/members-entry.obj"
@@ -166,10 +173,10 @@ PY
 # stream's) and GUID, then its procedure and public symbols and its section headers.
 run() { echo "# $*"; "$@"; }
 for image in app.exe core.dll v2/core.dll age2/core.dll nodebug.exe nodebugdir.exe inline.exe \
-    members.exe lbr.exe; do
+    members.exe lbr.exe lbr32.exe; do
     run $READOBJ --coff-debug-directory "$image" > "${image%.*}.readobj.txt"
 done
-for pdb in app.pdb core.pdb v2/core.pdb infoage2/core.pdb inline.pdb members.pdb lbr.pdb; do
+for pdb in app.pdb core.pdb v2/core.pdb infoage2/core.pdb inline.pdb members.pdb lbr.pdb lbr32.pdb; do
     {
         run $PDBUTIL pdb2yaml --pdb-stream --dbi-stream "$pdb"
         run $PDBUTIL dump --summary --symbols --publics --section-headers "$pdb"
@@ -178,7 +185,7 @@ done
 
 # What llvm-objdump disassembles of each image's code (Intel syntax, no bytes): the calls and
 # jumps the /callgraph tests build LBR pairs from, an oracle independent of our decoder.
-for image in inline.exe app.exe lbr.exe; do
+for image in inline.exe app.exe lbr.exe lbr32.exe; do
     run $OBJDUMP -d -M intel --no-show-raw-insn "$image" > "${image%.*}.objdump.txt"
 done
 

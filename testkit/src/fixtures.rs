@@ -114,7 +114,12 @@ pub fn disassembly(image: &str, pdb: &str) -> Vec<Disassembled> {
             }
             let mut words = rest.split_whitespace();
             let mnemonic = words.next()?.to_owned();
-            let target = words.next().filter(|w| w.starts_with("0x")).map(rva);
+            // A branch's target; an immediate operand (x86's `push 0x5`) is none.
+            let branch = mnemonic.starts_with('j') || mnemonic == "call";
+            let target = words
+                .next()
+                .filter(|w| branch && w.starts_with("0x"))
+                .map(rva);
             Some((rva(address), mnemonic, target))
         })
         .collect()

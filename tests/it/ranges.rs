@@ -478,7 +478,8 @@ fn annotate_of_a_name_no_binary_has_says_so() {
 fn check_says_lbr_thin_when_the_ranges_cover_under_half_the_sampled_blocks() {
     let walk = lbr_walk();
     let dir = tempfile::tempdir().unwrap();
-    let verdicts = |lbr_records: usize| -> Vec<String> {
+    // `pairs` of each LBR record are kept.
+    let checks = |lbr_records: usize, pairs: usize| -> Vec<Value> {
         // Every sample's IP, and the LBR records of the first few only.
         let mut b = SptBuilder::new();
         let (guid, age) = fixtures::codeview("lbr");
@@ -488,7 +489,7 @@ fn check_says_lbr_thin_when_the_ranges_cover_under_half_the_sampled_blocks() {
         for (n, record) in walk.records.iter().enumerate() {
             b.ip(RETIRE_BR_INSTR, &[record[0].1]);
             if n < lbr_records {
-                b.lbr(record);
+                b.lbr(&record[..pairs]);
             }
         }
         let trace = dir.path().join("thin.spt");
@@ -502,6 +503,12 @@ fn check_says_lbr_thin_when_the_ranges_cover_under_half_the_sampled_blocks() {
         ];
         let o = run_in(&fixtures::dir(), &args);
         of_type(&json_lines(&o), "check")
+            .into_iter()
+            .cloned()
+            .collect()
+    };
+    let verdicts = |lbr_records: usize| -> Vec<String> {
+        checks(lbr_records, 16)
             .iter()
             .map(|l| l["code"].as_str().unwrap().to_owned())
             .collect()
@@ -509,6 +516,33 @@ fn check_says_lbr_thin_when_the_ranges_cover_under_half_the_sampled_blocks() {
     // One record's ranges reach a few blocks of the sampled functions; all of them, every one.
     assert!(verdicts(1).contains(&"lbr-thin".to_owned()));
     assert!(!verdicts(walk.records.len()).contains(&"lbr-thin".to_owned()));
+
+    // The blocks counted are every block of the functions with IP samples, those the one
+    // record's ranges never reach too (a record of one range reaches one function): as many
+    // as /coverage gives each when all ran.
+    let functions = fixtures::functions("lbr");
+    let sampled: std::collections::BTreeSet<&str> = walk
+        .records
+        .iter()
+        .filter_map(|r| functions.iter().rev().find(|f| f.rva <= r[0].1))
+        .map(|f| f.name.as_str())
+        .collect();
+    let lines = run(dir.path(), &walk.records, false, &["/coverage"]);
+    let blocks: u64 = of_type(&lines, "coverage")
+        .iter()
+        .filter(|l| sampled.contains(l["function"].as_str().unwrap()))
+        .map(|l| l["blocks"].as_u64().unwrap())
+        .sum();
+    let thin = checks(1, 2);
+    let message = thin.iter().find(|l| l["code"] == "lbr-thin").unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let said = format!(
+        " of the {blocks} blocks of the {} functions with IP samples",
+        sampled.len()
+    );
+    assert!(message.contains(&said), "{said}: {message}");
 }
 
 #[test]
@@ -1097,7 +1131,11 @@ fn an_image_of_arm64_code_is_read_and_every_lbr_view_says_it_is_not_decoded() {
         let args = [&["/json", "/dyninst"], &files[..], &["lbr.spt"]].concat();
         let lines = json_lines(&run_in(&fixtures::dir(), &args));
         let r = of_type(&lines, "lbr_ranges")[0];
-        assert_eq!((&r["records"], &r["ranges"]), (&400.into(), &0.into()), "{files:?}: {r}");
+        assert_eq!(
+            (&r["records"], &r["ranges"]),
+            (&400.into(), &0.into()),
+            "{files:?}: {r}"
+        );
     }
 }
 
@@ -1151,4 +1189,65 @@ fn records_of_two_pairs_or_more_are_read_for_the_binary_that_holds_them() {
     );
     let text = stdout(&run_in(&fixtures::dir(), &args));
     assert!(text.contains("Call graph of progid 1 (lbr.exe):"), "{text}");
+}
+
+#[test]
+fn x86_code_is_read_as_x64_code_is() {
+    // lbr.c built for 32-bit x86 (lbr32.exe, a PE32 image): a walk over its code read in
+    // both orders, every range consistent in the order written, the instructions by function
+    // within three points of what the walk ran, and its calls made edges.
+    let walk = walk::walk("lbr32", "lbr32", "main_entry", SAMPLING);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("lbr32.spt");
+    std::fs::write(
+        &trace,
+        walk::trace("lbr32", "lbr32.exe", &walk.records, false),
+    )
+    .unwrap();
+    let args = [
+        "/json",
+        "/dyninst:0",
+        "/callgraph",
+        "/pdb:lbr32.pdb",
+        "/image:lbr32.exe",
+        trace.to_str().unwrap(),
+    ];
+    let o = run_in(&fixtures::dir(), &args);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let r = of_type(&lines, "lbr_ranges")[0];
+    assert_eq!(r["order"], "newest-first", "{r}");
+    assert_eq!(r["consistent"], r["ranges"], "{r}");
+    assert_eq!(
+        r["ranges"],
+        (SAMPLING.records * (SAMPLING.depth - 1)) as u64,
+        "{r}"
+    );
+    let estimated: BTreeMap<String, f64> = of_type(&lines, "dyninst")
+        .iter()
+        .map(|l| {
+            (
+                l["function"].as_str().unwrap().to_owned(),
+                l["share"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(estimated.len() >= 5, "{estimated:?}");
+    for function in walk.instructions.keys() {
+        let (got, ran) = (
+            estimated.get(function).copied().unwrap_or(0.0),
+            walk.share(function),
+        );
+        assert!(
+            (got - ran).abs() < 0.03,
+            "{function}: {got:.4} against {ran:.4}"
+        );
+    }
+    let calls = of_type(&lines, "call_edge");
+    assert!(
+        calls
+            .iter()
+            .any(|e| e["caller"] == "main_entry" && e["kind"] == "call"),
+        "{calls:?}"
+    );
 }
