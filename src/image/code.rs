@@ -249,3 +249,45 @@ impl PartialEq for ImageFile {
         self.path == other.path && self.identity == other.identity
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/pe")
+            .join(name)
+    }
+
+    #[test]
+    fn the_code_is_the_executable_sections_as_far_as_they_reach_in_memory() {
+        // lbr.exe: .text at 0x1000, 0x2FD bytes in memory (0x400 in the file); .rdata at
+        // 0x2000, not executable (lbr.pdbutil.txt's section headers).
+        let code = Code::read(&fixture("lbr.exe")).unwrap();
+        assert_eq!(code.machine, Machine::X64);
+        assert!(code.instruction(0x1000).is_some());
+        assert!(code.text(0x1000).is_some());
+        for rva in [0x2000, 0x2010, 0x1000 + 0x2FD, 0x0FFF] {
+            assert!(code.instruction(rva).is_none(), "{rva:#x}");
+            assert!(code.text(rva).is_none(), "{rva:#x}");
+        }
+        let x86 = Code::read(&fixture("lbr32.exe")).unwrap();
+        assert_eq!(x86.machine, Machine::X86);
+        assert!(x86.instruction(0x1000).is_some());
+    }
+
+    #[test]
+    fn images_are_the_same_given_by_the_same_path_with_the_same_identity() {
+        let lbr = ImageFile::read(&fixture("lbr.exe")).unwrap();
+        assert_eq!(lbr, ImageFile::read(&fixture("lbr.exe")).unwrap());
+        assert_ne!(lbr, ImageFile::read(&fixture("lbr32.exe")).unwrap());
+        // The same bytes elsewhere: another path.
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("lbr.exe");
+        std::fs::copy(fixture("lbr.exe"), &copy).unwrap();
+        let copied = ImageFile::read(&copy).unwrap();
+        assert_eq!(copied.identity, lbr.identity);
+        assert_ne!(lbr, copied);
+    }
+}
