@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Prints cargo-mutants' outcomes file by file: mutants, caught, missed, timeouts, unviable;
 then every missed mutant. With --markdown, the table as docs/notes/testing-runs.md records it.
+Given several outcome files (a focused pass, then the whole suite over what it missed), a
+mutant's outcome is the one of the last file that tried it.
 
-Usage: scripts/mutants-report.py [--markdown] target/mutants/out/mutants.out/outcomes.json"""
+Usage: scripts/mutants-report.py [--markdown] OUTCOMES.json [OUTCOMES.json...]"""
 import collections
 import json
 import sys
@@ -15,17 +17,20 @@ KINDS = {
 }
 
 
-def main(path, markdown=False):
-    with open(path) as f:
-        data = json.load(f)
+def main(paths, markdown=False):
+    last = {}
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        for o in data["outcomes"]:
+            scenario = o["scenario"]
+            if isinstance(scenario, dict) and "Mutant" in scenario:
+                m = scenario["Mutant"]
+                last[m.get("name") or json.dumps(m, sort_keys=True)] = (m, o["summary"])
     per_file = collections.defaultdict(collections.Counter)
     missed = []
-    for o in data["outcomes"]:
-        scenario = o["scenario"]
-        if not isinstance(scenario, dict) or "Mutant" not in scenario:
-            continue
-        m = scenario["Mutant"]
-        kind = KINDS.get(o["summary"], o["summary"])
+    for m, summary in last.values():
+        kind = KINDS.get(summary, summary)
         per_file[m["file"]][kind] += 1
         if kind == "missed":
             line = m["span"]["start"]["line"]
@@ -62,4 +67,4 @@ def describe(m):
 if __name__ == "__main__":
     args = sys.argv[1:]
     markdown = "--markdown" in args
-    main([a for a in args if a != "--markdown"][0], markdown)
+    main([a for a in args if a != "--markdown"], markdown)

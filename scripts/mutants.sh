@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs cargo-mutants over part of src/ and prints what it found, file by file.
 #
-#   scripts/mutants.sh [FILE...] [-- CARGO-MUTANTS-OPTIONS]
+#   scripts/mutants.sh [--focus FILTERSET] [FILE...] [-- CARGO-MUTANTS-OPTIONS]
 #
 # FILE defaults to the analyses, the exporters, images and symbols, and the driver
 # (src/analysis, src/output, src/image, src/dump); any file or folder under src/ can be
@@ -11,10 +11,17 @@
 # working tree, and built there with the `mutants` profile (.cargo/mutants.toml). Results go
 # to target/mutants/out; a second run over the same files with `-- --iterate` tries only
 # the mutants the last one did not catch. Two cores take about half a minute per mutant.
+#
+# --focus FILTERSET (with cargo-nextest) runs each mutant against the tests the filterset
+# picks (nextest's -E syntax, e.g. 'test(/spd/)'), then the mutants those missed against the
+# whole suite: only the second pass says what is missed, so a filter changes the time a run
+# takes, never its answer. The focused pass's results go to target/mutants/focused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
+focus=
+if [ "${1:-}" = "--focus" ]; then focus=$2; shift 2; fi
 files=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do files+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift
@@ -53,8 +60,30 @@ if cargo nextest --version >/dev/null 2>&1; then
   args+=(--test-tool=nextest)
 fi
 
+mutants() { (cd "$tree" && cargo mutants --in-place --no-shuffle "$@"); }
 status=0
-(cd "$tree" && cargo mutants --in-place --no-shuffle -o "$repo/target/mutants/out" "${args[@]}" "$@") || status=$?
-python3 scripts/mutants-report.py target/mutants/out/mutants.out/outcomes.json
+outcomes=()
+if [ -n "$focus" ] && cargo nextest --version >/dev/null 2>&1; then
+  focused=target/mutants/focused
+  mutants -o "$repo/$focused" "${args[@]}" --cargo-test-arg=-E --cargo-test-arg="$focus" "$@" ||
+    status=$?
+  outcomes+=("$focused/mutants.out/outcomes.json")
+  # The mutants the focused pass missed, each by its exact name.
+  again=()
+  mkdir -p "$focused/mutants.out" && touch "$focused/mutants.out/missed.txt"
+  while IFS= read -r name; do
+    again+=(-F "^$(printf '%s' "$name" | sed 's/[][\.+*?(){}|^$]/\\&/g')\$")
+  done < "$focused/mutants.out/missed.txt"
+  if [ ${#again[@]} -gt 0 ]; then
+    status=0
+    mutants -o "$repo/target/mutants/out" "${args[@]}" "${again[@]}" "$@" || status=$?
+    outcomes+=(target/mutants/out/mutants.out/outcomes.json)
+  fi
+else
+  [ -n "$focus" ] && echo "scripts/mutants.sh: --focus needs cargo-nextest: the whole suite runs" >&2
+  mutants -o "$repo/target/mutants/out" "${args[@]}" "$@" || status=$?
+  outcomes+=(target/mutants/out/mutants.out/outcomes.json)
+fi
+python3 scripts/mutants-report.py "${outcomes[@]}"
 # cargo-mutants exits 2 when a mutant was missed, 3 on a timeout: the report says which.
 exit "$status"
