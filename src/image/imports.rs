@@ -169,6 +169,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_images_names_are_counted_once_however_often_it_is_read() {
+        let exe = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe/imports.exe");
+        let mut names = ImportNames::default();
+        assert!(names.is_empty());
+        let added = names.read(&exe).unwrap();
+        // imports.c calls core.dll's three C exports by name.
+        assert_eq!((added, names.len()), (3, 3));
+        assert!(!names.is_empty());
+        assert_eq!(names.read(&exe).unwrap(), 0);
+        assert_eq!(names.len(), 3);
+    }
+
+    #[test]
     fn the_hash_is_the_one_the_known_spds_key_external_functions_by() {
         // Two external functions of the shared suite's 2023-08-31 EbpfCore SPD, as its
         // symbol table stores them.

@@ -198,6 +198,12 @@ impl SymbolPath {
         if cfg!(feature = "network") {
             return Vec::new();
         }
+        self.unfetched()
+    }
+
+    /// A note per element naming a symbol server URL: what a build that does not fetch says
+    /// of the path.
+    fn unfetched(&self) -> Vec<String> {
         self.elements
             .iter()
             .filter(|e| matches!(&e.kind, ElementKind::Server(s) if s.iter().any(|s| matches!(s, Store::Url(_)))))
@@ -387,6 +393,31 @@ mod tests {
             assert!(path.notes()[0].ends_with(": srv*/c*http://sym/s"));
         }
         assert!(SymbolPath::parse("srv*/c*/s;/d").notes().is_empty());
+        // What the build that does not fetch says, whichever this one is.
+        let unfetched = path.unfetched();
+        assert_eq!(unfetched.len(), 1, "{unfetched:?}");
+        assert!(unfetched[0].ends_with(": srv*/c*http://sym/s"));
+        assert!(SymbolPath::parse("srv*/c*/s;/d").unfetched().is_empty());
+    }
+
+    #[test]
+    fn a_pdb_is_named_by_the_binarys_stem() {
+        assert_eq!(pdb_name("app.exe"), "app.pdb");
+        assert_eq!(pdb_name("core.v2.dll"), "core.v2.pdb");
+        assert_eq!(pdb_name("kernel"), "kernel.pdb");
+        // A name that is all extension keeps it: its stem would be empty.
+        assert_eq!(pdb_name(".exe"), ".exe.pdb");
+    }
+
+    #[test]
+    fn plans_compare_their_symbol_paths_by_time_outs_not_by_what_they_fetched() {
+        let fetch = Fetch::default();
+        assert_eq!(fetch, Fetch::default());
+        assert_ne!(fetch, Fetch::default().with_timeouts("5").unwrap());
+        assert_ne!(fetch, Fetch::default().with_timeouts("10,5").unwrap());
+        let (kept, other) = (Scratch::default(), Scratch::default());
+        kept.keep(PathBuf::from("never-made.pdb"));
+        assert_eq!(kept, other);
     }
 
     #[test]
