@@ -591,3 +591,58 @@ pub(crate) fn named(spd: &SpdProfile, name: &str) -> Vec<usize> {
 pub(crate) fn closest<'s>(spd: &'s SpdProfile, name: &str, n: usize) -> Vec<&'s str> {
     super::named::closest(spd.functions.iter().map(|f| f.name.as_str()), name, n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app_spd() -> Arc<SpdProfile> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe/app.spd");
+        Arc::new(SpdProfile::read(&path).unwrap())
+    }
+
+    /// What an [`OnBlocks`] counted, mapped.
+    fn counted(mut on: OnBlocks) -> (u128, [u128; 2], [u128; 2], [Vec<u128>; 2]) {
+        on.flush();
+        (on.ranges, on.consistent, on.outside, on.counts)
+    }
+
+    #[test]
+    fn what_two_readings_on_one_spd_counted_adds_up_and_another_spds_is_left_out() {
+        let spd = app_spd();
+        let f = spd
+            .functions
+            .iter()
+            .find(|f| f.emitted() && f.size > 8)
+            .expect("a function with code");
+        let (first, last) = (f.rva, f.rva + f.size - 1);
+        // Newest first: [first, last], in the function; oldest first, [0x10, 0x20], outside.
+        let record = [
+            Branch {
+                from: last,
+                to: 0x10,
+            },
+            Branch {
+                from: 0x20,
+                to: first,
+            },
+        ];
+        let mut all = OnBlocks::new(Arc::clone(&spd));
+        all.add(&record, 3);
+        all.add(&record, 4);
+        let mut one = OnBlocks::new(Arc::clone(&spd));
+        one.add(&record, 3);
+        let mut other = OnBlocks::new(Arc::clone(&spd));
+        other.add(&record, 4);
+        one.absorb(other);
+        let all = counted(all);
+        assert_eq!(all.0, 7);
+        assert_eq!((all.1, all.2), ([7, 0], [0, 7]));
+        assert!(all.3[0].iter().any(|&n| n == 7), "{:?}", all.3[0]);
+        // An OnBlocks of another SPD (the same file read again) adds nothing.
+        let mut elsewhere = OnBlocks::new(app_spd());
+        elsewhere.add(&record, 5);
+        one.absorb(elsewhere);
+        assert_eq!(counted(one), all);
+    }
+}

@@ -436,12 +436,14 @@ fn ranges_outside_every_function_are_counted_apart() {
     let mut expected = Expected::default();
     // Newest first, the range is [older to, newer from]; oldest first, [a + 3, a + 2],
     // which runs backwards.
-    for _ in 0..20 {
+    for _ in 0..30 {
         b.lbr(&[(a.rva + 4, a.rva + 3), (a.rva + 2, a.rva + 1)]);
         expected.range(&model, a.rva + 1, a.rva + 4, 1);
     }
     b.lbr(&[(0x20, a.rva + 3), (a.rva + 2, 0x10)]);
     b.lbr(&[(c.rva + 1, a.rva + 3), (a.rva + 2, a.rva + 1)]);
+    // A range that runs backwards to an end outside: [a + 5, 0x10], outside all the same.
+    b.lbr(&[(0x10, a.rva + 1), (a.rva + 2, a.rva + 5)]);
     let dir = tempfile::tempdir().unwrap();
     let o = compare(dir.path(), &b.build(), &spd, &[]);
     assert_eq!(status(&o), 0, "{}", stderr(&o));
@@ -454,7 +456,7 @@ fn ranges_outside_every_function_are_counted_apart() {
             n(&blocks["consistent"]),
             n(&blocks["outside"])
         ),
-        (22, 20, 1),
+        (33, 30, 2),
         "{blocks}"
     );
     check_against(&lines, &model, &expected);
