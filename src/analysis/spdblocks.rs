@@ -645,4 +645,39 @@ mod tests {
         one.absorb(elsewhere);
         assert_eq!(counted(one), all);
     }
+
+    #[test]
+    fn block_counts_renumbered_and_absorbed_keep_each_binarys_counts() {
+        let spd = app_spd();
+        let f = spd
+            .functions
+            .iter()
+            .find(|f| f.emitted() && f.size > 8)
+            .unwrap();
+        let record = [
+            Branch {
+                from: f.rva + f.size - 1,
+                to: 0x10,
+            },
+            Branch {
+                from: 0x20,
+                to: f.rva,
+            },
+        ];
+        let on = |hits| {
+            let mut on = OnBlocks::new(Arc::clone(&spd));
+            on.add(&record, hits);
+            on
+        };
+        let mut mine = BlockCounts::default();
+        mine.binaries.insert(0, on(2));
+        let mut theirs = BlockCounts::default();
+        theirs.binaries.insert(0, on(3));
+        theirs.binaries.insert(1, on(5));
+        // Their 0 is our 1, their 1 our 0.
+        mine.absorb(theirs.renumber(|p| 1 - p));
+        assert_eq!(mine.progids().collect::<Vec<_>>(), [0, 1]);
+        let ranges = |p: u16| counted(mine.binaries[&p].clone()).0;
+        assert_eq!((ranges(0), ranges(1)), (7, 3));
+    }
 }

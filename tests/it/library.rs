@@ -137,3 +137,45 @@ fn the_typed_annotate_report_holds_what_annotate_prints() {
     assert_eq!(rows, printed);
     assert!(rows.iter().any(|r| r.2 > 0), "the ranges were read");
 }
+
+#[test]
+fn the_typed_blocks_report_counts_the_records_mapped() {
+    use sptdump::cli::{self, Command as Cli};
+    use sptdump::dump::{self, Traces};
+    use sptdump::image::spd;
+    use sptdump::image::spdprofile::SpdProfile;
+    use sptdump::input::Input;
+    use sptdump::output::{Collected, Reported};
+
+    // 12 LBR records drawn over app.spd's code, for the build it profiles.
+    let spd_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe/app.spd");
+    let bytes = std::fs::read(&spd_path).unwrap();
+    let header = spd::read_header(&mut std::io::Cursor::new(&bytes), bytes.len() as u64).unwrap();
+    let profile = SpdProfile::read(&spd_path).unwrap();
+    let trace = sptdump_testkit::onspd::trace(&header, &profile, 12, 3);
+    let dir = tempfile::tempdir().unwrap();
+    let trace_path = dir.path().join("drawn.spt");
+    std::fs::write(&trace_path, trace).unwrap();
+
+    let paths = [
+        trace_path.to_str().unwrap().to_owned(),
+        spd_path.to_str().unwrap().to_owned(),
+    ];
+    let args = ["/compare", &paths[0], &paths[1]].map(std::ffi::OsString::from);
+    let Ok(Cli::Run { plan, .. }) = cli::parse(args) else {
+        panic!("a run");
+    };
+    let open = |i: usize| Input::open(paths[i].as_ref());
+    let mut collected = Collected::default();
+    dump::run(&mut collected, &plan, &Traces::new(&paths, &open)).unwrap();
+    let report = collected
+        .reports
+        .iter()
+        .find_map(|(_, r)| match r {
+            Reported::SpdBlocks(report) => Some(report),
+            _ => None,
+        })
+        .expect("a blocks report");
+    assert_eq!(report.records, 12);
+    assert_eq!(report.name, "app.exe");
+}
