@@ -298,6 +298,38 @@ fn check_against(lines: &[Value], model: &Model, expected: &Expected) {
     );
     let by_loss: Vec<f64> = rows.iter().map(|r| f(&r["loss"])).collect();
     assert!(by_loss.windows(2).all(|w| w[0] >= w[1]), "{by_loss:?}");
+    // The blocks the trace ran, those of them the SPD holds cold, and the SPD's counted
+    // blocks the trace never ran; per function, its blocks ran cold.
+    let (mut ran, mut ran_cold, mut cold_ran) = (0, 0, 0);
+    let mut ran_cold_of: BTreeMap<&str, u64> = BTreeMap::new();
+    for (fi, function) in model.functions.iter().enumerate() {
+        for (id, count, instructions, _) in &function.blocks {
+            let c = expected.counts.get(&(fi, *id)).copied().unwrap_or(0);
+            let trace = if expected.ip {
+                c
+            } else {
+                c * u128::from(*instructions)
+            };
+            let (r, counted) = (trace > 0, *count > 0);
+            ran += u64::from(r);
+            ran_cold += u64::from(r && !counted);
+            cold_ran += u64::from(counted && !r);
+            *ran_cold_of.entry(&function.hash).or_default() += u64::from(r && !counted);
+        }
+    }
+    assert_eq!(
+        (
+            n(&blocks["ran"]),
+            n(&blocks["ran_cold"]),
+            n(&blocks["cold_ran"])
+        ),
+        (ran, ran_cold, cold_ran),
+        "{blocks}"
+    );
+    for row in &rows {
+        let hash = row["hash"].as_str().unwrap();
+        assert_eq!(n(&row["ran_cold"]), ran_cold_of[hash], "{row}");
+    }
 }
 
 #[test]
