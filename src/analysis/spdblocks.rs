@@ -638,7 +638,7 @@ mod tests {
         let all = counted(all);
         assert_eq!(all.0, 7);
         assert_eq!((all.1, all.2), ([7, 0], [0, 7]));
-        assert!(all.3[0].iter().any(|&n| n == 7), "{:?}", all.3[0]);
+        assert!(all.3[0].contains(&7), "{:?}", all.3[0]);
         // An OnBlocks of another SPD (the same file read again) adds nothing.
         let mut elsewhere = OnBlocks::new(app_spd());
         elsewhere.add(&record, 5);
