@@ -167,8 +167,8 @@ impl Expected {
         }
     }
 
-    /// The overlap, and each function's loss, by hash.
-    fn overlap(&self, model: &Model) -> (f64, BTreeMap<String, f64>) {
+    /// The overlap, and each function's figures, by hash.
+    fn overlap(&self, model: &Model) -> (f64, BTreeMap<String, Shares>) {
         let mut trace = BTreeMap::new();
         let mut spd = BTreeMap::new();
         for (fi, function) in model.functions.iter().enumerate() {
@@ -188,15 +188,42 @@ impl Expected {
             spd.values().sum::<u128>() as f64,
         );
         let mut overlap = 0.0;
-        let mut losses: BTreeMap<String, f64> = BTreeMap::new();
+        let mut functions: BTreeMap<String, Shares> = BTreeMap::new();
         for (key, &w) in &trace {
             let (p, q) = (w as f64 / tt, spd[key] as f64 / st);
             overlap += p.min(q);
-            *losses
+            let shares = functions
                 .entry(model.functions[key.0].hash.clone())
-                .or_default() += (p - q).abs() / 2.0;
+                .or_default();
+            shares.loss += (p - q).abs() / 2.0;
+            shares.trace += p;
+            shares.spd += q;
+            shares.blocks.push((p, q));
         }
-        (overlap, losses)
+        (overlap, functions)
+    }
+}
+
+/// One function's figures in the plain reading: its loss, its shares of the trace and of
+/// the SPD, and its blocks' shares, from which the shape of its profile is compared.
+#[derive(Default)]
+struct Shares {
+    loss: f64,
+    trace: f64,
+    spd: f64,
+    blocks: Vec<(f64, f64)>,
+}
+
+impl Shares {
+    /// The overlap of the function's two profiles, each scaled to 1; none when either is
+    /// empty.
+    fn shape(&self) -> Option<f64> {
+        (self.trace > 0.0 && self.spd > 0.0).then(|| {
+            self.blocks
+                .iter()
+                .map(|(p, q)| (p / self.trace).min(q / self.spd))
+                .sum()
+        })
     }
 }
 
@@ -275,7 +302,7 @@ fn the(lines: &[Value], kind: &str) -> Value {
 /// The figures of `spd_blocks` and of each `spd_blocks_function` against the plain
 /// reading's.
 fn check_against(lines: &[Value], model: &Model, expected: &Expected) {
-    let (overlap, losses) = expected.overlap(model);
+    let (overlap, functions) = expected.overlap(model);
     let blocks = the(lines, "spd_blocks");
     assert!(
         (f(&blocks["overlap"]) - overlap).abs() < 1e-9,
@@ -285,11 +312,35 @@ fn check_against(lines: &[Value], model: &Model, expected: &Expected) {
         .iter()
         .filter(|l| l["type"] == "spd_blocks_function")
         .collect();
+    // Every function the trace or the SPD holds any share of has its row (`/top:0`).
+    let shared = functions.values().filter(|s| s.trace > 0.0 || s.spd > 0.0);
+    assert_eq!(rows.len(), shared.count());
     let mut sum = 0.0;
     for row in &rows {
         let hash = row["hash"].as_str().unwrap();
-        let want = losses.get(hash).copied().unwrap_or(0.0);
-        assert!((f(&row["loss"]) - want).abs() < 1e-9, "{row}: {want}");
+        let want = &functions[hash];
+        assert!(
+            (f(&row["loss"]) - want.loss).abs() < 1e-9,
+            "{row}: {}",
+            want.loss
+        );
+        assert!(
+            (f(&row["trace_share"]) - want.trace).abs() < 1e-9,
+            "{row}: {}",
+            want.trace
+        );
+        assert!(
+            (f(&row["spd_share"]) - want.spd).abs() < 1e-9,
+            "{row}: {}",
+            want.spd
+        );
+        match want.shape() {
+            Some(shape) => assert!(
+                (f(&row["shape_overlap"]) - shape).abs() < 1e-9,
+                "{row}: {shape}"
+            ),
+            None => assert!(row["shape_overlap"].is_null(), "{row}"),
+        }
         sum += f(&row["loss"]);
     }
     assert!(
