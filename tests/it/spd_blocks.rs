@@ -104,6 +104,19 @@ impl Model {
             .rposition(|f| f.rva <= rva && u64::from(rva) < u64::from(f.rva) + u64::from(f.size))
     }
 
+    /// A function the profile holds cold (blocks with code, none counted), and an RVA in
+    /// its first block.
+    fn cold(&self) -> (usize, u32) {
+        (0..self.functions.len())
+            .find_map(|f| {
+                let blocks = &self.functions[f].blocks;
+                let rva = blocks.first()?.3[0].0;
+                let cold = blocks.iter().all(|b| b.1 == 0);
+                (cold && self.at(rva) == Some(f)).then_some((f, rva))
+            })
+            .expect("the SPD holds a cold function")
+    }
+
     /// The functions the profile counts most, hottest first.
     fn hottest(&self) -> Vec<usize> {
         let mut all: Vec<usize> = (0..self.functions.len())
@@ -430,6 +443,11 @@ fn ip_samples_alone_land_in_the_block_that_holds_them() {
         }
         b.ip(0x01, &rvas);
     }
+    // A sample in a function the SPD holds cold: a share of the trace, none of the SPD,
+    // and no shape to compare.
+    let (cold, rva) = model.cold();
+    expected.ip(&model, rva, 1);
+    b.ip(0x01, &[rva]);
     // Two samples outside every function: counted apart, not compared.
     b.ip(0x01, &[0x10, 0xFFFF_FFF0]);
     let dir = tempfile::tempdir().unwrap();
@@ -446,6 +464,14 @@ fn ip_samples_alone_land_in_the_block_that_holds_them() {
         "{blocks}"
     );
     check_against(&lines, &model, &expected);
+    let hash = model.functions[cold].hash.as_str();
+    let row = (lines.iter())
+        .find(|l| l["type"] == "spd_blocks_function" && l["hash"] == hash)
+        .expect("the cold function's row");
+    assert!(f(&row["trace_share"]) > 0.0, "{row}");
+    assert_eq!(f(&row["spd_share"]), 0.0, "{row}");
+    assert!(row["shape_overlap"].is_null(), "{row}");
+    assert!(n(&row["ran_cold"]) >= 1, "{row}");
 }
 
 /// Pairs drawn at random over the binary fit neither order: the note says so with both
