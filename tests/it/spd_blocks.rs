@@ -180,8 +180,9 @@ impl Expected {
         }
     }
 
-    /// The overlap, and each function's figures, by hash.
-    fn overlap(&self, model: &Model) -> (f64, BTreeMap<String, Shares>) {
+    /// The overlap (none when the trace or the SPD counts nothing), and each function's
+    /// figures, by hash.
+    fn overlap(&self, model: &Model) -> (Option<f64>, BTreeMap<String, Shares>) {
         let mut trace = BTreeMap::new();
         let mut spd = BTreeMap::new();
         for (fi, function) in model.functions.iter().enumerate() {
@@ -200,10 +201,11 @@ impl Expected {
             trace.values().sum::<u128>() as f64,
             spd.values().sum::<u128>() as f64,
         );
+        let share = |w: u128, total: f64| if total > 0.0 { w as f64 / total } else { 0.0 };
         let mut overlap = 0.0;
         let mut functions: BTreeMap<String, Shares> = BTreeMap::new();
         for (key, &w) in &trace {
-            let (p, q) = (w as f64 / tt, spd[key] as f64 / st);
+            let (p, q) = (share(w, tt), share(spd[key], st));
             overlap += p.min(q);
             let shares = functions
                 .entry(model.functions[key.0].hash.clone())
@@ -213,7 +215,7 @@ impl Expected {
             shares.spd += q;
             shares.blocks.push((p, q));
         }
-        (overlap, functions)
+        ((tt > 0.0 && st > 0.0).then_some(overlap), functions)
     }
 }
 
@@ -317,10 +319,13 @@ fn the(lines: &[Value], kind: &str) -> Value {
 fn check_against(lines: &[Value], model: &Model, expected: &Expected) {
     let (overlap, functions) = expected.overlap(model);
     let blocks = the(lines, "spd_blocks");
-    assert!(
-        (f(&blocks["overlap"]) - overlap).abs() < 1e-9,
-        "{blocks} vs {overlap}"
-    );
+    match overlap {
+        Some(overlap) => assert!(
+            (f(&blocks["overlap"]) - overlap).abs() < 1e-9,
+            "{blocks} vs {overlap}"
+        ),
+        None => assert!(blocks["overlap"].is_null(), "{blocks}"),
+    }
     let rows: Vec<&Value> = lines
         .iter()
         .filter(|l| l["type"] == "spd_blocks_function")
@@ -356,10 +361,12 @@ fn check_against(lines: &[Value], model: &Model, expected: &Expected) {
         }
         sum += f(&row["loss"]);
     }
-    assert!(
-        (sum - (1.0 - overlap)).abs() < 1e-9,
-        "losses {sum}, overlap {overlap}"
-    );
+    if let Some(overlap) = overlap {
+        assert!(
+            (sum - (1.0 - overlap)).abs() < 1e-9,
+            "losses {sum}, overlap {overlap}"
+        );
+    }
     let by_loss: Vec<f64> = rows.iter().map(|r| f(&r["loss"])).collect();
     assert!(by_loss.windows(2).all(|w| w[0] >= w[1]), "{by_loss:?}");
     // The blocks the trace ran, those of them the SPD holds cold, and the SPD's counted
@@ -569,6 +576,42 @@ fn ranges_outside_every_function_are_counted_apart() {
         "{blocks}"
     );
     check_against(&lines, &model, &expected);
+}
+
+/// A trace none of whose samples lands on the SPD's code: no overlap, and every function
+/// the SPD counts is shown with its share and nothing of the trace's.
+#[test]
+fn a_trace_with_nothing_on_the_spds_code_overlaps_nothing() {
+    let Some(spd) = shared_spd("a_trace_with_nothing_on_the_spds_code_overlaps_nothing") else {
+        return;
+    };
+    let model = Model::read(&spd);
+    let mut b = SptBuilder::new();
+    let progid = b.binary(&model.binary, &model.guid, model.age);
+    b.binary_id(progid);
+    b.ip(0x01, &[0x10, 0xFFFF_FFF0]);
+    let dir = tempfile::tempdir().unwrap();
+    let o = compare(dir.path(), &b.build(), &spd, &[]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let blocks = the(&lines, "spd_blocks");
+    assert_eq!(
+        (n(&blocks["ran"]), n(&blocks["outside"])),
+        (0, 2),
+        "{blocks}"
+    );
+    assert!(blocks["overlap"].is_null(), "{blocks}");
+    let expected = Expected {
+        ip: true,
+        ..Expected::default()
+    };
+    check_against(&lines, &model, &expected);
+    let rows = lines.iter().filter(|l| l["type"] == "spd_blocks_function");
+    let counted = (model.functions.iter())
+        .filter(|f| f.blocks.iter().any(|b| b.1 > 0 && b.2 > 0))
+        .count();
+    assert!(counted > 0);
+    assert_eq!(rows.count(), counted);
 }
 
 /// `/blocks:NAME`: every block with code of the function, in id order, both sides; a name
