@@ -950,3 +950,44 @@ fn an_spd_whose_functions_overlap_is_no_map_of_the_code() {
         "{message}"
     );
 }
+
+/// An SPD no trace was imported into yet (every count 0) beside a trace of its binary: no
+/// overlap, and each function the trace runs is shown with its share, no shape, and every
+/// block it ran cold.
+#[test]
+fn an_spd_not_yet_profiled_overlaps_nothing_and_every_block_ran_is_cold() {
+    const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
+    let spd = SpdBuilder::new("app.exe", GUID, 1).not_profiled();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.spd"), spd.build()).unwrap();
+    let trace = crate::support::crate_root().join("testdata/pe/trace.spt");
+    let o = run_in(
+        dir.path(),
+        &[
+            "/json",
+            "/compare",
+            "/top:0",
+            trace.to_str().unwrap(),
+            "app.spd",
+        ],
+    );
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let blocks = the(&lines, "spd_blocks");
+    assert!(blocks["overlap"].is_null(), "{blocks}");
+    assert!(n(&blocks["ran"]) > 0, "{blocks}");
+    assert_eq!(blocks["ran_cold"], blocks["ran"], "{blocks}");
+    assert_eq!(blocks["cold_ran"], 0, "{blocks}");
+    let rows: Vec<&Value> = (lines.iter())
+        .filter(|l| l["type"] == "spd_blocks_function")
+        .collect();
+    assert!(!rows.is_empty());
+    for row in &rows {
+        assert!(f(&row["trace_share"]) > 0.0, "{row}");
+        assert_eq!(f(&row["spd_share"]), 0.0, "{row}");
+        assert!(row["shape_overlap"].is_null(), "{row}");
+        assert!(n(&row["ran_cold"]) > 0, "{row}");
+    }
+    let shares: f64 = rows.iter().map(|r| f(&r["trace_share"])).sum();
+    assert!((shares - 1.0).abs() < 1e-9, "{shares}");
+}
