@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use sptdump_testkit::builder::SptBuilder;
 use sptdump_testkit::fixtures;
 use sptdump_testkit::spd::{SpdBlock, SpdBuilder, SpdFunction, field};
 
@@ -423,6 +424,32 @@ fn compare_sets_the_trace_beside_the_spd() {
         .map(larger)
         .collect();
     assert!(order.windows(2).all(|w| w[0] >= w[1]), "{order:?}");
+}
+
+/// A sample no function holds counts in the trace's total and apart, as in no function.
+#[test]
+fn compare_counts_the_samples_in_no_function_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "app.spd", &renamed(APP));
+    let mut b = SptBuilder::new();
+    let progid = b.binary("app.exe", APP, 1);
+    b.binary_id(progid);
+    b.ip(0x01, &[0x1000, 0x1070, 0x10]);
+    b.ip(0x01, &[0xFFFF_FFF0]);
+    std::fs::write(dir.path().join("t.spt"), b.build()).unwrap();
+    let o = run_in(dir.path(), &["/compare", "t.spt", "app.spd"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("progid 0 (app.exe), 4 IP samples (2 in no function); the SPD: "),
+        "{text}"
+    );
+    let o = run_in(dir.path(), &["/json", "/compare", "t.spt", "app.spd"]);
+    let lines = json_lines(&o);
+    let sampled = (lines.iter())
+        .filter(|l| l["type"] == "compare_spd" && l["trace_samples"] == 1)
+        .map(|l| l["trace_share"].as_f64().unwrap());
+    assert_eq!(sampled.collect::<Vec<_>>(), [0.25, 0.25]);
 }
 
 #[test]
