@@ -756,9 +756,20 @@ fn records(spd: &Path) -> Vec<Record> {
     functions
 }
 
-/// The figures of `spd_compare` worked out from two SPDs' records: (both, same shape,
-/// changed, only old, only new, function overlap, block overlap, changed share of OLD).
-fn pair_figures(old: &Path, new: &Path) -> (usize, usize, usize, usize, usize, f64, f64, f64) {
+/// The figures of `spd_compare` worked out from two SPDs' records.
+#[derive(Default)]
+struct PairFigures {
+    /// Functions in both, of the same shape, changed, only in OLD, only in NEW.
+    counts: (usize, usize, usize, usize, usize),
+    function_overlap: f64,
+    block_overlap: f64,
+    changed_share: f64,
+    /// By hash, the overlap of a same-shape function's blocks within it, when both sides
+    /// weigh something in it.
+    shapes: BTreeMap<String, Option<f64>>,
+}
+
+fn pair_figures(old: &Path, new: &Path) -> PairFigures {
     let (a, b) = (records(old), records(new));
     let total = |fs: &[Record]| {
         fs.iter()
@@ -768,39 +779,38 @@ fn pair_figures(old: &Path, new: &Path) -> (usize, usize, usize, usize, usize, f
     let (ta, tb) = (total(&a), total(&b));
     let in_b: BTreeMap<&str, &Record> = b.iter().map(|f| (f.0.as_str(), f)).collect();
     let (mut both, mut same, mut changed) = (0, 0, 0);
-    let (mut function_overlap, mut block_overlap, mut changed_share) = (0.0, 0.0, 0.0);
+    let mut figures = PairFigures::default();
     for f in &a {
-        let p = f.2.iter().map(|x| x.1).sum::<u128>() as f64 / ta;
+        let weight = |r: &Record| r.2.iter().map(|x| x.1).sum::<u128>() as f64;
+        let p = weight(f) / ta;
         let Some(g) = in_b.get(f.0.as_str()) else {
             continue;
         };
         both += 1;
-        let q = g.2.iter().map(|x| x.1).sum::<u128>() as f64 / tb;
-        function_overlap += p.min(q);
+        let q = weight(g) / tb;
+        figures.function_overlap += p.min(q);
         if f.1 == g.1 {
             same += 1;
             let theirs: BTreeMap<u64, u128> = g.2.iter().copied().collect();
+            let (pf, qf) = (weight(f), weight(g));
+            let mut within = 0.0;
             for (id, w) in &f.2 {
                 if let Some(v) = theirs.get(id) {
-                    block_overlap += (*w as f64 / ta).min(*v as f64 / tb);
+                    figures.block_overlap += (*w as f64 / ta).min(*v as f64 / tb);
+                    if pf > 0.0 && qf > 0.0 {
+                        within += (*w as f64 / pf).min(*v as f64 / qf);
+                    }
                 }
             }
+            let shape = (pf > 0.0 && qf > 0.0).then_some(within);
+            figures.shapes.insert(f.0.clone(), shape);
         } else {
             changed += 1;
-            changed_share += p;
+            figures.changed_share += p;
         }
     }
-    let (only_old, only_new) = (a.len() - both, b.len() - both);
-    (
-        both,
-        same,
-        changed,
-        only_old,
-        only_new,
-        function_overlap,
-        block_overlap,
-        changed_share,
-    )
+    figures.counts = (both, same, changed, a.len() - both, b.len() - both);
+    figures
 }
 
 /// Every consecutive pair of the shared SPDs of one binary, and the pair of one build
@@ -826,6 +836,7 @@ fn two_real_spds_compare_as_their_records_say() {
         dir.join("2026-05-18_EbpfCore_8f1fae3b.spd"),
     );
     pairs.push(retired.clone());
+    let mut one_sides = 0;
     for (old, new) in &pairs {
         let lines = spddump(&[
             "/json",
@@ -843,11 +854,11 @@ fn two_real_spds_compare_as_their_records_say() {
             n(&c["only_old"]) as usize,
             n(&c["only_new"]) as usize,
         );
-        assert_eq!(got, (want.0, want.1, want.2, want.3, want.4), "{c}");
+        assert_eq!(got, want.counts, "{c}");
         for (key, value) in [
-            ("function_overlap", want.5),
-            ("block_overlap", want.6),
-            ("changed_share_old", want.7),
+            ("function_overlap", want.function_overlap),
+            ("block_overlap", want.block_overlap),
+            ("changed_share_old", want.changed_share),
         ] {
             assert!((f(&c[key]) - value).abs() < 1e-9, "{key}: {c} vs {value}");
         }
@@ -864,7 +875,23 @@ fn two_real_spds_compare_as_their_records_say() {
         assert!(deltas.windows(2).all(|w| w[0] >= w[1]));
         let sum: f64 = rows.iter().map(|r| f(&r["delta"])).sum();
         assert!(sum.abs() < 1e-9, "{sum}");
+        // A same-shape function's blocks overlap within it as the records say; any other
+        // has no shape to compare.
+        for row in &rows {
+            let shape = want.shapes.get(row["hash"].as_str().unwrap()).copied();
+            match shape.flatten() {
+                Some(shape) => assert!((f(&row["shape_overlap"]) - shape).abs() < 1e-9, "{row}"),
+                None => assert!(row["shape_overlap"].is_null(), "{row}"),
+            }
+            assert_eq!(row["status"] == "same", shape.is_some(), "{row}");
+        }
+        let one_sided = (rows.iter())
+            .filter(|r| r["status"] == "same" && r["shape_overlap"].is_null())
+            .count();
+        one_sides += one_sided;
     }
+    // Some same-shape function weighs nothing on one side of some pair.
+    assert!(one_sides > 0);
     // The same build, counters halved: next to 1, and said to be the same build.
     let lines = spddump(&[
         "/json",
