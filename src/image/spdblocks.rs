@@ -286,3 +286,33 @@ impl SpdBlocks {
             .map(|p| p.block as usize)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::image::spdprofile::SpdProfile;
+
+    /// The index of a piece per byte and the search over the pieces (for code spread wider
+    /// than [`super::INDEXED_SPAN`]) find the same block at every RVA of the code, in its
+    /// gaps and past either end.
+    #[test]
+    fn the_index_and_the_search_find_the_same_blocks() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe/app.spd");
+        let indexed = SpdProfile::read(&path).unwrap().blocks;
+        assert!(!indexed.index.is_empty());
+        let mut searched = indexed.clone();
+        searched.index = Vec::new();
+        let end = indexed.pieces.last().unwrap().end;
+        let (lo, hi) = (indexed.base as u32, end as u32);
+        let (mut held, mut gaps) = (0, 0);
+        for rva in lo.saturating_sub(16)..hi + 16 {
+            let found = indexed.at(rva);
+            assert_eq!(found, searched.at(rva), "{rva:#x}");
+            if found.is_some() {
+                held += 1;
+            } else if (lo..hi).contains(&rva) {
+                gaps += 1;
+            }
+        }
+        assert!(held > 0 && gaps > 0, "{held} {gaps}");
+    }
+}
