@@ -254,20 +254,14 @@ fn blocks_overlap(
         theirs.iter().map(|b| b.weight()).sum::<u128>(),
     );
     let (mut overlap, mut within) = (0.0, 0.0);
-    // Both lists are in id order: walk them together.
-    let (mut x, mut y) = (0, 0);
-    while x < mine.len() && y < theirs.len() {
-        match mine[x].id.cmp(&theirs[y].id) {
-            std::cmp::Ordering::Less => x += 1,
-            std::cmp::Ordering::Greater => y += 1,
-            std::cmp::Ordering::Equal => {
-                let (v, w) = (mine[x].weight(), theirs[y].weight());
-                overlap += fraction(v, old_total).min(fraction(w, new_total));
-                within += fraction(v, p_f).min(fraction(w, q_f));
-                x += 1;
-                y += 1;
-            }
-        }
+    for block in mine {
+        // In id order, each id once (the reader checks a function's ids run 1..n).
+        let Ok(at) = theirs.binary_search_by_key(&block.id, |b| b.id) else {
+            continue;
+        };
+        let (v, w) = (block.weight(), theirs[at].weight());
+        overlap += fraction(v, old_total).min(fraction(w, new_total));
+        within += fraction(v, p_f).min(fraction(w, q_f));
     }
     (overlap, (p_f > 0 && q_f > 0).then_some(within))
 }
