@@ -10,7 +10,7 @@ use assert_cmd::Command;
 use serde_json::Value;
 use sptdump_testkit::builder::SptBuilder;
 use sptdump_testkit::shared;
-use sptdump_testkit::spd::SpdBuilder;
+use sptdump_testkit::spd::{SpdBlock, SpdBuilder};
 
 use crate::support::{json_lines, run_in, status, stderr, stdout};
 
@@ -1017,4 +1017,42 @@ fn an_spd_not_yet_profiled_overlaps_nothing_and_every_block_ran_is_cold() {
     }
     let shares: f64 = rows.iter().map(|r| f(&r["trace_share"])).sum();
     assert!((shares - 1.0).abs() < 1e-9, "{shares}");
+}
+
+/// What the map holds of an SPD's code: the blocks with bytes of code of functions with an
+/// RVA. A function recorded at RVA 0 (none is: it would be the image's headers) and a
+/// block whose only range holds no bytes are left off it.
+#[test]
+fn a_function_at_rva_0_and_a_block_of_no_bytes_are_not_on_the_map() {
+    const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
+    let mut spd = SpdBuilder::new("app.exe", GUID, 1);
+    let by_name = |spd: &mut SpdBuilder, name: &str| {
+        spd.functions.iter().position(|f| f.name == name).unwrap()
+    };
+    let mix = by_name(&mut spd, "mix_round");
+    spd.functions[mix].rva = 0;
+    let spin = by_name(&mut spd, "spin_pause");
+    let size = spd.functions[spin].size;
+    // Its one block goes on to the new one, the exit.
+    spd.functions[spin].blocks[0].successors.push((2, 0));
+    (spd.functions[spin].blocks).push(SpdBlock::new(0, 1, &[(size, 0)], &[]));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.spd"), spd.build()).unwrap();
+    let mut b = SptBuilder::new();
+    let progid = b.binary("app.exe", GUID, 1);
+    b.binary_id(progid);
+    b.ip(0x01, &[0x4, 0x1000]);
+    let o = compare(dir.path(), &b.build(), &dir.path().join("app.spd"), &[]);
+    assert_eq!(status(&o), 0, "{}", stderr(&o));
+    let blocks = the(&json_lines(&o), "spd_blocks");
+    // app.spd's 15 blocks with code, less mix_round's one.
+    assert_eq!(
+        (
+            n(&blocks["blocks"]),
+            n(&blocks["outside"]),
+            n(&blocks["ran"])
+        ),
+        (14, 1, 1),
+        "{blocks}"
+    );
 }
