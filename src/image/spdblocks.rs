@@ -36,8 +36,8 @@ pub struct SpdBlocks {
     /// Every block's code ranges, (RVA, length), in the order stored; a block's are
     /// `stored[block.ranges]`.
     stored: Vec<(u32, u32)>,
-    /// Per function, in record order: its blocks in `blocks`, its pieces in `pieces`.
-    functions: Vec<Span>,
+    /// Per function, in record order: its blocks in `blocks`.
+    functions: Vec<Range<u32>>,
     /// Every code range, by RVA.
     pieces: Vec<Piece>,
     /// The first byte `index` maps.
@@ -72,13 +72,6 @@ impl SpdBlock {
     }
 }
 
-/// A function's blocks and pieces.
-#[derive(Clone, Debug, Default)]
-struct Span {
-    blocks: Range<u32>,
-    pieces: Range<u32>,
-}
-
 /// One code range of a block, as RVAs: `[start, end)`.
 #[derive(Clone, Copy, Debug)]
 struct Piece {
@@ -94,17 +87,12 @@ impl SpdBlocks {
     /// The blocks with code of a checked table's emitted functions.
     pub fn of(table: &FunctionTable) -> SpdBlocks {
         let mut map = SpdBlocks::default();
-        let mut first_piece = Vec::with_capacity(table.len());
         for (i, f) in table.functions().enumerate() {
             let blocks = map.blocks.len() as u32;
-            first_piece.push(map.pieces.len());
             if f.rva() != 0 && f.code_size() != 0 {
                 map.add_function(i as u32, f.rva(), f.blocks());
             }
-            map.functions.push(Span {
-                blocks: blocks..map.blocks.len() as u32,
-                pieces: 0..0,
-            });
+            map.functions.push(blocks..map.blocks.len() as u32);
         }
         map.pieces.sort_by_key(|p| (p.start, p.function));
         map.link();
@@ -146,9 +134,8 @@ impl SpdBlocks {
         }
     }
 
-    /// Once the pieces are in RVA order: each function's span of them, each piece's piece of
-    /// the same block before it, and the index; or, when two functions' code overlaps, no
-    /// map at all.
+    /// Once the pieces are in RVA order: each piece's piece of the same block before it, and
+    /// the index; or, when two functions' code overlaps, no map at all.
     fn link(&mut self) {
         if let Some(w) = self.pieces.windows(2).find(|w| w[1].start < w[0].end) {
             self.overlap = Some((w[0].function, w[1].function, w[1].start));
@@ -157,13 +144,7 @@ impl SpdBlocks {
         }
         let mut last = vec![NONE; self.blocks.len()];
         for (i, p) in self.pieces.iter_mut().enumerate() {
-            let i = i as u32;
-            p.before = std::mem::replace(&mut last[p.block as usize], i);
-            let span = &mut self.functions[p.function as usize].pieces;
-            if span.start == span.end {
-                *span = i..i;
-            }
-            span.end = i + 1;
+            p.before = std::mem::replace(&mut last[p.block as usize], i as u32);
         }
         let (Some(first), Some(end)) = (self.pieces.first(), self.pieces.last()) else {
             return;
@@ -198,7 +179,7 @@ impl SpdBlocks {
     pub fn of_function(&self, function: usize) -> Range<usize> {
         self.functions
             .get(function)
-            .map_or(0..0, |s| s.blocks.start as usize..s.blocks.end as usize)
+            .map_or(0..0, |s| s.start as usize..s.end as usize)
     }
 
     /// A block's code ranges, (RVA, length), as stored (those of no bytes left out).
@@ -264,32 +245,48 @@ impl SpdBlocks {
         }
         Some(true)
     }
-
-    /// The places of the blocks of `function` with code in `[start, end]`, in the order of
-    /// their code: a block with several ranges there comes once for each.
-    pub fn meeting(
-        &self,
-        function: usize,
-        start: u32,
-        end: u32,
-    ) -> impl Iterator<Item = usize> + '_ {
-        let span = self
-            .functions
-            .get(function)
-            .map_or(0..0, |s| s.pieces.clone());
-        let pieces = &self.pieces[span.start as usize..span.end as usize];
-        let (start, end) = (u64::from(start), u64::from(end));
-        let first = pieces.partition_point(|p| p.end <= start);
-        pieces[first..]
-            .iter()
-            .take_while(move |p| p.start <= end)
-            .map(|p| p.block as usize)
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use sptdump_testkit::spd::SpdBuilder;
+
+    use super::SpdBlocks;
+    use crate::image::spd::{self, table::FunctionTable};
     use crate::image::spdprofile::SpdProfile;
+
+    fn blocks_of(bytes: &[u8]) -> SpdBlocks {
+        let mut file = std::io::Cursor::new(bytes);
+        let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
+        SpdBlocks::of(&FunctionTable::read(&mut file, &header).unwrap())
+    }
+
+    /// Code spread wider than the index's span is searched: every block's code is found
+    /// where its ranges say, and the bytes between the functions in none.
+    #[test]
+    fn code_spread_wide_is_searched_and_found() {
+        let mut app = SpdBuilder::new("app.exe", "7A76D39E-EF6D-104E-4C4C-44205044422E", 1);
+        let spin = app.functions.iter_mut().find(|f| f.name == "spin_pause");
+        spin.unwrap().rva = 0x0200_0000;
+        let wide = blocks_of(&app.build());
+        assert!(wide.index.is_empty() && !wide.is_empty());
+        let near = blocks_of(
+            &SpdBuilder::new("app.exe", "7A76D39E-EF6D-104E-4C4C-44205044422E", 1).build(),
+        );
+        let span = near.pieces.last().unwrap().end - near.base;
+        assert_eq!(near.index.len() as u64, span);
+        assert_eq!(wide.len(), near.len());
+        for (b, block) in wide.all().iter().enumerate() {
+            for &(rva, length) in wide.ranges(block) {
+                for at in [rva, rva + length / 2, rva + length - 1] {
+                    assert_eq!(wide.at(at), Some((block.function as usize, b)), "{at:#x}");
+                }
+                assert_ne!(wide.at(rva + length).map(|p| p.1), Some(b));
+            }
+        }
+        assert_eq!(wide.at(0x0100_0000), None);
+        assert!(SpdBlocks::default().is_empty());
+    }
 
     /// The index of a piece per byte and the search over the pieces (for code spread wider
     /// than [`super::INDEXED_SPAN`]) find the same block at every RVA of the code, in its
