@@ -218,12 +218,6 @@ impl SpdBlocks {
         Some((p.function as usize, p.block as usize))
     }
 
-    /// The place of the block of `function` whose code holds `rva`.
-    pub fn block_at(&self, function: usize, rva: u32) -> Option<usize> {
-        let (f, b) = self.at(rva)?;
-        (f == function).then_some(b)
-    }
-
     /// A run of code `[start, end]`, read as section 17 reads an LBR range: `None` when an
     /// end lies in no function's code (`outside`); else, when it starts no later than it
     /// ends and both ends lie in one function (it is *consistent*), `each` gets the place
