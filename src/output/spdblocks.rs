@@ -201,3 +201,21 @@ struct SpdBlocksFunctionLine<'a> {
     blocks: usize,
     ran_cold: usize,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::share_percent;
+
+    /// Two decimals; a share above 0 that would show as 0.00% shows as `<0.01%`, and one
+    /// that rounds to 0.01% as that.
+    #[test]
+    fn a_share_too_small_to_show_says_so() {
+        assert_eq!(share_percent(0.0), "0.00%");
+        assert_eq!(share_percent(0.000_01), "<0.01%");
+        assert_eq!(share_percent(0.000_049), "<0.01%");
+        assert_eq!(share_percent(0.000_05), format!("{:.2}%", 0.000_05 * 100.0));
+        assert_eq!(share_percent(0.000_06), "0.01%");
+        assert_eq!(share_percent(0.5), "50.00%");
+        assert_eq!(share_percent(1.0), "100.00%");
+    }
+}

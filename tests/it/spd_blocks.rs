@@ -1021,7 +1021,8 @@ fn an_spd_not_yet_profiled_overlaps_nothing_and_every_block_ran_is_cold() {
 
 /// What the map holds of an SPD's code: the blocks with bytes of code of functions with an
 /// RVA. A function recorded at RVA 0 (none is: it would be the image's headers) and a
-/// block whose only range holds no bytes are left off it.
+/// block whose only range holds no bytes are left off it; neither the map nor the function
+/// comparison holds an address at RVA 0 or one past a function's last byte.
 #[test]
 fn a_function_at_rva_0_and_a_block_of_no_bytes_are_not_on_the_map() {
     const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
@@ -1041,7 +1042,8 @@ fn a_function_at_rva_0_and_a_block_of_no_bytes_are_not_on_the_map() {
     let mut b = SptBuilder::new();
     let progid = b.binary("app.exe", GUID, 1);
     b.binary_id(progid);
-    b.ip(0x01, &[0x4, 0x1000]);
+    // 0x1042 is one past hash_bytes' last byte; mix_round starts at 0x1050.
+    b.ip(0x01, &[0x4, 0x1000, 0x1042]);
     let o = compare(dir.path(), &b.build(), &dir.path().join("app.spd"), &[]);
     assert_eq!(status(&o), 0, "{}", stderr(&o));
     let blocks = the(&json_lines(&o), "spd_blocks");
@@ -1052,7 +1054,10 @@ fn a_function_at_rva_0_and_a_block_of_no_bytes_are_not_on_the_map() {
             n(&blocks["outside"]),
             n(&blocks["ran"])
         ),
-        (14, 1, 1),
+        (14, 2, 1),
         "{blocks}"
     );
+    let o = run_in(dir.path(), &["/compare", "t.spt", "app.spd"]);
+    let text = stdout(&o);
+    assert!(text.contains("3 IP samples (2 in no function)"), "{text}");
 }
