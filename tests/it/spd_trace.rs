@@ -341,6 +341,18 @@ fn a_hot_function_the_spd_has_no_record_of_holds_no_counts() {
     let found = stale(&v);
     assert_eq!(found.len(), 1, "{v:?}");
     assert!(found[0].2.contains("1 of the 1 hottest"), "{v:?}");
+    // A record whose code ends where parse_token starts does not hold parse_token.
+    app.functions = vec![SpdFunction::new(
+        "hash_bytes",
+        0x1000,
+        0x70,
+        vec![b(0, 3, &[(0, 0x70)], &[])],
+    )];
+    write(dir.path(), "up_to.spd", &app);
+    let v = verdicts(dir.path(), &["/match:up_to.spd", &pdb, &trace()]);
+    let found = stale(&v);
+    assert_eq!(found.len(), 1, "{v:?}");
+    assert!(found[0].2.contains("(1 of them not in it at all)"), "{v:?}");
 }
 
 /// The `compare_spd` lines of `/compare TRACE SPD`, as (function, trace samples, entry,
