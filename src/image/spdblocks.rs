@@ -269,6 +269,13 @@ mod tests {
         );
         let span = near.pieces.last().unwrap().end - near.base;
         assert_eq!(near.index.len() as u64, span);
+        // The same code high in the image: the index is of its span, wherever it starts.
+        let mut high = SpdBuilder::new("app.exe", "7A76D39E-EF6D-104E-4C4C-44205044422E", 1);
+        (high.functions.iter_mut())
+            .filter(|f| f.rva != 0)
+            .for_each(|f| f.rva += 0x0300_0000);
+        let high = blocks_of(&high.build());
+        assert_eq!(high.index.len() as u64, span);
         assert_eq!(wide.len(), near.len());
         for (b, block) in wide.all().iter().enumerate() {
             for &(rva, length) in wide.ranges(block) {
