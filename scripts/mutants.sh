@@ -74,9 +74,17 @@ if [ -n "$focus" ] && cargo nextest --version >/dev/null 2>&1; then
   while IFS= read -r name; do
     again+=(-F "^$(printf '%s' "$name" | sed 's/[][\.+*?(){}|^$]/\\&/g')\$")
   done < "$focused/mutants.out/missed.txt"
+  # The names alone pick the mutants: a -F of the caller's would add to them.
+  rest=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+      -F | --re) shift 2 ;;
+      *) rest+=("$1"); shift ;;
+    esac
+  done
   if [ ${#again[@]} -gt 0 ]; then
     status=0
-    mutants -o "$repo/target/mutants/out" "${args[@]}" "${again[@]}" "$@" || status=$?
+    mutants -o "$repo/target/mutants/out" "${args[@]}" "${again[@]}" ${rest[@]+"${rest[@]}"} || status=$?
     outcomes+=(target/mutants/out/mutants.out/outcomes.json)
   fi
 else
