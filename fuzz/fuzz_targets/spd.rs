@@ -64,8 +64,8 @@ fuzz_target!(|data: &[u8]| {
         assert!(profile.symbols.lookup(f.rva).is_some());
     }
     // The blocks map the code they tile (unless two functions' code overlaps: then there is
-    // no map): each range's first byte is its block's, and the whole of a function's code
-    // meets every block of it.
+    // no map): each range's first byte is its block's, and the whole of a function's code,
+    // run from its first byte to its last, meets every block of it once.
     let blocks = &profile.blocks;
     let mapped = blocks.overlap().is_none();
     for (f, function) in profile.functions.iter().enumerate().filter(|_| mapped) {
@@ -75,16 +75,17 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(block.function as usize, f);
             for &(rva, _) in blocks.ranges(block) {
                 if rva != u32::MAX {
-                    assert_eq!(blocks.block_at(f, rva), Some(b));
+                    assert_eq!(blocks.at(rva), Some((f, b)));
                 }
             }
         }
         let ends = u64::from(function.rva) + u64::from(function.size) <= 1 << 32;
         if function.emitted() && !own.is_empty() && ends {
             let end = function.rva + (function.size - 1);
-            let mut met: Vec<usize> = blocks.meeting(f, function.rva, end).collect();
+            let mut met: Vec<usize> = Vec::new();
+            let run = blocks.run(function.rva, end, |b| met.push(b));
+            assert_eq!(run, Some(true));
             met.sort_unstable();
-            met.dedup();
             assert_eq!(met, own.collect::<Vec<_>>());
         }
     }
