@@ -249,6 +249,9 @@ mod tests {
     use crate::image::spd::{self, table::FunctionTable};
     use crate::image::spdprofile::SpdProfile;
 
+    /// The identity of `app.exe` (testdata/pe).
+    const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
+
     fn blocks_of(bytes: &[u8]) -> SpdBlocks {
         let mut file = std::io::Cursor::new(bytes);
         let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
@@ -259,18 +262,16 @@ mod tests {
     /// where its ranges say, and the bytes between the functions in none.
     #[test]
     fn code_spread_wide_is_searched_and_found() {
-        let mut app = SpdBuilder::new("app.exe", "7A76D39E-EF6D-104E-4C4C-44205044422E", 1);
+        let mut app = SpdBuilder::new("app.exe", GUID, 1);
         let spin = app.functions.iter_mut().find(|f| f.name == "spin_pause");
         spin.unwrap().rva = 0x0200_0000;
         let wide = blocks_of(&app.build());
         assert!(wide.index.is_empty() && !wide.is_empty());
-        let near = blocks_of(
-            &SpdBuilder::new("app.exe", "7A76D39E-EF6D-104E-4C4C-44205044422E", 1).build(),
-        );
+        let near = blocks_of(&SpdBuilder::new("app.exe", GUID, 1).build());
         let span = near.pieces.last().unwrap().end - near.base;
         assert_eq!(near.index.len() as u64, span);
         // The same code high in the image: the index is of its span, wherever it starts.
-        let mut high = SpdBuilder::new("app.exe", "7A76D39E-EF6D-104E-4C4C-44205044422E", 1);
+        let mut high = SpdBuilder::new("app.exe", GUID, 1);
         (high.functions.iter_mut())
             .filter(|f| f.rva != 0)
             .for_each(|f| f.rva += 0x0300_0000);

@@ -17,6 +17,9 @@ use crate::support::{json_lines, run_in, status, stderr, stdout};
 /// The profiled SPD the traces are sampled over.
 const SPD: &str = "2025-04-10_EbpfCore_b29b5e08.spd";
 
+/// The identity of `app.exe` (testdata/pe), which the test kit's SPDs of it carry.
+const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
+
 /// A block with code: its id, count, instructions and code ranges `[start, end)` as RVAs.
 type Block = (u32, u64, u32, Vec<(u32, u32)>);
 
@@ -705,7 +708,6 @@ fn blocks_goes_with_a_trace_beside_an_spd_only() {
 /// exit 1, the check named, nothing of its blocks shown.
 #[test]
 fn a_damaged_spd_is_refused_beside_a_trace() {
-    const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
     let spd = SpdBuilder::new("app.exe", GUID, 1);
     let at = spd.layout().records[0] + 0x34;
     let damaged = spd.patch_u32(at, 99);
@@ -923,7 +925,7 @@ fn spddump_compare_takes_two_readable_spds() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("/compare takes exactly two SPDs, OLD and NEW (1 given)"));
-    let spd = SpdBuilder::new("app.exe", "7A76D39E-EF6D-104E-4C4C-44205044422E", 1);
+    let spd = SpdBuilder::new("app.exe", GUID, 1);
     let at = spd.layout().records[0] + 0x34;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("bad.spd"), spd.patch_u32(at, 99).build()).unwrap();
@@ -948,7 +950,6 @@ fn spddump_compare_takes_two_readable_spds() {
 /// blocks are refused (exit 1, the two functions named), its function table still shown.
 #[test]
 fn an_spd_whose_functions_overlap_is_no_map_of_the_code() {
-    const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
     let mut spd = SpdBuilder::new("app.exe", GUID, 1);
     let mix = spd
         .functions
@@ -983,7 +984,6 @@ fn an_spd_whose_functions_overlap_is_no_map_of_the_code() {
 /// block it ran cold.
 #[test]
 fn an_spd_not_yet_profiled_overlaps_nothing_and_every_block_ran_is_cold() {
-    const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
     let spd = SpdBuilder::new("app.exe", GUID, 1).not_profiled();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("app.spd"), spd.build()).unwrap();
@@ -1025,7 +1025,6 @@ fn an_spd_not_yet_profiled_overlaps_nothing_and_every_block_ran_is_cold() {
 /// comparison holds an address at RVA 0 or one past a function's last byte.
 #[test]
 fn a_function_at_rva_0_and_a_block_of_no_bytes_are_not_on_the_map() {
-    const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
     let mut spd = SpdBuilder::new("app.exe", GUID, 1);
     let by_name = |spd: &mut SpdBuilder, name: &str| {
         spd.functions.iter().position(|f| f.name == name).unwrap()
