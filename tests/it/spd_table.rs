@@ -287,6 +287,52 @@ fn each_table_check_refuses_what_breaks_it() {
     assert_eq!(seen, TableCheck::ALL, "a case per check, in order");
 }
 
+/// A fault in a part after the first of its kind (a second successor, a second callee entry)
+/// or in the last block is named at that part's own offset, not at its block's or its
+/// area's start.
+#[test]
+fn a_fault_past_the_first_part_is_named_where_it_is() {
+    const SUCCESSOR: usize = 16;
+    const CALLEE: usize = 24;
+    let good = SpdBuilder::new("app.exe", APP, 1);
+    let l = good.layout();
+    // main_entry's last block returns to its first: no block is the exit.
+    let mut no_exit = good.clone();
+    no_exit.functions[0].blocks[1].successors.push((1, 1));
+    // main_entry calls compute_checksum (one site), then imports ExitProcess.
+    let second_callee = l.callees[0] + CALLEE + 4;
+    let cases: Vec<(&str, SpdBuilder, TableCheck, usize)> = vec![
+        (
+            "a second successor between blocks",
+            good.clone()
+                .patch_u32(l.blocks[1][1].successors + SUCCESSOR, 4),
+            TableCheck::Successors,
+            l.blocks[1][1].successors + SUCCESSOR,
+        ),
+        (
+            "a last block that is not the exit",
+            no_exit,
+            TableCheck::ExitBlock,
+            l.blocks[0][1].start,
+        ),
+        (
+            "a range's odd stored length",
+            good.clone().patch_u32(l.blocks[2][1].ranges + 4, 0x65),
+            TableCheck::Ranges,
+            l.blocks[2][1].ranges + 4,
+        ),
+        (
+            "a second callee entry past its area",
+            good.clone().patch_u32(second_callee + 20, 0xFFFF),
+            TableCheck::CallSites,
+            second_callee,
+        ),
+    ];
+    for (name, b, check, at) in cases {
+        assert_eq!(failure(&b.build()), Some((check, at as u64)), "{name}");
+    }
+}
+
 /// The message names the check and the offset, and says what was found.
 #[test]
 fn a_refused_table_says_which_check_where() {
