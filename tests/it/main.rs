@@ -32,6 +32,7 @@ mod sample;
 mod schema;
 mod spd;
 mod spd_blocks;
+mod spd_checks;
 mod spd_schema;
 mod spd_table;
 mod spd_trace;
