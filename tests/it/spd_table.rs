@@ -301,6 +301,9 @@ fn a_fault_past_the_first_part_is_named_where_it_is() {
     no_exit.functions[0].blocks[1].successors.push((1, 1));
     // main_entry calls compute_checksum (one site), then imports ExitProcess.
     let second_callee = l.callees[0] + CALLEE + 4;
+    // ... from block 2, and from a block 9 it does not have.
+    let mut second_site = good.clone();
+    second_site.functions[0].callees[1].sites.push(9);
     let cases: Vec<(&str, SpdBuilder, TableCheck, usize)> = vec![
         (
             "a second successor between blocks",
@@ -326,6 +329,12 @@ fn a_fault_past_the_first_part_is_named_where_it_is() {
             good.clone().patch_u32(second_callee + 20, 0xFFFF),
             TableCheck::CallSites,
             second_callee,
+        ),
+        (
+            "a second callee's second site",
+            second_site,
+            TableCheck::CallSites,
+            second_callee + CALLEE + 4,
         ),
     ];
     for (name, b, check, at) in cases {
