@@ -358,6 +358,18 @@ fn a_refused_table_says_which_check_where() {
             sptdump_testkit::spd::function_hash("compute_checksum")
         )
     );
+    // A last block that loops back twice: it says how many successors it has.
+    let mut no_exit = SpdBuilder::new("app.exe", APP, 1);
+    no_exit.functions[0].blocks[1].successors = vec![(1, 1), (2, 1)];
+    let e = table_of(&no_exit.build()).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        format!(
+            "not a readable SPD function table: exit block failed at {:#X}: the last \
+             block (2) has 2 successors; no block is the exit",
+            l.blocks[0][1].start
+        )
+    );
 }
 
 proptest! {
