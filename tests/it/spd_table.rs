@@ -118,6 +118,7 @@ fn a_written_function_table_reads_back() {
     let b = SpdBuilder::new("app.exe", APP, 1);
     let table = table_of(&b.build()).unwrap();
     assert_eq!(table.len(), b.functions.len());
+    assert!(!table.is_empty());
     for (f, want) in table.functions().zip(&b.functions) {
         assert_eq!(f.name(), want.name);
         assert_eq!(f.hash(), want.hash);
@@ -168,6 +169,18 @@ fn a_written_function_table_reads_back() {
     for f in table.functions() {
         assert_eq!(table.by_hash(f.hash()).unwrap().index(), f.index());
     }
+}
+
+/// An SPD of no function (a module whose code was all inlined, or none profiled) reads as
+/// an empty table: its buckets all empty slots.
+#[test]
+fn a_table_of_no_function_is_empty() {
+    let mut b = SpdBuilder::new("app.exe", APP, 1);
+    b.functions.clear();
+    let table = table_of(&b.build()).unwrap();
+    assert!(table.is_empty());
+    assert_eq!((table.len(), table.functions().count()), (0, 0));
+    assert!(table.by_hash(0).is_none());
 }
 
 /// Each check refuses a synthetic SPD broken in exactly its way, at the offset of what
