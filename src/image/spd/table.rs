@@ -197,7 +197,8 @@ impl FunctionTable {
         for _ in 0..h.slots() {
             let at = sized(slot, SYMBOL_ENTRY, h.symbols[0] as usize)?;
             let symbol = Symbol::parse(slice_at(&self.block, at, SYMBOL_ENTRY)?)?;
-            if symbol.hash == hash && !is_empty(&self.block, at) {
+            if symbol.hash == hash {
+                // An empty slot (all zeros) has the hash 0 but no record: none is found.
                 let index = self.records.iter().position(|r| r.1 == slot)?;
                 return self.function(index);
             }
@@ -208,11 +209,6 @@ impl FunctionTable {
         }
         None
     }
-}
-
-/// Whether the slot at `at` is empty (all zeros).
-fn is_empty(block: &[u8], at: usize) -> bool {
-    slice_at(block, at, SYMBOL_ENTRY).is_some_and(|e| e.iter().all(|&b| b == 0))
 }
 
 /// Every check, in order: the header, then the records (as `(offset, slot)`, in order).
