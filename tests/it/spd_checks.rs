@@ -82,6 +82,11 @@ impl Module {
         (self.word(STRINGS_AT) + self.word(STRINGS_SIZE)) as usize
     }
 
+    /// What the refusal of the block says.
+    fn refusal(self) -> String {
+        FunctionTable::parse(self.block, 0).unwrap_err().to_string()
+    }
+
     /// The check the block fails and where, when it fails one.
     fn verdict(self) -> Option<(TableCheck, usize)> {
         match FunctionTable::parse(self.block, 0) {
@@ -368,4 +373,45 @@ fn the_edges_the_checks_allow_are_read() {
     let m = Module::of(&b);
     assert_eq!(m.slots(), b.buckets as usize);
     assert_eq!(m.verdict(), None, "{} buckets, as many slots", b.buckets);
+}
+
+/// A chain's faults are all named at the link (or the entry) that broke it; what each says
+/// tells them apart.
+#[test]
+fn a_broken_chain_says_how_it_broke() {
+    let good = SpdBuilder::new("app.exe", APP, 1);
+    let link = |to: u32| {
+        let mut m = Module::of(&good);
+        let e = m.at.entries[0];
+        m.set(e + field::ENTRY_NEXT, to);
+        m.refusal()
+    };
+    let m = Module::of(&good);
+    let slots = u32::try_from(m.slots()).unwrap();
+    let used: Vec<u32> =
+        m.at.entries
+            .iter()
+            .map(|e| u32::try_from((e - 0x38) / 36).unwrap())
+            .collect();
+    let empty = (0..slots).find(|s| !used.contains(s)).unwrap();
+    let first = used[0];
+    for (to, says) in [
+        // Into the middle of the entry's own slot, and one slot past the table.
+        (
+            36 * first + 1,
+            format!("links to +{:#X}, which starts no slot", 36 * first + 1),
+        ),
+        (
+            36 * slots,
+            format!("links to +{:#X}, which starts no slot", 36 * slots),
+        ),
+        (36 * empty, format!("links to the empty slot {empty}")),
+        (
+            36 * first,
+            format!("links back to slot {first}, met before: a loop"),
+        ),
+    ] {
+        let refusal = link(to);
+        assert!(refusal.contains(&says), "{to:#X}: {refusal}");
+    }
 }
