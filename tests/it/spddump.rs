@@ -394,3 +394,42 @@ fn an_image_that_cannot_be_read_is_said_and_the_spd_still_shown() {
     let o = spddump(&["/cg", "/image:", "testdata/pe/app.spd"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// In JSON the functions' `spd_function` lines are listed once, before the first view asked
+/// for at or past the first view that declares them (`/symbol`), whichever views declare
+/// them; a view that does not declare them shows none.
+#[test]
+fn json_lists_the_functions_once_where_the_first_view_that_declares_them_would_be() {
+    let runs: [(&[&str], &[(&str, usize)]); 6] = [
+        (&["/func"], &[("spd_function", 8)]),
+        (&["/symbol"], &[("spd_function", 8)]),
+        (&["/coverage"], &[("spd_function", 8), ("spd_coverage", 1)]),
+        (
+            &["/cg", "/coverage"],
+            &[("spd_function", 8), ("spd_call", 5), ("spd_coverage", 1)],
+        ),
+        (
+            &["/coverage", "/func", "/symbol", "/module"],
+            &[("spd_module", 1), ("spd_function", 8), ("spd_coverage", 1)],
+        ),
+        (&["/cg"], &[("spd_call", 5)]),
+    ];
+    for (views, want) in runs {
+        let mut args = vec!["/json"];
+        args.extend(views);
+        args.push("testdata/pe/app.spd");
+        let o = spddump(&args);
+        assert!(o.status.success(), "{args:?}");
+        let mut runs: Vec<(String, usize)> = Vec::new();
+        for line in String::from_utf8(o.stdout).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let kind = v["type"].as_str().unwrap().to_owned();
+            match runs.last_mut() {
+                Some((last, n)) if *last == kind => *n += 1,
+                _ => runs.push((kind, 1)),
+            }
+        }
+        let want: Vec<(String, usize)> = want.iter().map(|&(k, n)| (k.to_owned(), n)).collect();
+        assert_eq!(runs, want, "{args:?}");
+    }
+}

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::declare::{SpdDeclaration, SpdDeclared};
-use super::lines::{line, list_functions};
+use super::lines::line;
 use super::shown::{Shown, SpdFailure};
 use crate::analysis::share;
 use crate::analysis::spd::coverage;
@@ -41,8 +41,8 @@ impl SpdDeclared for Coverage {
         let t = s.table();
         let c = coverage(t);
         if s.json {
-            // The functions' own are on their `spd_function` lines.
-            list_functions(s)?;
+            // The functions' own are on their `spd_function` lines, which the views' driver
+            // lists (`lists_functions`).
             let line_of = CoverageLine {
                 r#type: "spd_coverage",
                 file: s.file,
