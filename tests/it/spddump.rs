@@ -400,7 +400,9 @@ fn an_image_that_cannot_be_read_is_said_and_the_spd_still_shown() {
 /// them; a view that does not declare them shows none.
 #[test]
 fn json_lists_the_functions_once_where_the_first_view_that_declares_them_would_be() {
-    let runs: [(&[&str], &[(&str, usize)]); 6] = [
+    // The views asked for, and the runs of lines by type they show.
+    type Run = (&'static [&'static str], &'static [(&'static str, usize)]);
+    let runs: [Run; 6] = [
         (&["/func"], &[("spd_function", 8)]),
         (&["/symbol"], &[("spd_function", 8)]),
         (&["/coverage"], &[("spd_function", 8), ("spd_coverage", 1)]),
