@@ -158,6 +158,16 @@ fn exit_codes_and_files_after_a_failure() {
             .code(),
         Some(2)
     );
+    let zero = spddump(&["/dyninst:0", "testdata/pe/app.spd"]);
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&zero.stderr)
+            .contains("invalid value '0' for /dyninst: expected a number of functions, 1 or more")
+    );
+    // The header is shown without the function table: one that fails a check is not read.
+    let header = spddump(&["/header", "target/golden-inputs/bad-table.spd"]);
+    assert_eq!(header.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&header.stdout).contains("binary        app.exe"));
     let help = spddump(&["-?"]);
     assert_eq!(help.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&help.stdout).contains("/funcid:FID"));
