@@ -445,3 +445,35 @@ fn json_lists_the_functions_once_where_the_first_view_that_declares_them_would_b
         assert_eq!(runs, want, "{args:?}");
     }
 }
+
+/// `/fg` says what of a block is left undecoded: value profiles, inline bytes, either alone.
+#[test]
+fn fg_names_a_blocks_value_profiles_and_inline_bytes_each_alone() {
+    let mut b = SpdBuilder::new("app.exe", APP, 1);
+    // parse_token's block 4 has both; block 3 only inline bytes, block 5 only a value profile.
+    let parse_token = &mut b.functions[2];
+    parse_token.blocks[2].inline = vec![7, 8];
+    parse_token.blocks[4].value_profiles = 2;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.spd");
+    std::fs::write(&path, b.build()).unwrap();
+    let o = spddump(&["/fg", path.to_str().unwrap()]);
+    assert!(o.status.success());
+    let out = String::from_utf8(o.stdout).unwrap();
+    let undecoded: Vec<(&str, &str)> = out
+        .lines()
+        .filter_map(|l| {
+            let (block, rest) = l.trim_start().strip_prefix("block")?.split_once("count")?;
+            Some((block.trim(), rest.split_once("  (")?.1))
+        })
+        .collect();
+    assert_eq!(
+        undecoded,
+        [
+            ("3", "0 value profiles, 2 inline bytes: undecoded)"),
+            ("4", "1 value profiles, 3 inline bytes: undecoded)"),
+            ("5", "2 value profiles, 0 inline bytes: undecoded)"),
+        ],
+        "{out}"
+    );
+}
