@@ -477,3 +477,17 @@ fn fg_names_a_blocks_value_profiles_and_inline_bytes_each_alone() {
         "{out}"
     );
 }
+
+/// A view named beside `/all` keeps what its option says, and a header asked for is shown
+/// once when the table then fails a check.
+#[test]
+fn views_named_beside_all_or_the_header_are_shown_once_as_asked() {
+    write_inputs();
+    let o = spddump(&["/json", "/all", "/dyninst:2", "testdata/pe/app.spd"]);
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(out.matches("\"spd_dyninst\"").count(), 2, "{out}");
+    let o = spddump(&["/header", "/func", "target/golden-inputs/bad-table.spd"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(out.matches("SPD header").count(), 1, "{out}");
+}

@@ -213,3 +213,26 @@ impl SpdViews {
         self.list.iter().any(|v| v.kind().declaration().table)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::views::spd::{cg::Cg, dyninst::Dyninst, header::Header};
+
+    #[test]
+    fn views_are_held_one_of_a_kind_in_the_order_they_are_shown() {
+        let mut v = SpdViews::default();
+        assert!(v.is_empty());
+        assert_eq!(v.len(), 0);
+        v.add(SpdView::Dyninst(Dyninst(3)));
+        v.add(SpdView::Header(Header));
+        v.add(SpdView::Dyninst(Dyninst(5)));
+        assert_eq!(v.len(), 2);
+        assert!(v.has(SpdKind::Header) && !v.has(SpdKind::Cg));
+        let kinds: Vec<SpdKind> = v.iter().map(SpdView::kind).collect();
+        assert_eq!(kinds, [SpdKind::Header, SpdKind::Dyninst]);
+        assert_eq!(v.as_slice()[1], SpdView::Dyninst(Dyninst(5)));
+        v.add(SpdView::Cg(Cg));
+        assert_eq!(v.len(), 3);
+    }
+}
