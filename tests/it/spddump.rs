@@ -380,6 +380,27 @@ fn an_image_of_another_build_is_refused_with_both_identities() {
         )),
         "{stderr}"
     );
+    // Two images of other builds: each said, in the order given, one line.
+    let o = spddump(&[
+        "/cg",
+        "/image:testdata/pe/imports.exe",
+        "/image:testdata/pe/core.dll",
+        "testdata/pe/app.spd",
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let said: Vec<&str> = stderr
+        .trim_end()
+        .split("; ")
+        .map(|s| s.split(" is not the build").next().unwrap())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "spddump: testdata/pe/app.spd: /image:testdata/pe/imports.exe",
+            "/image:testdata/pe/core.dll"
+        ],
+        "{stderr}"
+    );
     // The image of the SPD's own build is taken.
     let o = spddump(&["/cg", "/image:testdata/pe/app.exe", "testdata/pe/app.spd"]);
     assert_eq!(

@@ -207,11 +207,6 @@ impl SpdViews {
     pub fn of_each(&self) -> bool {
         self.list.iter().any(|v| !v.kind().declaration().pair)
     }
-
-    /// Whether a view asked for reads the function table.
-    pub fn read_table(&self) -> bool {
-        self.list.iter().any(|v| v.kind().declaration().table)
-    }
 }
 
 #[cfg(test)]
