@@ -244,10 +244,9 @@ mod tests {
     use super::*;
     use crate::format::progid::ProgramIdTable;
     use crate::format::strtab::StringTable;
+    use sptdump_testkit::fixtures::{APP_GUID as APP, CORE_GUID as CORE};
     use uuid::Uuid;
 
-    const APP: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
-    const CORE: &str = "5DFC88D6-05FC-4E3C-4C4C-44205044422E";
     const OTHER: &str = "C3C5D482-8C28-72EC-4C4C-44205044422E";
 
     /// Two files given to `/match` or `/pdb` are the same when their paths are, and what

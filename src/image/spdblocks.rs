@@ -243,14 +243,12 @@ impl SpdBlocks {
 
 #[cfg(test)]
 mod tests {
+    use sptdump_testkit::fixtures::APP_GUID as GUID;
     use sptdump_testkit::spd::SpdBuilder;
 
     use super::SpdBlocks;
     use crate::image::spd::{self, table::FunctionTable};
     use crate::image::spdprofile::SpdProfile;
-
-    /// The identity of `app.exe` (testdata/pe).
-    const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
 
     fn blocks_of(bytes: &[u8]) -> SpdBlocks {
         let mut file = std::io::Cursor::new(bytes);

@@ -10,6 +10,13 @@ use std::path::{Path, PathBuf};
 
 use crate::builder::{Guid, RETIRE_INSTR, SptBuilder, UNHALT_CYCLE};
 
+/// The identity of `app.exe` and `app.pdb`, in the registry form a trace or an SPD of that
+/// build names it (`app.readobj.txt`'s `PDBGUID`, read as a GUID).
+pub const APP_GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
+
+/// The identity of `core.dll` and `core.pdb`, as [`APP_GUID`] is of `app.exe`.
+pub const CORE_GUID: &str = "5DFC88D6-05FC-4E3C-4C4C-44205044422E";
+
 /// The folder of the fixtures.
 pub fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/pe")

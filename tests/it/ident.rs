@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use sptdump::format::progid::ProgramId;
 use sptdump::image::ident::{self, IdentError, Identity, Kind};
 use sptdump::image::symbols::Symbols;
+use sptdump_testkit::fixtures;
 use uuid::Uuid;
 
 fn fixture(name: &str) -> PathBuf {
@@ -99,6 +100,19 @@ fn registry_form(guid: &Uuid) -> String {
 
 const IMAGES: [&str; 4] = ["app.exe", "core.dll", "v2/core.dll", "age2/core.dll"];
 const PDBS: [&str; 4] = ["app.pdb", "core.pdb", "v2/core.pdb", "infoage2/core.pdb"];
+
+/// The identities the test kit names the fixtures by are the ones their files hold.
+#[test]
+fn the_test_kits_identities_are_the_fixtures() {
+    for (image, guid) in [
+        ("app.exe", fixtures::APP_GUID),
+        ("core.dll", fixtures::CORE_GUID),
+    ] {
+        let expected = Uuid::from_bytes_le(readobj(image).guid_bytes);
+        assert_eq!(registry_form(&expected), format!("{{{guid}}}"), "{image}");
+        assert_eq!(read(image).guid, expected, "{image}");
+    }
+}
 
 #[test]
 fn images_match_llvm_readobj() {

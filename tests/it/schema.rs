@@ -19,6 +19,7 @@ use assert_cmd::Command;
 use boon::{Compiler, Draft, SchemaIndex, Schemas};
 use serde_json::{Value, json};
 use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
+use sptdump_testkit::fixtures::APP_GUID;
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
@@ -66,9 +67,6 @@ const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// The words every schema's description must hold: the compatibility promise.
 const ONLY_ADDED: [&str; 3] = ["only ever added", "never removed or renamed", "ignore"];
-
-/// The identity of `testdata/pe/app.exe` and `app.pdb` (see `testdata/pe/app.readobj.txt`).
-const APP_GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
 
 /// The PDBs given to `/pdb`.
 const PDBS: &str = "/pdb:testdata/pe/app.pdb,testdata/pe/core.pdb";

@@ -12,15 +12,12 @@ use serde_json::Value;
 use sptdump::image::ident::{self, IdentError, Kind};
 use sptdump::image::spd::{self, Check, SpdError};
 use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
-use sptdump_testkit::fixtures;
+use sptdump_testkit::fixtures::{self, APP_GUID as APP, CORE_GUID as CORE};
 use sptdump_testkit::golden::blessing;
 use sptdump_testkit::shared;
 use sptdump_testkit::spd::{SpdBuilder, field, readme_spds};
 
 use crate::support::{json_lines, run_in};
-
-const APP: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
-const CORE: &str = "5DFC88D6-05FC-4E3C-4C4C-44205044422E";
 
 fn crate_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 use sptdump_testkit::builder::SptBuilder;
+use sptdump_testkit::fixtures::APP_GUID as GUID;
 use sptdump_testkit::shared;
 use sptdump_testkit::spd::{SpdBlock, SpdBuilder};
 
@@ -16,9 +17,6 @@ use crate::support::{json_lines, run_in, status, stderr, stdout};
 
 /// The profiled SPD the traces are sampled over.
 const SPD: &str = "2025-04-10_EbpfCore_b29b5e08.spd";
-
-/// The identity of `app.exe` (testdata/pe), which the test kit's SPDs of it carry.
-const GUID: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
 
 /// A block with code: its id, count, instructions and code ranges `[start, end)` as RVAs.
 type Block = (u32, u64, u32, Vec<(u32, u32)>);

@@ -5,9 +5,8 @@
 //! seen.
 
 use sptdump::image::spd::table::{FunctionTable, TableCheck, TableError};
+use sptdump_testkit::fixtures::APP_GUID as APP;
 use sptdump_testkit::spd::{SpdBuilder, SpdLayout, field};
-
-const APP: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
 
 /// The module header's words, from the block's start.
 const SIZE: usize = 0x00;

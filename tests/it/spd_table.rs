@@ -12,6 +12,7 @@ use sptdump::image::spd::{
     self,
     table::{FunctionTable, TableCheck, TableError},
 };
+use sptdump_testkit::fixtures::APP_GUID as APP;
 use sptdump_testkit::shared;
 use sptdump_testkit::spd::{SpdBuilder, field};
 
@@ -94,8 +95,6 @@ fn the_real_spds_find_each_function_by_its_hash() {
     }
     assert!(table.by_hash(0x0123_4567_89AB_CDEF).is_none());
 }
-
-const APP: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
 
 /// The function table of an SPD in memory.
 fn table_of(bytes: &[u8]) -> Result<FunctionTable, TableError> {

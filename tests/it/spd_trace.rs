@@ -6,12 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use sptdump_testkit::builder::SptBuilder;
-use sptdump_testkit::fixtures;
+use sptdump_testkit::fixtures::{self, APP_GUID as APP};
 use sptdump_testkit::spd::{SpdBlock, SpdBuilder, SpdFunction, field};
 
 use crate::support::{json_lines, run_in, stderr};
 
-const APP: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
 const OLD_APP: &str = "1C0E5B7A-3D2F-4A61-9E84-55C3A0F2B917";
 
 fn pe_dir() -> PathBuf {

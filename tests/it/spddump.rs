@@ -15,6 +15,7 @@ use std::sync::Once;
 
 use assert_cmd::Command;
 use serde_json::Value;
+use sptdump_testkit::fixtures::APP_GUID as APP;
 use sptdump_testkit::golden;
 use sptdump_testkit::spd::{SpdBuilder, field};
 
@@ -22,8 +23,6 @@ use sptdump_testkit::spd::{SpdBuilder, field};
 const INPUTS: &str = "target/golden-inputs";
 
 const BLESS: &str = "SPTDUMP_BLESS=1 cargo test --test it spddump::";
-
-const APP: &str = "7A76D39E-EF6D-104E-4C4C-44205044422E";
 
 fn crate_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use sptdump_testkit::builder::{RETIRE_INSTR, SptBuilder};
+use sptdump_testkit::fixtures::APP_GUID;
 
 use crate::support::{crate_root, json_lines, run, status, stderr, stdout};
 
@@ -68,10 +69,7 @@ fn functions(extra: &[&str]) -> String {
 /// sample each.
 pub(crate) fn named_trace(dir: &Path, names: &[&str]) -> PathBuf {
     let mut b = SptBuilder::new();
-    let ids: Vec<u16> = names
-        .iter()
-        .map(|n| b.binary(n, "7A76D39E-EF6D-104E-4C4C-44205044422E", 1))
-        .collect();
+    let ids: Vec<u16> = names.iter().map(|n| b.binary(n, APP_GUID, 1)).collect();
     for id in ids {
         b.binary_id(id).ip(RETIRE_INSTR, &[0x1000]);
     }
