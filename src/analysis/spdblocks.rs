@@ -153,7 +153,7 @@ impl BlockCounts {
         let binary = match self.binaries.get_mut(&progid) {
             Some(binary) => binary,
             None => {
-                let Some(spd) = symbols.spd_shared(progid) else {
+                let Some(spd) = symbols.spd(progid) else {
                     return;
                 };
                 if spd.blocks.overlap().is_some() {

@@ -38,13 +38,8 @@ impl SymbolMap {
         self.code.get(usize::from(progid?))?.as_deref()
     }
 
-    /// The SPD whose blocks `progid`'s samples are counted on, if any.
-    pub fn spd(&self, progid: Option<u16>) -> Option<&SpdProfile> {
-        self.spds.get(usize::from(progid?))?.as_deref()
-    }
-
-    /// The SPD attached to `progid`, shared.
-    pub fn spd_shared(&self, progid: u16) -> Option<&Arc<SpdProfile>> {
+    /// The SPD whose blocks `progid`'s samples are counted on, if any, shared.
+    pub fn spd(&self, progid: u16) -> Option<&Arc<SpdProfile>> {
         self.spds.get(usize::from(progid))?.as_ref()
     }
 

@@ -550,11 +550,23 @@ fn compare_views_of_two_traces_are_not_made_against_an_spd() {
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("diff.svg");
     let flame = format!("/flamegraph:{}", svg.display());
-    let o = run_in(&pe_dir(), &["/compare", &flame, "trace.spt", "app.spd"]);
+    // Beside `/blocks` (of a trace beside an SPD) and `/summary` (of each trace), which are
+    // made: only the view of two traces is named.
+    let args = [
+        "/compare",
+        "/blocks:mix_round",
+        "/summary",
+        &flame,
+        "trace.spt",
+        "app.spd",
+    ];
+    let o = run_in(&pe_dir(), &args);
+    let err = stderr(&o);
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("not made")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
     assert!(
-        stderr(&o).contains("/flamegraph (of two traces) not made against the SPD app.spd"),
-        "{}",
-        stderr(&o)
+        notes[0].ends_with(": /flamegraph (of two traces) not made against the SPD app.spd"),
+        "{err}"
     );
     assert!(!svg.exists());
 }

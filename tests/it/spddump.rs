@@ -226,6 +226,78 @@ fn funcid_by_id_hash_or_name() {
     assert_eq!(json("3c8d5a1f0e7b9246")[0]["name"], "mix_round");
 }
 
+/// A query shorter than 16 hex digits is an id or a name, never a hash: `/funcid:N` finds
+/// the function of id N alone, even beside a function whose hash reads as N in hex.
+#[test]
+fn funcid_of_a_few_digits_is_an_id_not_a_hash() {
+    let mut b = SpdBuilder::new("app.exe", APP, 1);
+    let id = b
+        .functions
+        .iter()
+        .find(|f| f.name == "parse_token")
+        .unwrap()
+        .id;
+    let mix = b
+        .functions
+        .iter_mut()
+        .find(|f| f.name == "mix_round")
+        .unwrap();
+    // A static function's hash is the compiler's choice: this one reads as the id in hex.
+    mix.hash = u64::from_str_radix(&id.to_string(), 16).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.spd");
+    std::fs::write(&path, b.build()).unwrap();
+    let o = spddump(&["/json", &format!("/funcid:{id}"), path.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    let names: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "spd_function")
+        .map(|v| v["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["parse_token"]);
+}
+
+/// A trace given to spddump is named as one, alone or as a side of `/compare`; a file that is
+/// neither an SPD nor a trace is no SPD, by the check it failed.
+#[test]
+fn a_trace_is_named_as_one_and_any_other_file_by_the_check_it_failed() {
+    write_inputs();
+    let (app, trace) = ("testdata/pe/app.spd", "testdata/sample.spt");
+    let not_spd = "target/golden-inputs/bad-hash.spd";
+    let cases = [
+        (
+            vec!["/func", trace],
+            trace,
+            "this is an SPT trace, not an SPD",
+        ),
+        (
+            vec!["/compare", app, trace],
+            trace,
+            "this is an SPT trace, not an SPD",
+        ),
+        (
+            vec!["/func", not_spd],
+            not_spd,
+            "not a recognised SPD: check 3",
+        ),
+        (
+            vec!["/compare", not_spd, app],
+            not_spd,
+            "not a recognised SPD: check 3",
+        ),
+    ];
+    for (args, file, says) in cases {
+        let o = spddump(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("spddump: {file}: {says}")),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 /// Every spelling of an option does the same.
 #[test]
 fn options_in_every_spelling() {

@@ -119,6 +119,37 @@ fn store_layouts_and_the_line_of_each_binary() {
     assert_eq!(lines[1]["image"], serde_json::Value::Null);
 }
 
+/// A binary given its PDB (`/pdb`) has its image looked up along the path, and one given
+/// both (`/pdb`, `/image`) is not looked up at all.
+#[test]
+fn what_was_given_is_not_looked_up_and_what_was_not_is() {
+    let d = tempfile::tempdir().unwrap();
+    put(d.path(), "app.pdb", &format!("s/app.pdb/{APP_KEY}/app.pdb"));
+    let image = put(d.path(), "app.exe", "s/app.exe/5F3A1000/app.exe");
+    let path = format!("/symbols:srv*{}", s(&d.path().join("s")));
+    let lines = |given: &[&str]| -> Vec<serde_json::Value> {
+        let mut args = vec!["/json", "/functions"];
+        args.extend_from_slice(given);
+        args.extend_from_slice(&[&path, TRACE]);
+        let o = run(&args);
+        assert_eq!(status(&o), 0, "{}", stderr(&o));
+        let lines = json_lines(&o).into_iter();
+        lines.filter(|l| l["type"] == "symbols").collect()
+    };
+    let pdb = "/pdb:testdata/pe/app.pdb";
+    let app = lines(&[pdb]);
+    let app: Vec<_> = app.iter().filter(|l| l["name"] == "app.exe").collect();
+    assert_eq!(app.len(), 1, "{app:?}");
+    assert_eq!(
+        app[0]["pdb"],
+        serde_json::Value::Null,
+        "given, not looked up"
+    );
+    assert_eq!(app[0]["image"], s(&image));
+    let both = lines(&[pdb, "/image:testdata/pe/app.exe"]);
+    assert!(both.iter().all(|l| l["name"] != "app.exe"), "{both:?}");
+}
+
 #[test]
 fn file_ptr_paths_and_messages() {
     let d = tempfile::tempdir().unwrap();
