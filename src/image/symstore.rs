@@ -314,7 +314,7 @@ impl Expanding<'_> {
         let expanded = pending
             .map_err(|e| e.to_string())
             .and_then(|(pending, mut file)| {
-                expand(cab, name, &mut file)?;
+                expand(cab, name, &mut file, EXPANDED_AT_MOST)?;
                 drop(file);
                 is_keyed(&pending.temporary, name, key)?;
                 pending.keep().map_err(|e| e.to_string())
@@ -342,8 +342,9 @@ impl Expanding<'_> {
 const EXPANDED_AT_MOST: u64 = 4 << 30;
 
 /// Writes the file `name` that the CAB `cab` holds to `out`, expanded (MSZIP or LZX, by
-/// the `cab` crate; a panic of its reader on a damaged file is an error).
-fn expand(cab: &Path, name: &str, out: &mut File) -> Result<(), String> {
+/// the `cab` crate; a panic of its reader on a damaged file is an error), when it expands to
+/// `at_most` bytes or fewer.
+fn expand(cab: &Path, name: &str, out: &mut File, at_most: u64) -> Result<(), String> {
     let expanded = super::guard::guarded(|| -> io::Result<()> {
         let mut cabinet = cab::Cabinet::new(File::open(cab)?)?;
         let inner = cabinet
@@ -359,9 +360,10 @@ fn expand(cab: &Path, name: &str, out: &mut File) -> Result<(), String> {
             return Err(io::Error::other(format!("the CAB holds no {name}")));
         };
         let reader = cabinet.read_file(&inner)?;
-        let copied = io::copy(&mut io::Read::take(reader, EXPANDED_AT_MOST + 1), out)?;
-        if copied > EXPANDED_AT_MOST {
-            return Err(io::Error::other("it expands past 4 GiB"));
+        let copied = io::copy(&mut io::Read::take(reader, at_most + 1), out)?;
+        if copied > at_most {
+            let past = format!("it expands past {at_most} bytes, more than a PDB holds");
+            return Err(io::Error::other(past));
         }
         Ok(())
     });
@@ -818,6 +820,27 @@ mod tests {
         let l = find(&SymbolPath::parse(&at(&d, "m")), "core.pdb", KEY, good);
         assert!(l.found.is_none());
         assert!(l.notes[0].ends_with(": withdrawn"), "{:?}", l.notes);
+    }
+
+    /// A CAB's file is expanded when it holds up to the bound, and refused a byte past it.
+    #[test]
+    fn a_cab_is_expanded_up_to_its_bound() {
+        let pe = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe");
+        let (cab, pdb) = (pe.join("app.pd_"), fs::read(pe.join("app.pdb")).unwrap());
+        let len = pdb.len() as u64;
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("app.pdb");
+        expand(&cab, "app.pdb", &mut File::create(&out).unwrap(), len).unwrap();
+        assert_eq!(fs::read(&out).unwrap(), pdb);
+        let past = expand(&cab, "app.pdb", &mut File::create(&out).unwrap(), len - 1);
+        let past = past.unwrap_err();
+        assert!(
+            past.ends_with(&format!(
+                "it expands past {} bytes, more than a PDB holds",
+                len - 1
+            )),
+            "{past}"
+        );
     }
 
     #[test]
