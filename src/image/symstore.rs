@@ -843,6 +843,14 @@ mod tests {
         );
     }
 
+    /// The places looked at: three named, the rest counted.
+    #[test]
+    fn the_places_looked_at_are_named_up_to_three() {
+        let places: Vec<PathBuf> = ["a", "b", "c", "d"].iter().map(PathBuf::from).collect();
+        assert_eq!(looked_at(&places[..3]), "a, b, c");
+        assert_eq!(looked_at(&places), "a, b, c, and 1 more");
+    }
+
     #[test]
     fn a_compressed_file_that_is_not_a_cab_is_named_not_used() {
         let d = tree(&[(&format!("s/app.pdb/{KEY}/app.pd_"), "good")]);

@@ -358,6 +358,39 @@ fn a_download_cut_short_leaves_nothing() {
     assert!(files(&cache).is_empty(), "{:?}", files(&cache));
 }
 
+/// A file announced as larger than the most fetched is refused before a byte is read; one
+/// announced at exactly the most is read (and here, cut short, says where it broke off).
+#[test]
+fn a_file_announced_past_the_most_fetched_is_refused_and_one_at_it_read() {
+    use sptdump::image::symserver::MAX_BYTES;
+    let most = usize::try_from(MAX_BYTES).unwrap();
+    for (announced, says) in [
+        (
+            most + 1,
+            format!("it is {} bytes, over the {MAX_BYTES} fetched", most + 1),
+        ),
+        (most, "the download broke off".to_owned()),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let start = fixture("app.pdb")[..4].to_vec();
+        let server = Server::start(&[(&app_path(), Reply::Short(start, announced))]);
+        let cache = d.path().join("cache");
+        let o = json_run(
+            &format!("srv*{}*{}", s(&cache), server.url()),
+            d.path(),
+            &[],
+        );
+        let notes = notes_of(&o);
+        let url = format!("{}/{}", server.url(), app_path());
+        let said = format!("{url}: {says}");
+        assert!(
+            notes.iter().any(|n| n.starts_with(&said)),
+            "{announced}: {notes:?}"
+        );
+        assert!(files(&cache).is_empty(), "{:?}", files(&cache));
+    }
+}
+
 #[test]
 fn a_two_tier_store_is_served() {
     let tmp = tempfile::tempdir().unwrap();
