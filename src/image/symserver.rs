@@ -112,33 +112,25 @@ impl Download {
     ///
     /// Why it could not be written whole, naming the URL.
     pub fn write_to(self, out: &mut impl Write) -> Result<u64, ServerError> {
-        let shown = self.shown.clone();
+        let Download {
+            body,
+            shown,
+            progress,
+        } = self;
+        let total = body.content_length();
+        let mut reader = body.into_with_config().limit(MAX_BYTES).reader();
+        let mut meter = Meter {
+            tell: progress,
+            started: Instant::now(),
+            shown: false,
+        };
+        let copied = copy(&mut reader, out, |written| meter.at(&shown, total, written));
+        drop(meter);
         let failed = |why: Failure| ServerError {
             url: shown.clone(),
             why,
         };
-        let total = self.body.content_length();
-        let mut reader = self.body.into_with_config().limit(MAX_BYTES).reader();
-        let mut meter = Meter {
-            tell: self.progress,
-            started: Instant::now(),
-            shown: false,
-        };
-        let mut buffer = vec![0u8; 64 * 1024];
-        let mut written = 0u64;
-        loop {
-            let n = match reader.read(&mut buffer) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(failed(Failure::BrokeOff(e))),
-            };
-            out.write_all(&buffer[..n])
-                .map_err(|e| failed(Failure::CannotWrite(e)))?;
-            written += n as u64;
-            meter.at(&self.shown, total, written);
-        }
-        drop(meter);
+        let written = copied.map_err(failed)?;
         if total.is_some_and(|t| t != written) {
             return Err(failed(Failure::Short {
                 came: written,
@@ -147,6 +139,28 @@ impl Download {
         }
         out.flush().map_err(|e| failed(Failure::CannotFlush(e)))?;
         Ok(written)
+    }
+}
+
+/// Copies `reader` to `out` to its end, through reads a signal cut short, telling `at` how
+/// many bytes are written after each write.
+fn copy(
+    reader: &mut impl Read,
+    out: &mut impl Write,
+    mut at: impl FnMut(u64),
+) -> Result<u64, Failure> {
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut written = 0u64;
+    loop {
+        let n = match reader.read(&mut buffer) {
+            Ok(0) => return Ok(written),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Failure::BrokeOff(e)),
+        };
+        out.write_all(&buffer[..n]).map_err(Failure::CannotWrite)?;
+        written += n as u64;
+        at(written);
     }
 }
 
@@ -208,5 +222,96 @@ fn agent(fetch: &Fetch) -> ureq::Agent {
             *kept = Some((fetch.connect, fetch.read, agent.clone()));
             agent
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that gives its parts in turn, each a read's bytes or an error of a kind.
+    struct Parts(Vec<Result<&'static [u8], io::ErrorKind>>);
+
+    impl Read for Parts {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Ok(0);
+            }
+            let part = self.0.remove(0).map_err(io::Error::from)?;
+            buf[..part.len()].copy_from_slice(part);
+            Ok(part.len())
+        }
+    }
+
+    #[test]
+    fn a_read_a_signal_cut_short_is_read_again_and_any_other_failure_breaks_off() {
+        use io::ErrorKind::{ConnectionReset, Interrupted};
+        let mut reader = Parts(vec![
+            Err(Interrupted),
+            Ok(b"abc"),
+            Err(Interrupted),
+            Ok(b"de"),
+        ]);
+        let (mut out, mut told) = (Vec::new(), Vec::new());
+        let written = copy(&mut reader, &mut out, |n| told.push(n)).unwrap();
+        assert_eq!(
+            (written, &out[..], &told[..]),
+            (5, &b"abcde"[..], &[3, 5][..])
+        );
+        let mut reader = Parts(vec![Ok(b"abc"), Err(ConnectionReset), Ok(b"de")]);
+        let broke = copy(&mut reader, &mut Vec::new(), |_| {}).unwrap_err();
+        assert!(
+            matches!(&broke, Failure::BrokeOff(e) if e.kind() == ConnectionReset),
+            "{broke:?}"
+        );
+    }
+
+    static TOLD: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    fn tell(p: Progress<'_>) {
+        TOLD.lock().unwrap().push(format!("{p:?}"));
+    }
+
+    /// A download is told of once it has taken a second, then at each write, then its end;
+    /// one that took less is never told of.
+    #[test]
+    fn a_download_is_told_of_once_it_has_taken_a_second() {
+        let url = "https://example.test/app.pdb";
+        let mut quick = Meter {
+            tell: Some(tell),
+            started: Instant::now(),
+            shown: false,
+        };
+        quick.at(url, Some(10), 4);
+        drop(quick);
+        assert!(TOLD.lock().unwrap().is_empty());
+        let mut slow = Meter {
+            tell: Some(tell),
+            started: Instant::now().checked_sub(Duration::from_secs(2)).unwrap(),
+            shown: false,
+        };
+        slow.at(url, Some(10), 4);
+        slow.at(url, Some(10), 10);
+        drop(slow);
+        assert_eq!(
+            *TOLD.lock().unwrap(),
+            [
+                format!("Begun {{ url: {url:?}, total: Some(10) }}"),
+                "At(4)".to_owned(),
+                "At(10)".to_owned(),
+                "Ended".to_owned(),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failed_request_is_said_in_our_words_without_credentials() {
+        let url = "https://me:secret@example.test/app.pdb";
+        let said = |e: ureq::Error| reason(&e, url);
+        assert_eq!(said(ureq::Error::HostNotFound), "the host was not found");
+        assert_eq!(said(ureq::Error::ConnectionFailed), "the connection failed");
+        let bad = said(ureq::Error::BadUri(url.to_owned()));
+        assert_eq!(bad, format!("bad uri: {}", redacted(url)));
+        assert!(!bad.contains("secret"), "{bad}");
     }
 }
