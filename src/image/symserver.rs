@@ -228,6 +228,7 @@ fn agent(fetch: &Fetch) -> ureq::Agent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::image::symbolpath::Fetch;
 
     /// A reader that gives its parts in turn, each a read's bytes or an error of a kind.
     struct Parts(Vec<Result<&'static [u8], io::ErrorKind>>);
@@ -302,6 +303,23 @@ mod tests {
                 "Ended".to_owned(),
             ]
         );
+    }
+
+    /// The client is kept for the time-outs it was made with, and made anew for others.
+    #[test]
+    fn the_client_has_the_time_outs_asked_for() {
+        let secs = Duration::from_secs;
+        for s in [3, 3, 7, 3] {
+            let fetch = Fetch {
+                connect: secs(s),
+                read: secs(s + 1),
+                ..Fetch::default()
+            };
+            let agent = agent(&fetch);
+            let c = agent.config();
+            let made = (c.timeouts().connect, c.timeout_per_read());
+            assert_eq!(made, (Some(secs(s)), Some(secs(s + 1))));
+        }
     }
 
     #[test]
