@@ -65,7 +65,7 @@ pub struct OptionSet {
 impl OptionSet {
     /// The plan of the command line `line`, its words split at white space, read by
     /// sptdump's parser, the trace under test read alone. A value written `@NAME` is a file
-    /// of this process's, for exports ([`export_path`]); a line that names no trace is given
+    /// of this process's, for exports (`export_path`); a line that names no trace is given
     /// `TRACE`, which stands for the trace under test.
     ///
     /// # Panics

@@ -493,7 +493,7 @@ fn program() -> Vec<SpdFunction> {
 }
 
 impl SpdBuilder {
-    /// An SPD of `binary`, profiled, holding [`program`]'s eight functions.
+    /// An SPD of `binary`, profiled, holding `program`'s eight functions.
     pub fn new(binary: &str, guid: &str, age: u32) -> SpdBuilder {
         SpdBuilder {
             binary: binary.to_owned(),
