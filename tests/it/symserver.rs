@@ -335,45 +335,24 @@ fn a_pdb_of_another_build_is_named_and_not_kept() {
     assert!(files(&cache).is_empty(), "{:?}", files(&cache));
 }
 
+/// A download cut short, or announced past the most fetched (refused before a byte is
+/// read), leaves nothing and says why; one announced at exactly the most is read, here until
+/// it breaks off.
 #[test]
-fn a_download_cut_short_leaves_nothing() {
-    let d = tempfile::tempdir().unwrap();
-    let mut half = fixture("app.pdb");
-    let whole = half.len();
-    half.truncate(whole / 2);
-    let server = Server::start(&[(&app_path(), Reply::Short(half, whole))]);
-    let cache = d.path().join("cache");
-    let o = json_run(
-        &format!("srv*{}*{}", s(&cache), server.url()),
-        d.path(),
-        &[],
-    );
-    let notes = notes_of(&o);
-    let url = format!("{}/{}", server.url(), app_path());
-    assert!(
-        notes.iter().any(|n| n.starts_with(&format!("{url}: "))),
-        "{notes:?}"
-    );
-    assert!(lines_of(&o, "symbols").is_empty());
-    assert!(files(&cache).is_empty(), "{:?}", files(&cache));
-}
-
-/// A file announced as larger than the most fetched is refused before a byte is read; one
-/// announced at exactly the most is read (and here, cut short, says where it broke off).
-#[test]
-fn a_file_announced_past_the_most_fetched_is_refused_and_one_at_it_read() {
+fn a_download_cut_short_or_too_large_leaves_nothing() {
     use sptdump::image::symserver::MAX_BYTES;
+    let pdb = fixture("app.pdb");
     let most = usize::try_from(MAX_BYTES).unwrap();
-    for (announced, says) in [
-        (
-            most + 1,
-            format!("it is {} bytes, over the {MAX_BYTES} fetched", most + 1),
-        ),
-        (most, "the download broke off".to_owned()),
+    let broke = "the download broke off".to_owned();
+    let past = format!("it is {} bytes, over the {MAX_BYTES} fetched", most + 1);
+    for (sent, announced, says) in [
+        (pdb.len() / 2, pdb.len(), &broke),
+        (4, most + 1, &past),
+        (4, most, &broke),
     ] {
         let d = tempfile::tempdir().unwrap();
-        let start = fixture("app.pdb")[..4].to_vec();
-        let server = Server::start(&[(&app_path(), Reply::Short(start, announced))]);
+        let reply = Reply::Short(pdb[..sent].to_vec(), announced);
+        let server = Server::start(&[(&app_path(), reply)]);
         let cache = d.path().join("cache");
         let o = json_run(
             &format!("srv*{}*{}", s(&cache), server.url()),
@@ -381,12 +360,12 @@ fn a_file_announced_past_the_most_fetched_is_refused_and_one_at_it_read() {
             &[],
         );
         let notes = notes_of(&o);
-        let url = format!("{}/{}", server.url(), app_path());
-        let said = format!("{url}: {says}");
+        let said = format!("{}/{}: {says}", server.url(), app_path());
         assert!(
             notes.iter().any(|n| n.starts_with(&said)),
             "{announced}: {notes:?}"
         );
+        assert!(lines_of(&o, "symbols").is_empty());
         assert!(files(&cache).is_empty(), "{:?}", files(&cache));
     }
 }
