@@ -249,12 +249,9 @@ fn funcid_of_a_few_digits_is_an_id_not_a_hash() {
     std::fs::write(&path, b.build()).unwrap();
     let o = spddump(&["/json", &format!("/funcid:{id}"), path.to_str().unwrap()]);
     assert!(o.status.success(), "{o:?}");
-    let names: Vec<String> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|v| v["type"] == "spd_function")
-        .map(|v| v["name"].as_str().unwrap().to_owned())
-        .collect();
+    let lines = crate::support::json_lines(&o);
+    let functions = lines.iter().filter(|v| v["type"] == "spd_function");
+    let names: Vec<&Value> = functions.map(|v| &v["name"]).collect();
     assert_eq!(names, ["parse_token"]);
 }
 
@@ -265,27 +262,15 @@ fn a_trace_is_named_as_one_and_any_other_file_by_the_check_it_failed() {
     write_inputs();
     let (app, trace) = ("testdata/pe/app.spd", "testdata/sample.spt");
     let not_spd = "target/golden-inputs/bad-hash.spd";
+    let (a_trace, no_spd) = (
+        "this is an SPT trace, not an SPD",
+        "not a recognised SPD: check 3",
+    );
     let cases = [
-        (
-            vec!["/func", trace],
-            trace,
-            "this is an SPT trace, not an SPD",
-        ),
-        (
-            vec!["/compare", app, trace],
-            trace,
-            "this is an SPT trace, not an SPD",
-        ),
-        (
-            vec!["/func", not_spd],
-            not_spd,
-            "not a recognised SPD: check 3",
-        ),
-        (
-            vec!["/compare", not_spd, app],
-            not_spd,
-            "not a recognised SPD: check 3",
-        ),
+        (vec!["/func", trace], trace, a_trace),
+        (vec!["/compare", app, trace], trace, a_trace),
+        (vec!["/func", not_spd], not_spd, no_spd),
+        (vec!["/compare", not_spd, app], not_spd, no_spd),
     ];
     for (args, file, says) in cases {
         let o = spddump(&args);

@@ -41,8 +41,16 @@ pub(crate) fn listing(dir: &Path) -> Vec<PathBuf> {
 
 /// The `symbols` lines of `/json /functions /symbols:PATH` over the fixture trace.
 fn symbols_lines(path: &str) -> Vec<serde_json::Value> {
+    symbols_lines_beside(&[], path)
+}
+
+/// [`symbols_lines`], with the options `given` too.
+fn symbols_lines_beside(given: &[&str], path: &str) -> Vec<serde_json::Value> {
     let arg = format!("/symbols:{path}");
-    let o = run(&["/json", "/functions", &arg, TRACE]);
+    let mut args = vec!["/json", "/functions"];
+    args.extend_from_slice(given);
+    args.extend_from_slice(&[&arg, TRACE]);
+    let o = run(&args);
     assert_eq!(status(&o), 0, "{}", stderr(&o));
     json_lines(&o)
         .into_iter()
@@ -126,18 +134,9 @@ fn what_was_given_is_not_looked_up_and_what_was_not_is() {
     let d = tempfile::tempdir().unwrap();
     put(d.path(), "app.pdb", &format!("s/app.pdb/{APP_KEY}/app.pdb"));
     let image = put(d.path(), "app.exe", "s/app.exe/5F3A1000/app.exe");
-    let path = format!("/symbols:srv*{}", s(&d.path().join("s")));
-    let lines = |given: &[&str]| -> Vec<serde_json::Value> {
-        let mut args = vec!["/json", "/functions"];
-        args.extend_from_slice(given);
-        args.extend_from_slice(&[&path, TRACE]);
-        let o = run(&args);
-        assert_eq!(status(&o), 0, "{}", stderr(&o));
-        let lines = json_lines(&o).into_iter();
-        lines.filter(|l| l["type"] == "symbols").collect()
-    };
+    let path = format!("srv*{}", s(&d.path().join("s")));
     let pdb = "/pdb:testdata/pe/app.pdb";
-    let app = lines(&[pdb]);
+    let app = symbols_lines_beside(&[pdb], &path);
     let app: Vec<_> = app.iter().filter(|l| l["name"] == "app.exe").collect();
     assert_eq!(app.len(), 1, "{app:?}");
     assert_eq!(
@@ -146,7 +145,7 @@ fn what_was_given_is_not_looked_up_and_what_was_not_is() {
         "given, not looked up"
     );
     assert_eq!(app[0]["image"], s(&image));
-    let both = lines(&[pdb, "/image:testdata/pe/app.exe"]);
+    let both = symbols_lines_beside(&[pdb, "/image:testdata/pe/app.exe"], &path);
     assert!(both.iter().all(|l| l["name"] != "app.exe"), "{both:?}");
 }
 

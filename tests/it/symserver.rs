@@ -354,11 +354,8 @@ fn a_download_cut_short_or_too_large_leaves_nothing() {
         let reply = Reply::Short(pdb[..sent].to_vec(), announced);
         let server = Server::start(&[(&app_path(), reply)]);
         let cache = d.path().join("cache");
-        let o = json_run(
-            &format!("srv*{}*{}", s(&cache), server.url()),
-            d.path(),
-            &[],
-        );
+        let path = format!("srv*{}*{}", s(&cache), server.url());
+        let o = json_run(&path, d.path(), &[]);
         let notes = notes_of(&o);
         let said = format!("{}/{}: {says}", server.url(), app_path());
         assert!(
