@@ -11,6 +11,7 @@
 //!            Plan of a run
 //! output     the Printer and the Render trait; text and JSON Lines, the exporters
 //! analysis   what the samples add up to: summary, stacks, functions, check, compare, keys
+//! flow       counts that add up: one function's graph and observations -> a flow
 //! engine     the counting tables, the stacks' slices, the address index, two threads
 //! image      PE and PDB identities, /match verdicts, PDB symbols
 //! input      a file or a pipe -> header, tables, and the stream positioned at its start
@@ -70,6 +71,7 @@ pub mod analysis;
 pub mod cli;
 pub mod dump;
 pub mod engine;
+pub mod flow;
 pub mod format;
 pub mod image;
 pub mod input;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// The layers, lowest first.
 const LAYERS: &[&str] = &[
-    "format", "input", "image", "engine", "analysis", "output", "views", "dump", "cli",
+    "format", "input", "image", "engine", "flow", "analysis", "output", "views", "dump", "cli",
 ];
 
 fn src() -> PathBuf {
