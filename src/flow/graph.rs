@@ -1,6 +1,9 @@
 //! One function's graph as the solver takes it: blocks, edges between them, the edges that
 //! enter it and leave it, and what was seen of each.
 
+/// The most blocks a function may have for its flow to be computed (section 18).
+pub const MAX_BLOCKS: usize = 100_000;
+
 /// A count as observed: `Some(n)` when some record covered the block or the edge (n may be
 /// 0 only where a caller knows it is a measured zero), `None` when nothing did. An unknown
 /// count is no measurement: the solver raises it for free.

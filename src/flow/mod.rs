@@ -44,10 +44,7 @@ pub mod cost;
 mod graph;
 mod network;
 
-pub use graph::{Edge, EdgeKind, Flow, FlowError, Graph, Observed};
-
-/// The most blocks a function may have for its flow to be computed (section 18).
-pub const MAX_BLOCKS: usize = 100_000;
+pub use graph::{Edge, EdgeKind, Flow, FlowError, Graph, MAX_BLOCKS, Observed};
 
 /// Which of the solver's steps run. Every step is on by default; the tests turn some off to
 /// hold the minimum-cost flow alone to a reference.

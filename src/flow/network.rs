@@ -23,9 +23,8 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use super::MAX_BLOCKS;
 use super::cost::{self, Cost};
-use super::graph::{Flow, FlowError, Graph, Observed};
+use super::graph::{Flow, FlowError, Graph, MAX_BLOCKS, Observed};
 
 /// The largest sum of seen counts the solver takes: a count is at most the sum seen plus
 /// the flow pushed, which is at most that sum again, so twice it never overflows, and every
