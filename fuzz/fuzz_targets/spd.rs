@@ -13,7 +13,7 @@ use std::io::Cursor;
 use std::path::PathBuf;
 
 use libfuzzer_sys::fuzz_target;
-use sptdump::analysis::spdpair;
+use sptdump::analysis::spd::pair as spdpair;
 use sptdump::dump::Outcome;
 use sptdump::image::spd::table::{FunctionTable, TableError};
 use sptdump::image::spd::{self, SpdError};

@@ -20,6 +20,8 @@
 //! | spd-stale              | warning  | a matching SPD holds no counts for more than half of    |
 //! |                        |          | a binary's 20 hottest functions (by IP samples, or by   |
 //! |                        |          | the LBR ranges where they were read)                    |
+//! | lbr-falsely-cold       | note     | with `/pdb` and `/image`: blocks ran by the flow that   |
+//! |                        |          | no LBR range covered (raw counts call them cold)        |
 //! | spd-pdb-disagree       | warning  | a matching SPD and the binary's PDB place functions of  |
 //! |                        |          | the same name at different RVAs: more than a tenth of   |
 //! |                        |          | the names both hold, or any of the 20 hottest           |
@@ -30,7 +32,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::analysis::ranges::{self, RangeReport};
+use crate::analysis::lbr::ranges::{self, RangeReport};
 use crate::analysis::summary::Summary;
 use crate::format::diag::{Severity, codes};
 use crate::format::progid::registry_form;
@@ -72,6 +74,9 @@ pub enum VerdictCode {
     /// [`HOTTEST`] hottest functions (by IP samples, or by the LBR ranges where they were
     /// read).
     SpdStale = "spd-stale", Warning;
+    /// With `/pdb` and `/image`: blocks that ran by the flow (section 18) but that no LBR
+    /// range covered, which SPGO would call cold from the raw counts.
+    LbrFalselyCold = "lbr-falsely-cold", Note;
     /// A matching `/match` SPD and the binary's PDB (`/pdb` or `/symbols`) place functions
     /// of the same name at different RVAs: more than a tenth of the names both hold
     /// ([`DISAGREE_SHARE`]), or any of the binary's [`HOTTEST`] hottest functions.
@@ -277,6 +282,52 @@ pub(crate) fn thin(
                 ),
             });
         }
+    }
+    report
+        .verdicts
+        .sort_by_key(|v| std::cmp::Reverse(v.severity()));
+}
+
+/// The share of a binary's flow on falsely-cold blocks above which `lbr-falsely-cold`
+/// advises recording longer or at a higher rate: ours, as [`THIN`] is.
+pub(crate) const FALSELY_COLD_ADVICE: f64 = 0.1;
+
+/// The `lbr-falsely-cold` note of each binary whose flow has blocks that ran but that no
+/// range covered: how many, and their share of the binary's flow (each block's flow times
+/// its instructions).
+pub(crate) fn falsely_cold(report: &mut CheckReport, ranges: &RangeReport) {
+    for b in ranges.binaries.iter().filter(|b| b.order.is_some()) {
+        let (mut blocks, mut cold, mut all) = (0u64, 0u128, 0u128);
+        for f in b.cfg.functions.iter().filter(|f| f.raw.is_none()) {
+            for k in &f.blocks {
+                let weight = u128::from(k.flow.unwrap_or(0)) * u128::from(k.instructions);
+                all = all.saturating_add(weight);
+                if k.flow.unwrap_or(0) > 0 && k.observed.is_none() {
+                    blocks += 1;
+                    cold = cold.saturating_add(weight);
+                }
+            }
+        }
+        if blocks == 0 {
+            continue;
+        }
+        let share = crate::analysis::share(cold, all);
+        let advice = match share > FALSELY_COLD_ADVICE {
+            true => "; record longer or at a higher rate, so that the records cover them",
+            false => "",
+        };
+        report.verdicts.push(Verdict {
+            progid: Some(b.progid),
+            code: VerdictCode::LbrFalselyCold,
+            message: format!(
+                "{blocks} block{} ran by the flow but no LBR range covered {} ({:.2}% of the \
+                 binary's flow): raw counts call {} cold{advice}",
+                if blocks == 1 { "" } else { "s" },
+                if blocks == 1 { "it" } else { "them" },
+                100.0 * share,
+                if blocks == 1 { "it" } else { "them" },
+            ),
+        });
     }
     report
         .verdicts

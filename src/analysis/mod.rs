@@ -7,15 +7,14 @@
 //! folds them by key into a `profile`, which `functions` turns into inclusive and exclusive
 //! hits, and `sampled` makes stacks of one address of the samples without any; [`check`]
 //! judges whether a trace is fit for SPDConvert, and `compare` how two traces differ;
-//! `lines` finds the hottest source lines; `lbr` keeps the LBR records whole, which `ranges`
-//! reads as SPGO does, as branch sequences, into instruction counts and coverage. `keys` is the one rule for what an address is
+//! `lines` finds the hottest source lines; [`lbr`] is LBR as SPGO reads it, as branch
+//! sequences, into instruction counts and coverage, and [`spd`] a trace beside an SPD and
+//! an SPD alone. `keys` is the one rule for what an address is
 //! attributed to and how that is named. `share` splits a profile's binaries between two
 //! threads, and `memory` hands back what a helper thread freed.
 //!
 //! An analysis produces a report of plain values; printing it is the output layer's work.
 
-pub mod annotate;
-pub mod callgraph;
 pub mod check;
 pub mod compare;
 mod counted;
@@ -27,13 +26,8 @@ pub mod lbr;
 pub mod lines;
 pub mod named;
 pub(crate) mod profile;
-pub mod rangediff;
-pub mod ranges;
 pub(crate) mod sampled;
 pub mod spd;
-pub mod spdblocks;
-pub mod spdcompare;
-pub mod spdpair;
 pub(crate) mod stacks;
 pub mod summary;
 

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use super::build::BuildFile;
 use super::{Out, Outcome, Plan, views};
 use crate::analysis::summary::collect::Collector;
-use crate::analysis::{check, ranges};
+use crate::analysis::{check, lbr::ranges};
 use crate::format::decode::{Decoder, Selection, Sink};
 use crate::format::diag::{Code, Diagnostic, Severity, Tally};
 use crate::format::error::Error;
@@ -461,6 +461,7 @@ fn verdicts<P: Printer>(
         if let Some(lbr) = &kept.records.lbr {
             let ranges = ranges::ranges(lbr, &kept.tables, &kept.symbols);
             check::thin(&mut report, summary, &kept.symbols, &ranges);
+            check::falsely_cold(&mut report, &ranges);
             check::stale_by_ranges(&mut report, &results, &ranges);
         }
         let diagnostics = out.tally;

@@ -16,7 +16,7 @@
 use crate::analysis::keys::Namers;
 use crate::analysis::profile::StackProfile;
 use crate::analysis::stacks::{self, StackCounts};
-use crate::analysis::{functions, ranges, sampled};
+use crate::analysis::{functions, lbr::ranges, sampled};
 use crate::engine::{memory, threads};
 use crate::format::error::Error;
 use crate::format::record::SampleKind;

@@ -16,7 +16,7 @@ use super::text::clean;
 use super::text::tables::{columns, of, plural, showing};
 use super::{FileInfo, Json, Render, Reported, Text};
 use crate::analysis::compare::{CompareReport, Comparison, FunctionsCompared};
-use crate::analysis::spdcompare::SpdCompareReport;
+use crate::analysis::spd::compare::SpdCompareReport;
 use crate::analysis::summary::counted;
 
 /// How NEW differs from BASE.

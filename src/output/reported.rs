@@ -1,15 +1,16 @@
 //! What the views and verdicts of a run report, as values: for a program that reads them
 //! rather than text or JSON Lines ([`Collected`](super::Collected) keeps them).
 
-use crate::analysis::annotate::AnnotateReport;
-use crate::analysis::callgraph::CallGraph;
 use crate::analysis::check::CheckReport;
 use crate::analysis::compare::CompareReport;
 use crate::analysis::functions::FunctionsLine;
+use crate::analysis::lbr::annotate::AnnotateReport;
+use crate::analysis::lbr::callgraph::CallGraph;
+use crate::analysis::lbr::cfg::FunctionCfg;
+use crate::analysis::lbr::ranges::RangeReport;
 use crate::analysis::lines::LinesReport;
-use crate::analysis::ranges::RangeReport;
-use crate::analysis::spdblocks::{SpdBlockRow, SpdBlocksReport};
-use crate::analysis::spdcompare::SpdCompareReport;
+use crate::analysis::spd::blocks::{SpdBlockRow, SpdBlocksReport};
+use crate::analysis::spd::compare::SpdCompareReport;
 use crate::analysis::summary::SummaryLine;
 
 /// A view's report, or a verdict, as a value.
@@ -30,6 +31,9 @@ pub enum Reported {
     Dyninst(RangeReport, usize),
     /// `/annotate`: one function's instructions.
     Annotate(AnnotateReport),
+    /// `/cfg`: functions' graphs with their flow, each with its binary's program ID and
+    /// name.
+    Cfg(Vec<(u16, String, FunctionCfg)>),
     /// `/check`: whether the trace is fit for SPDConvert.
     Check(CheckReport),
     /// `/compare BASE NEW`: how NEW differs.

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::text::clean;
 use super::text::tables::{columns, plural, showing};
 use super::{FileInfo, Json, Render, Reported, Text, percent};
-use crate::analysis::spdblocks::{BlockSource, SpdBlocksReport};
+use crate::analysis::spd::blocks::{BlockSource, SpdBlocksReport};
 
 /// What JSON says is inferred of a block: its instructions and its code ranges (and so its
 /// RVA).

@@ -6,10 +6,10 @@
 //!
 //! ```text
 //! Annotated classify in progid 0 (lbr.exe) at 0x000010E0: 12 instructions, 3185 run by the LBR ranges
-//!     count  taken  fall  RETIRE_BR_INSTR  RVA         instruction
-//!                                          lbr.c:32  if ((x & 15) == 0)
-//!       431      0                     29  0x000010E0  test cl, 0xF
-//!       431     13   418                0  0x000010E3  je 0x10EF
+//!     count  taken  fall  flow  RETIRE_BR_INSTR  RVA         instruction
+//!                                                lbr.c:32  if ((x & 15) == 0)
+//!       431      0         433               29  0x000010E0  test cl, 0xF
+//!       431     13   418   433                0  0x000010E3  je 0x10EF
 //!   count: runs by the consistent LBR ranges; taken: branches from it that end a consistent ...
 //! ```
 
@@ -24,8 +24,8 @@ use super::ranges;
 use super::unnamed::unnamed;
 use super::{Declaration, Declared, Opt, Parts, Profile, Reads, Section, Writes};
 use crate::analysis::Counted;
-use crate::analysis::annotate::{self, AnnotateReport, Annotated, Row, SourcePath};
-use crate::analysis::ranges::RangeReport;
+use crate::analysis::lbr::annotate::{self, AnnotateReport, Annotated, Row, SourcePath};
+use crate::analysis::lbr::ranges::RangeReport;
 use crate::format::error::Error;
 use crate::output::text::clean;
 use crate::output::{Json, Out, Printer, Render, Reported, Text};
@@ -198,6 +198,7 @@ impl Render for AnnotateReport {
                     count: r.count,
                     taken: r.taken,
                     fall_through: r.conditional.then(|| r.fall_through()),
+                    flow: r.flow,
                     ip: f
                         .events
                         .iter()
@@ -232,6 +233,7 @@ struct AnnotateLine<'a> {
     count: u128,
     taken: u128,
     fall_through: Option<u128>,
+    flow: Option<u64>,
     ip: BTreeMap<&'static str, u128>,
     file: Option<&'a str>,
     line: Option<u32>,
@@ -257,7 +259,7 @@ fn annotated_text(report: &AnnotateReport, t: &mut Text<'_>) -> io::Result<()> {
         } else {
             writeln!(o, "; no LBR range was read (count 0)")?;
         }
-        let mut headings = vec!["count", "taken", "fall"];
+        let mut headings = vec!["count", "taken", "fall", "flow"];
         headings.extend(f.events.iter().map(|e| e.name()));
         let rows: Vec<Vec<String>> = f
             .rows
@@ -268,7 +270,8 @@ fn annotated_text(report: &AnnotateReport, t: &mut Text<'_>) -> io::Result<()> {
                 } else {
                     String::new()
                 };
-                let mut cells = vec![r.count.to_string(), r.taken.to_string(), fall];
+                let flow = r.flow.map_or_else(|| "-".to_owned(), |n| n.to_string());
+                let mut cells = vec![r.count.to_string(), r.taken.to_string(), fall, flow];
                 cells.extend(r.ip.iter().map(u128::to_string));
                 cells
             })
@@ -310,7 +313,8 @@ fn legend(ranges: bool) -> &'static str {
         true => {
             "  count: runs by the consistent LBR ranges; taken: branches from it that end a \
              consistent range (a record's oldest branch ends none: /callgraph counts it too); \
-             fall: count - taken"
+             fall: count - taken; flow: its block's count by the flow, inferred so that counts \
+             add up (-: none)"
         }
         false => {
             "  count: 0, no LBR range was read; taken: every LBR branch taken from it; fall: \
@@ -416,6 +420,7 @@ mod tests {
             count: 1,
             taken: 0,
             conditional: false,
+            flow: None,
             ip: Vec::new(),
             file: None,
             line: None,

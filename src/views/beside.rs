@@ -1,7 +1,7 @@
 //! What the views of a trace set beside an SPD read (`/compare TRACE SPD`): the SPD, and
 //! the trace's samples on its blocks.
 
-use crate::analysis::spdblocks::TraceOnBlocks;
+use crate::analysis::spd::blocks::TraceOnBlocks;
 use crate::image::spdprofile::SpdProfile;
 use crate::output::FileInfo;
 

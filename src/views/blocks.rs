@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::option::text;
 use super::{Beside, Compared, Declaration, Declared, Merged, Opt, Profile, Reads, Writes};
-use crate::analysis::spdblocks::{self, BlockSource, SpdBlockRow};
+use crate::analysis::spd::blocks::{self as spdblocks, BlockSource, SpdBlockRow};
 use crate::format::error::Error;
 use crate::output::spdblocks::{BLOCK_INFERRED, share_percent};
 use crate::output::text::clean;

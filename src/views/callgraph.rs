@@ -18,7 +18,7 @@ use super::option::text;
 use super::unnamed::unnamed;
 use super::{Declaration, Declared, Opt, Parts, Profile, Reads, Section, Writes};
 use crate::analysis::Counted;
-use crate::analysis::callgraph::{self, CallGraph as Graph};
+use crate::analysis::lbr::callgraph::{self, CallGraph as Graph};
 use crate::analysis::named;
 use crate::format::error::Error;
 use crate::output::html::count;

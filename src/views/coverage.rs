@@ -3,8 +3,9 @@
 //!
 //! ```text
 //! Coverage of progid 0 (lbr.exe) by LBR ranges: 7 of 7 functions ran, 23 of 28 of their blocks covered (82.14%)
-//!     blocks  covered    share  instructions  function
-//!          9        6   66.67%         27809  sum_table
+//!   by the flow: 25 blocks ran, 2 of them falsely cold (ran, no range covered them: what raw counts call cold)
+//!     blocks  covered    share  ran (flow)  falsely cold  instructions  function
+//!          9        6   66.67%           6             0         27809  sum_table
 //! ```
 
 use std::io::{self, Write};
@@ -14,7 +15,7 @@ use serde::Serialize;
 use super::compared::Both;
 use super::ranges::{self, read};
 use super::{Compared, Declaration, Declared, Opt, Profile, Reads, Writes};
-use crate::analysis::ranges::RangeReport;
+use crate::analysis::lbr::ranges::{BinaryRanges, RangeReport};
 use crate::format::error::Error;
 use crate::output::text::clean;
 use crate::output::text::tables::{columns, showing};
@@ -89,15 +90,24 @@ impl Render for CoverageReport<'_> {
                 percent(covered.into(), blocks.into()),
                 showing(top, b.functions.len()),
             )?;
-            let rows: Vec<[String; 5]> = b
+            let (ran, cold) = flowed(b);
+            writeln!(
+                o,
+                "  by the flow: {ran} blocks ran, {cold} of them falsely cold (ran, no range \
+                 covered them: what raw counts call cold)"
+            )?;
+            let rows: Vec<[String; 7]> = b
                 .functions
                 .iter()
                 .take(top)
                 .map(|f| {
+                    let flow = b.cfg.function(f.rva);
                     [
                         f.blocks.to_string(),
                         f.covered.to_string(),
                         percent(f.covered.into(), f.blocks.into()),
+                        flow.map_or_else(|| "-".into(), |c| c.ran().to_string()),
+                        flow.map_or_else(|| "-".into(), |c| c.falsely_cold().to_string()),
                         f.instructions.to_string(),
                         clean(&f.name).into_owned(),
                     ]
@@ -105,7 +115,15 @@ impl Render for CoverageReport<'_> {
                 .collect();
             columns(
                 o,
-                ["blocks", "covered", "share", "instructions", "function"],
+                [
+                    "blocks",
+                    "covered",
+                    "share",
+                    "ran (flow)",
+                    "falsely cold",
+                    "instructions",
+                    "function",
+                ],
                 &rows,
             )?;
         }
@@ -116,6 +134,7 @@ impl Render for CoverageReport<'_> {
     fn json(&self, j: &mut Json<'_>) -> io::Result<()> {
         for b in &self.report.binaries {
             for f in b.functions.iter().take(self.top) {
+                let flow = b.cfg.function(f.rva).filter(|c| c.raw.is_none());
                 let line = CoverageLine {
                     path: j.path,
                     progid: b.progid,
@@ -125,6 +144,9 @@ impl Render for CoverageReport<'_> {
                     blocks: f.blocks,
                     covered: f.covered,
                     instructions: f.instructions,
+                    ran: flow.map(|c| c.ran()),
+                    falsely_cold: flow.map(|c| c.falsely_cold()),
+                    flow_instructions: flow.map(|c| c.flow_instructions()),
                 };
                 j.line(&line)?;
             }
@@ -148,4 +170,17 @@ struct CoverageLine<'a> {
     blocks: u32,
     covered: u32,
     instructions: u128,
+    ran: Option<u32>,
+    falsely_cold: Option<u32>,
+    flow_instructions: Option<u128>,
+}
+
+/// The blocks of `b`'s functions that ran by the flow, and of those the ones no range
+/// covered, over every function with flow (the ones only their callers' flow reached
+/// included).
+pub(crate) fn flowed(b: &BinaryRanges) -> (u64, u64) {
+    let functions = b.cfg.functions.iter().filter(|f| f.raw.is_none());
+    functions.fold((0, 0), |(ran, cold), f| {
+        (ran + u64::from(f.ran()), cold + u64::from(f.falsely_cold()))
+    })
 }

@@ -4,8 +4,8 @@
 //!
 //! ```text
 //! Dynamic instructions of progid 0 (lbr.exe) by LBR ranges: 56863 in 7 functions
-//!     instructions   share  function
-//!            27809  48.91%  sum_table
+//!     instructions   share   flow  flow share  function
+//!            27809  48.91%  27820      48.83%  sum_table
 //! ```
 
 use std::io::{self, Write};
@@ -17,7 +17,7 @@ use super::compared::Both;
 use super::option::text;
 use super::ranges::{self, read};
 use super::{Compared, Declaration, Declared, Opt, Parts, Profile, Reads, Section, Writes};
-use crate::analysis::ranges::RangeReport;
+use crate::analysis::lbr::ranges::{BinaryRanges, RangeReport};
 use crate::analysis::share;
 use crate::format::error::Error;
 use crate::output::text::clean;
@@ -180,19 +180,27 @@ impl Render for DyninstReport<'_> {
                 plural(b.functions.len() as u128),
                 showing(n, b.functions.len()),
             )?;
-            let rows: Vec<[String; 3]> = b
+            let total = flow_total(b);
+            let rows: Vec<[String; 5]> = b
                 .functions
                 .iter()
                 .take(n)
                 .map(|f| {
+                    let flow = flow_of(b, f.rva);
                     [
                         f.instructions.to_string(),
                         percent(f.instructions, b.instructions),
+                        flow.map_or_else(|| "-".into(), |n| n.to_string()),
+                        flow.map_or_else(|| "-".into(), |n| percent(n, total)),
                         clean(&f.name).into_owned(),
                     ]
                 })
                 .collect();
-            columns(o, ["instructions", "share", "function"], &rows)?;
+            columns(
+                o,
+                ["instructions", "share", "flow", "flow share", "function"],
+                &rows,
+            )?;
         }
         Ok(())
     }
@@ -200,7 +208,9 @@ impl Render for DyninstReport<'_> {
     /// A `dyninst` line per function, `n` per binary, the most instructions first.
     fn json(&self, j: &mut Json<'_>) -> io::Result<()> {
         for b in &self.report.binaries {
+            let total = flow_total(b);
             for f in b.functions.iter().take(self.n) {
+                let flow = flow_of(b, f.rva);
                 let line = DyninstLine {
                     path: j.path,
                     progid: b.progid,
@@ -209,6 +219,8 @@ impl Render for DyninstReport<'_> {
                     rva: f.rva,
                     instructions: f.instructions,
                     share: share(f.instructions, b.instructions),
+                    flow_instructions: flow,
+                    flow_share: flow.map(|n| share(n, total)),
                 };
                 j.line(&line)?;
             }
@@ -231,4 +243,18 @@ struct DyninstLine<'a> {
     rva: u32,
     instructions: u128,
     share: f64,
+    flow_instructions: Option<u128>,
+    flow_share: Option<f64>,
+}
+
+/// The instructions the function at `rva` ran by the flow; `None` when it has no flow.
+fn flow_of(b: &BinaryRanges, rva: u32) -> Option<u128> {
+    let f = b.cfg.function(rva).filter(|f| f.raw.is_none())?;
+    Some(f.flow_instructions())
+}
+
+/// The instructions every function of `b` ran by the flow.
+fn flow_total(b: &BinaryRanges) -> u128 {
+    let functions = b.cfg.functions.iter().filter(|f| f.raw.is_none());
+    functions.fold(0u128, |sum, f| sum.saturating_add(f.flow_instructions()))
 }

@@ -8,8 +8,8 @@
 //! keeps it, `/merge` renumbers and absorbs it, and the walk lets it go, without a word
 //! more.
 
-use crate::analysis::lbr::RangeCounts;
-use crate::analysis::spdblocks::BlockCounts;
+use crate::analysis::lbr::reading::RangeCounts;
+use crate::analysis::spd::blocks::BlockCounts;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
 use crate::format::record::Samples;

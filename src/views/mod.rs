@@ -28,6 +28,7 @@ pub mod annotate;
 pub(crate) mod beside;
 pub mod blocks;
 pub mod callgraph;
+pub mod cfg;
 pub(crate) mod compared;
 pub mod coverage;
 mod declaration;

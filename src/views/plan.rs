@@ -503,7 +503,7 @@ mod tests {
             e.to_string(),
             "/merge merges the analyses of the traces: give it /summary, /functions, \
              /folded, /flamegraph, /lines, /callgraph, /coverage, /dyninst, /annotate, \
-             /pprof, /speedscope or /html"
+             /cfg, /pprof, /speedscope or /html"
         );
     }
 }

@@ -7,8 +7,8 @@
 use crate::analysis::Counted;
 use crate::analysis::functions::FunctionsLine;
 use crate::analysis::keys::Namers;
+use crate::analysis::lbr::ranges::RangeReport;
 use crate::analysis::profile::{BinaryStacks, StackProfile};
-use crate::analysis::ranges::RangeReport;
 use crate::analysis::stacks::StackCounts;
 use crate::analysis::summary::Summary;
 use crate::format::tables::Tables;

@@ -13,8 +13,8 @@ use serde::Serialize;
 
 use super::compared::Both;
 use super::profile::Profile;
-use crate::analysis::rangediff::{self, BinaryMoved};
-use crate::analysis::ranges::{self, BinaryRanges, Order, RangeReport};
+use crate::analysis::lbr::rangediff::{self, BinaryMoved};
+use crate::analysis::lbr::ranges::{self, BinaryRanges, Order, RangeReport};
 use crate::format::error::Error;
 use crate::output::text::clean;
 use crate::output::text::tables::{columns, plural, showing};

@@ -226,6 +226,9 @@ views! {
     /// One function's instructions with their counts, taken branches, IP samples and source
     /// lines (`/annotate:FUNCTION`).
     annotate::Annotate,
+    /// One function's graph with what the LBR ranges saw and the flow inferred from it
+    /// (`/cfg[:FUNCTION]`).
+    cfg::Cfg,
     /// One function's blocks beside an SPD's (`/blocks:NAME`, with `/compare TRACE SPD`).
     blocks::Blocks,
     /// A gzipped pprof profile (`/pprof:FILE`).

@@ -6,7 +6,7 @@
 
 use maud::Markup;
 
-use crate::analysis::annotate::SourcePath;
+use crate::analysis::lbr::annotate::SourcePath;
 
 /// The parts of the report gathered so far.
 #[derive(Default)]

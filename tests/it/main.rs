@@ -4,6 +4,7 @@
 
 mod builder_selftest;
 mod callgraph;
+mod cfg;
 mod check;
 mod cli;
 mod compare;
@@ -12,6 +13,7 @@ mod corruption;
 mod damaged;
 mod exports;
 mod faults;
+mod flow;
 mod glossary;
 mod golden;
 mod html;

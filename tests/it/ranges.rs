@@ -1088,13 +1088,15 @@ fn annotate_says_what_taken_counts_under_its_table() {
         .lines()
         .skip_while(|l| !l.starts_with("Annotated classify"))
         .collect();
-    // The legend is the table's last line: taken leaves out each record's oldest branch.
+    // The legend is the table's last line: taken leaves out each record's oldest branch,
+    // and the flow is said to be inferred.
     assert_eq!(
         table.last().copied(),
         Some(
             "  count: runs by the consistent LBR ranges; taken: branches from it that end a \
              consistent range (a record's oldest branch ends none: /callgraph counts it too); \
-             fall: count - taken"
+             fall: count - taken; flow: its block's count by the flow, inferred so that counts \
+             add up (-: none)"
         ),
         "{text}"
     );

@@ -23,7 +23,7 @@ use sptdump_testkit::fixtures::APP_GUID;
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 37] = [
+const LINE_TYPES: [&str; 39] = [
     "file",
     "header",
     "string",
@@ -57,6 +57,8 @@ const LINE_TYPES: [&str; 37] = [
     "coverage",
     "dyninst",
     "annotate",
+    "cfg_block",
+    "cfg_edge",
     "symbols",
     "spd_blocks",
     "spd_blocks_function",
@@ -410,6 +412,7 @@ fn runs() -> &'static [Run] {
                 "/json",
                 "/coverage",
                 "/dyninst",
+                "/cfg",
                 "/pdb:testdata/pe/lbr.pdb",
                 "/image:testdata/pe/lbr.exe",
                 "testdata/pe/lbr.spt",

@@ -18,7 +18,7 @@ use serde::Serialize;
 use super::declare::{SpdDeclaration, SpdDeclared};
 use super::lines::{hex, line};
 use super::shown::{Paired, Shown, SpdFailure};
-use crate::analysis::spdpair::{self, SpdPairReport};
+use crate::analysis::spd::pair::{self as spdpair, SpdPairReport};
 use crate::format::progid::registry_form;
 use crate::output::spdblocks::share_percent;
 use crate::output::text::tables::{columns, plural, showing};

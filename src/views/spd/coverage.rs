@@ -9,7 +9,7 @@ use super::declare::{SpdDeclaration, SpdDeclared};
 use super::lines::line;
 use super::shown::{Shown, SpdFailure};
 use crate::analysis::share;
-use crate::analysis::spd::coverage;
+use crate::analysis::spd::figures::coverage;
 use crate::output::text::tables::percent_one;
 use crate::views::Opt;
 

@@ -10,7 +10,7 @@ use super::declare::{SpdDeclaration, SpdDeclared};
 use super::lines::{INFERRED, hex, line};
 use super::shown::{Shown, SpdFailure};
 use crate::analysis::share;
-use crate::analysis::spd::ranked_by_dyninst;
+use crate::analysis::spd::figures::ranked_by_dyninst;
 use crate::output::text::tables::percent_one;
 use crate::views::{Opt, text};
 

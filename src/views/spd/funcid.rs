@@ -6,7 +6,7 @@ use std::io;
 use super::declare::{SpdDeclaration, SpdDeclared};
 use super::lines::{calls_json, calls_text, detail_text, flow_json, flow_text, function_json};
 use super::shown::{Shown, SpdFailure};
-use crate::analysis::spd::FunctionQuery;
+use crate::analysis::spd::figures::FunctionQuery;
 use crate::views::{Opt, text};
 
 /// `/funcid:FID`: the id, hash or name asked for.

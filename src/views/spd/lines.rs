@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::shown::Shown;
-use crate::analysis::spd::{callee_kind, callee_name};
+use crate::analysis::spd::figures::{callee_kind, callee_name};
 use crate::image::imports::ImportNames;
 use crate::image::spd::function::Function;
 use crate::image::spd::table::FunctionTable;

@@ -100,7 +100,7 @@ pub(crate) fn call_graph(counted: &Counted<'_>, top: usize) -> CallGraph {
 /// (`binary!name`, the binary's name in any case) or the function's name alone.
 pub(crate) fn around(counted: &Counted<'_>, function: &str, top: usize) -> CallGraph {
     let mut graph = graph(counted, top, |binary, name| {
-        super::named::names(function, binary, name)
+        crate::analysis::named::names(function, binary, name)
     });
     graph.around = Some(function.to_owned());
     graph

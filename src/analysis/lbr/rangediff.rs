@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::analysis::ranges::{BinaryRanges, Order, RangeReport};
+use crate::analysis::lbr::ranges::{BinaryRanges, Order, RangeReport};
 use crate::analysis::share;
 
 /// What one function ran and covered in each trace.
@@ -127,7 +127,7 @@ fn binary(sides: [&BinaryRanges; 2], top: usize) -> BinaryMoved {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::ranges::FunctionRun;
+    use crate::analysis::lbr::ranges::FunctionRun;
 
     fn run(name: &str, instructions: u128, blocks: u32, covered: u32) -> FunctionRun {
         FunctionRun {

@@ -78,6 +78,10 @@ pub(crate) struct Reading {
     /// The branches taken from each instruction that ends a consistent range, by RVA,
     /// under each order.
     pub(crate) taken: [FxHashMap<u32, u128>; 2],
+    /// Every pair, whatever the order, whose target is a function's first byte or lies in
+    /// the function of its source: the entries and the jumps inside functions the flow is
+    /// built from (`(from, to)`).
+    pub(crate) pairs: FxHashMap<(u32, u32), u128>,
     /// The instructions decoded so far.
     memo: FxHashMap<u32, Option<Instruction>>,
 }
@@ -97,6 +101,9 @@ impl Reading {
                     add(mine, rva, n);
                 }
             }
+        }
+        for (&pair, &n) in &other.pairs {
+            add(&mut self.pairs, pair, n);
         }
     }
 }
@@ -122,6 +129,9 @@ pub(crate) struct RangeCounts {
     /// their hits summed: each distinct range is walked once a batch, however many records
     /// hold it (`(progid, order, start, end)`).
     ranges: FxHashMap<(u16, u8, u32, u32), u128>,
+    /// The pairs of the distinct records read from `pending`, with their hits summed
+    /// (`(progid, from, to)`): each distinct pair is looked up once a batch.
+    batch_pairs: FxHashMap<(u16, u32, u32), u128>,
     /// A record's pairs, and a range's instructions: reused from record to record.
     pairs: Vec<Branch>,
     passed: Vec<u32>,
@@ -162,7 +172,7 @@ impl RangeCounts {
             let (binary, pairs) = stored.split_at(2);
             let progid = u16::from_le_bytes([binary[0], binary[1]]);
             self.gather(progid, Branches::new(pairs), hits, symbols);
-            if self.ranges.len() >= RANGES {
+            if self.ranges.len() >= RANGES || self.batch_pairs.len() >= RANGES {
                 self.walk_ranges(symbols);
             }
         }
@@ -170,11 +180,27 @@ impl RangeCounts {
         self.walk_ranges(symbols);
     }
 
-    /// Walks the distinct ranges gathered so far.
+    /// Walks the distinct ranges gathered so far, and keeps the pairs the flow is built
+    /// from.
     fn walk_ranges(&mut self, symbols: &SymbolMap) {
         let ranges = std::mem::take(&mut self.ranges);
         for ((progid, o, start, end), hits) in ranges {
             self.walk(progid, usize::from(o), (start, end), hits, symbols);
+        }
+        for ((progid, from, to), hits) in self.batch_pairs.drain() {
+            let Some(functions) = symbols.get(Some(progid)) else {
+                continue;
+            };
+            let Some((target, offset)) = functions.lookup(to) else {
+                continue;
+            };
+            let inside = functions
+                .lookup(from)
+                .is_some_and(|(f, _)| f.rva == target.rva);
+            if offset == 0 || inside {
+                let reading = self.binaries.entry(progid).or_default();
+                add(&mut reading.pairs, (from, to), hits);
+            }
         }
     }
 
@@ -194,6 +220,13 @@ impl RangeCounts {
         self.pairs.extend(branches.iter());
         let ranges = self.pairs.len().saturating_sub(1) as u128;
         reading.ranges = reading.ranges.saturating_add(ranges.saturating_mul(hits));
+        for pair in &self.pairs {
+            let count = self
+                .batch_pairs
+                .entry((progid, pair.from, pair.to))
+                .or_default();
+            *count = count.saturating_add(hits);
+        }
         for (o, order) in (0u8..).zip(Order::BOTH) {
             for w in self.pairs.windows(2) {
                 let (start, end) = order.range((&w[0], &w[1]));
@@ -256,9 +289,9 @@ impl RangeCounts {
     }
 }
 
-/// Adds `n` to `rva`'s count, saturating.
-fn add(counts: &mut FxHashMap<u32, u128>, rva: u32, n: u128) {
-    let count = counts.entry(rva).or_default();
+/// Adds `n` to `key`'s count, saturating.
+fn add<K: std::hash::Hash + Eq>(counts: &mut FxHashMap<K, u128>, key: K, n: u128) {
+    let count = counts.entry(key).or_default();
     *count = count.saturating_add(n);
 }
 

@@ -9,9 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use super::counted::share;
-use super::spdblocks::{BlockCounts, SpdBlocksReport, TraceOnBlocks};
-use super::summary::Summary;
+use super::blocks::{BlockCounts, SpdBlocksReport, TraceOnBlocks};
+use crate::analysis::counted::share;
+use crate::analysis::summary::Summary;
 use crate::format::tables::Tables;
 use crate::image::attached::SymbolMap;
 use crate::image::matching::{self, MatchFile, MatchStatus};

@@ -22,9 +22,9 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::lbr::Order;
-use super::ranges::order;
-use super::summary::Summary;
+use crate::analysis::lbr::ranges::order;
+use crate::analysis::lbr::reading::Order;
+use crate::analysis::summary::Summary;
 use crate::format::record::{Branch, Branches, SampleKind, Samples};
 use crate::image::attached::SymbolMap;
 use crate::image::spdprofile::SpdProfile;
@@ -589,7 +589,7 @@ pub(crate) fn named(spd: &SpdProfile, name: &str) -> Vec<usize> {
 
 /// The names of the SPD's functions closest to `name`, the closest first: at most `n`.
 pub(crate) fn closest<'s>(spd: &'s SpdProfile, name: &str, n: usize) -> Vec<&'s str> {
-    super::named::closest(spd.functions.iter().map(|f| f.name.as_str()), name, n)
+    crate::analysis::named::closest(spd.functions.iter().map(|f| f.name.as_str()), name, n)
 }
 
 #[cfg(test)]

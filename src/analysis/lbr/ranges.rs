@@ -9,13 +9,15 @@
 
 use std::collections::HashMap;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
-pub(crate) use crate::analysis::lbr::Order;
-use crate::analysis::lbr::{Decoded, RangeCounts, Reading};
+use crate::analysis::lbr::blocks::split;
+use crate::analysis::lbr::cfg::{self, BinaryCfg, Seen};
+pub(crate) use crate::analysis::lbr::reading::Order;
+use crate::analysis::lbr::reading::{Decoded, RangeCounts, Reading};
 use crate::format::tables::Tables;
 use crate::image::attached::SymbolMap;
-use crate::image::code::{Code, Flow, Instruction, Machine};
+use crate::image::code::{Code, Flow, Machine};
 use crate::image::symbols::Symbols;
 
 /// The share of consistent ranges an order needs to be used.
@@ -82,10 +84,15 @@ pub struct BinaryRanges {
     /// The branches taken from each instruction that ends a consistent range, by RVA: what
     /// its count less is its fall-through.
     pub taken: FxHashMap<u32, u128>,
+    /// The LBR pairs, whatever the order, whose target is a function's first byte or lies
+    /// in the function of their source, by `(from, to)`.
+    pub pairs: FxHashMap<(u32, u32), u128>,
     /// What kept ranges from being read: a PDB or an image missing, a machine not decoded.
     pub missing: Vec<String>,
     /// The conditional jumps that ran most, at most 20, the most first (then by RVA).
     pub branches: Vec<BranchRun>,
+    /// The graphs of the functions that ran, what was seen of them and their flow.
+    pub cfg: BinaryCfg,
 }
 
 impl BinaryRanges {
@@ -158,6 +165,7 @@ fn read(b: &mut BinaryRanges, reading: &Reading, functions: &Symbols, code: &Cod
     let used = Order::BOTH.iter().position(|&o| o == order).unwrap_or(0);
     b.counts = reading.counts[used].clone();
     b.taken = reading.taken[used].clone();
+    b.pairs = reading.pairs.clone();
     let mut memo = FxHashMap::default();
     let mut decoded = Decoded {
         code,
@@ -169,6 +177,13 @@ fn read(b: &mut BinaryRanges, reading: &Reading, functions: &Symbols, code: &Cod
         .functions
         .iter()
         .fold(0u128, |sum, f| sum.saturating_add(f.instructions));
+    let seen = Seen {
+        counts: &b.counts,
+        taken: &b.taken,
+        pairs: &b.pairs,
+    };
+    let ran = b.functions.iter().map(|f| (f.rva, f.name.as_str()));
+    b.cfg = cfg::binary(seen, ran, functions, code);
 }
 
 /// The conditional jumps of `b` with a count, the most run first, [`BRANCHES`] of them.
@@ -254,48 +269,20 @@ pub(crate) fn blocks_of(
     )
 }
 
-/// The basic blocks of the function at `rva` and how many of them have a count. Leaders are
-/// its first instruction, every direct jump's target inside it, and every instruction after
-/// a jump, conditional or not, or a return (a call does not end a block); a block of padding
-/// alone (`int3`, `nop`) is not counted. The function is decoded from its first byte to its
-/// end; where an instruction does not decode, its blocks end there.
+/// The basic blocks of the function at `rva` and how many of them have a count, padding
+/// left out (see [`split`]).
 fn blocks(
     functions: &Symbols,
     rva: u32,
     decoded: &mut Decoded<'_>,
     counts: &FxHashMap<u32, u128>,
 ) -> (u32, u32) {
-    let inside = |at: u32| functions.lookup(at).is_some_and(|(f, _)| f.rva == rva);
-    let mut code: Vec<(u32, Instruction)> = Vec::new();
-    let mut leaders: FxHashSet<u32> = FxHashSet::default();
-    leaders.insert(rva);
-    let mut at = rva;
-    while inside(at) {
-        let Some(i) = decoded.at(at) else { break };
-        code.push((at, i));
-        let Some(next) = at.checked_add(i.len) else {
-            break;
-        };
-        if matches!(i.flow, Flow::Jump | Flow::Conditional | Flow::Return) {
-            leaders.insert(next);
-            leaders.extend(i.target.filter(|&t| inside(t)));
-        }
-        at = next;
-    }
+    let code = split(functions, rva, decoded);
     let (mut blocks, mut covered) = (0u32, 0u32);
-    let mut block = (true, false); // (padding alone so far, any count)
-    for (n, &(at, i)) in code.iter().enumerate() {
-        block = (block.0 && i.padding, block.1 || counts.contains_key(&at));
-        let last = code
-            .get(n + 1)
-            .is_none_or(|(next, _)| leaders.contains(next));
-        if last {
-            if !block.0 {
-                blocks += 1;
-                covered += u32::from(block.1);
-            }
-            block = (true, false);
-        }
+    for block in code.blocks.iter().filter(|b| !b.padding) {
+        blocks += 1;
+        let mut rvas = code.instructions[block.instructions.clone()].iter();
+        covered += u32::from(rvas.any(|(at, _)| counts.contains_key(at)));
     }
     (blocks, covered)
 }

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::analysis::Counted;
-use crate::analysis::ranges::RangeReport;
+use crate::analysis::lbr::ranges::RangeReport;
 use crate::format::record::SampleKind;
 use crate::image::code::{Code, Flow, Machine};
 use crate::image::lines::SourceLines;
@@ -77,6 +77,9 @@ pub struct Row {
     pub taken: u128,
     /// Whether it is a conditional jump: one that can fall through.
     pub conditional: bool,
+    /// The flow of its block (section 18: inferred); `None` when the function has no flow
+    /// (it did not run, or was left raw) or the instruction is in no block (padding).
+    pub flow: Option<u64>,
     /// The IP samples at it, per event of [`Annotated::events`].
     pub ip: Vec<u128>,
     /// The source file the PDB gives for it.
@@ -149,7 +152,7 @@ pub(crate) fn annotate(
         };
         let Some(found) = symbols
             .iter()
-            .find(|s| super::named::names(function, &name, s.name))
+            .find(|s| crate::analysis::named::names(function, &name, s.name))
         else {
             continue;
         };
@@ -188,9 +191,11 @@ pub(crate) fn annotate(
         // With ranges read, a branch is counted where it ends a range, as its count is: so
         // that count - taken is how often it fell through.
         if let Some(b) = binary.filter(|b| b.order.is_some()) {
+            let cfg = b.cfg.function(found.rva);
             for row in &mut annotated.rows {
                 row.count = b.counts.get(&row.rva).copied().unwrap_or(0);
                 row.taken = b.taken.get(&row.rva).copied().unwrap_or(0);
+                row.flow = cfg.and_then(|f| f.flow_at(row.rva));
             }
         }
         report.functions.push(annotated);
@@ -213,6 +218,7 @@ fn rows(symbols: &Symbols, code: &Code, start: u32, paths: &[SourcePath]) -> Vec
             count: 0,
             taken: 0,
             conditional: i.flow == Flow::Conditional,
+            flow: None,
             ip: Vec::new(),
             file: None,
             line: None,

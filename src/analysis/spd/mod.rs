@@ -1,0 +1,8 @@
+//! What a trace and an SPD add up to together, and an SPD alone: spddump's figures of one
+//! SPD (`figures`), a trace on an SPD's own blocks (`blocks`), a trace beside an SPD by
+//! function (`compare`), and two SPDs of one binary side by side (`pair`).
+
+pub mod blocks;
+pub mod compare;
+pub mod figures;
+pub mod pair;

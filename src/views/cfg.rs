@@ -1,0 +1,320 @@
+//! `/cfg[:FUNCTION]`: a function's graph on the image's blocks (section 18), each block and
+//! edge with what the LBR ranges and pairs saw of it and its count by the flow inferred from
+//! that; without a name, every function with an observation, the most instructions by the
+//! flow first, `/top` per binary.
+//!
+//! ```text
+//! Flow of sum_table in progid 0 (lbr.exe) at 0x00001000: 9 blocks, 6 covered, 8 ran by the flow (2 falsely cold)
+//!   block  RVA         end         instructions  observed   flow
+//!       1  0x00001000  0x0000100E             5       431    431
+//!   edge  from  to    kind   observed   flow
+//!         entry 1     entry        400    431
+//! ```
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::option::text;
+use super::ranges::{self, read};
+use super::{Declaration, Declared, Opt, Profile, Reads, Writes};
+use crate::analysis::lbr::cfg::FunctionCfg;
+use crate::analysis::lbr::ranges::{BinaryRanges, RangeReport};
+use crate::analysis::named;
+use crate::format::error::Error;
+use crate::output::text::clean;
+use crate::output::text::tables::columns;
+use crate::output::{Json, Out, Printer, Render, Reported, Text};
+
+/// `/cfg[:FUNCTION]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cfg {
+    /// The function, as `/functions` names it, or `binary!name`; `None` for every function
+    /// with an observation.
+    pub function: Option<String>,
+}
+
+/// How many of the closest names an unknown name's error gives.
+const CLOSEST: usize = 3;
+
+impl Declared for Cfg {
+    const DECLARATION: Declaration = Declaration {
+        prints: &["cfg_block", "cfg_edge"],
+        ..Declaration::new("cfg", 6, Writes::Tables, Reads::LBR_RECORDS)
+    };
+    type Asked = Option<Cfg>;
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::optional(
+        "cfg",
+        "/cfg[:FUNCTION]",
+        "a function's blocks and edges, each as the LBR ranges saw it and by the\n\
+         flow inferred from them; without a name every function seen (with /pdb\n\
+         and /image)",
+        |a, v| {
+            let function = v.map(text);
+            if function.as_deref() == Some("") {
+                return Err("expected a function's name".into());
+            }
+            *a = Some(Cfg { function });
+            Ok(())
+        },
+    )];
+
+    fn asked(asked: Option<Cfg>) -> Result<Option<Self>, String> {
+        Ok(asked)
+    }
+
+    fn show<P: Printer>(
+        &self,
+        profile: &mut Profile<'_>,
+        out: &mut Out<'_, P>,
+    ) -> Result<(), Error> {
+        let top = profile.settings.top;
+        let file = profile.file;
+        let report = ranges::shown(profile, out)?;
+        if ranges::unable("cfg", (file, report), out)? {
+            return Ok(());
+        }
+        let Some(report) = report else {
+            return Ok(());
+        };
+        let shown = CfgReport::of(report, self.function.as_deref(), top);
+        out.print(|p| p.show(&shown))?;
+        if let Some(wanted) = &self.function
+            && shown.functions.is_empty()
+        {
+            let message = unnamed(report, wanted);
+            out.fail(file, &message)?;
+        }
+        Ok(())
+    }
+}
+
+/// Why `/cfg:wanted` shows nothing: no function that ran (by the LBR ranges, or by the flow
+/// its callers send it) bears the name; the closest of theirs.
+fn unnamed(report: &RangeReport, wanted: &str) -> String {
+    let bare = wanted.rsplit_once('!').map_or(wanted, |(_, f)| f);
+    let names = read(report).flat_map(|b| b.cfg.functions.iter().map(|f| f.name.as_str()));
+    let closest = named::closest(names, bare, CLOSEST);
+    format!(
+        "/cfg:{wanted}: no function that ran, by the LBR ranges or by the flow its callers \
+         send it, bears this name; the closest: {}",
+        closest.join(", ")
+    )
+}
+
+/// What `/cfg` shows: the functions' graphs, per binary.
+pub struct CfgReport<'a> {
+    /// Each function shown, with its binary's program ID and name.
+    pub functions: Vec<(&'a BinaryRanges, &'a FunctionCfg)>,
+    /// How many functions each binary had to show, before `/top`.
+    pub of: Vec<(u16, usize)>,
+    /// Whether one function was asked for by name.
+    pub named: bool,
+}
+
+impl<'a> CfgReport<'a> {
+    /// The functions `/cfg` shows of `report`: the one named `function`, in every binary
+    /// that has it, or `top` of each binary's functions with an observation, the most
+    /// instructions by the flow first (then by RVA).
+    pub fn of(report: &'a RangeReport, function: Option<&str>, top: usize) -> CfgReport<'a> {
+        let mut functions = Vec::new();
+        let mut of = Vec::new();
+        for b in read(report) {
+            let mut mine: Vec<&FunctionCfg> = match function {
+                Some(wanted) => {
+                    let named = |f: &&FunctionCfg| named::names(wanted, &b.name, &f.name);
+                    b.cfg.functions.iter().filter(named).collect()
+                }
+                None => b.cfg.functions.iter().filter(|f| f.observed()).collect(),
+            };
+            mine.sort_by(|x, y| {
+                let hotter = y.flow_instructions().cmp(&x.flow_instructions());
+                hotter.then(x.rva.cmp(&y.rva))
+            });
+            of.push((b.progid, mine.len()));
+            let shown = if function.is_some() { usize::MAX } else { top };
+            functions.extend(mine.into_iter().take(shown).map(|f| (b, f)));
+        }
+        CfgReport {
+            functions,
+            of,
+            named: function.is_some(),
+        }
+    }
+}
+
+/// A count as the tables show it: `-` for one nothing saw.
+fn shown(count: Option<impl ToString>) -> String {
+    count.map_or_else(|| "-".to_owned(), |n| n.to_string())
+}
+
+/// An edge's end as the tables show it: the block's id, or `entry` and `exit`.
+fn end(block: Option<u32>, none: &str) -> String {
+    block.map_or_else(|| none.to_owned(), |id| id.to_string())
+}
+
+impl Render for CfgReport<'_> {
+    fn text(&self, t: &mut Text<'_>) -> io::Result<()> {
+        for &(b, f) in &self.functions {
+            let o = t.block()?;
+            let covered = f.blocks.iter().filter(|b| b.observed.is_some()).count();
+            write!(
+                o,
+                "Flow of {} in progid {} ({}) at 0x{:08X}: {} blocks, {covered} covered",
+                clean(&f.name),
+                b.progid,
+                clean(&b.name),
+                f.rva,
+                f.blocks.len(),
+            )?;
+            match &f.raw {
+                Some(why) => writeln!(o, "; {why}")?,
+                None => writeln!(
+                    o,
+                    ", {} ran by the flow ({} falsely cold)",
+                    f.ran(),
+                    f.falsely_cold(),
+                )?,
+            }
+            let blocks: Vec<[String; 6]> = f
+                .blocks
+                .iter()
+                .map(|k| {
+                    [
+                        k.id.to_string(),
+                        format!("0x{:08X}", k.rva),
+                        format!("0x{:08X}", k.end),
+                        k.instructions.to_string(),
+                        shown(k.observed),
+                        shown(k.flow),
+                    ]
+                })
+                .collect();
+            columns(
+                o,
+                ["block", "RVA", "end", "instructions", "observed", "flow"],
+                &blocks,
+            )?;
+            let edges: Vec<[String; 5]> = f
+                .edges
+                .iter()
+                .map(|e| {
+                    [
+                        end(e.from, "entry"),
+                        end(e.to, "exit"),
+                        e.kind.name().to_owned(),
+                        shown(e.observed),
+                        shown(e.flow),
+                    ]
+                })
+                .collect();
+            columns(o, ["from", "to", "kind", "observed", "flow"], &edges)?;
+            writeln!(
+                o,
+                "  observed: as the LBR ranges and pairs saw it (-: nothing did, unknown); \
+                 flow: inferred, so that every block's count is the sum of its edges'"
+            )?;
+        }
+        for &(progid, n) in &self.of {
+            let shown = self
+                .functions
+                .iter()
+                .filter(|(b, _)| b.progid == progid)
+                .count();
+            if !self.named && shown < n {
+                let o = t.block()?;
+                writeln!(
+                    o,
+                    "progid {progid}: {shown} of {n} functions with an observation shown \
+                     (/top:N shows more)"
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A `cfg_block` line per block and a `cfg_edge` line per edge of each function shown.
+    fn json(&self, j: &mut Json<'_>) -> io::Result<()> {
+        for &(b, f) in &self.functions {
+            let of = Of {
+                path: j.path,
+                progid: b.progid,
+                name: &b.name,
+                graph: "image",
+                function: &f.name,
+                hash: None,
+                function_rva: f.rva,
+            };
+            for k in &f.blocks {
+                j.line(&BlockLine {
+                    kind: "cfg_block",
+                    of: &of,
+                    id: k.id,
+                    rva: Some(k.rva),
+                    end: Some(k.end),
+                    instructions: k.instructions,
+                    observed: k.observed,
+                    flow: k.flow,
+                })?;
+            }
+            for e in &f.edges {
+                j.line(&EdgeLine {
+                    kind: "cfg_edge",
+                    of: &of,
+                    from: e.from,
+                    to: e.to,
+                    edge: e.kind.name(),
+                    observed: e.observed,
+                    flow: e.flow,
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn reported(&self) -> Option<Reported> {
+        let functions = self.functions.iter();
+        let functions = functions.map(|&(b, f)| (b.progid, b.name.clone(), f.clone()));
+        Some(Reported::Cfg(functions.collect()))
+    }
+}
+
+/// What every line of a function's graph says of whose it is.
+#[derive(Serialize)]
+struct Of<'a> {
+    path: &'a str,
+    progid: u16,
+    name: &'a str,
+    graph: &'static str,
+    function: &'a str,
+    hash: Option<&'a str>,
+    function_rva: u32,
+}
+
+#[derive(Serialize)]
+struct BlockLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    of: &'a Of<'a>,
+    id: u32,
+    rva: Option<u32>,
+    end: Option<u32>,
+    instructions: u32,
+    observed: Option<u128>,
+    flow: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct EdgeLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    of: &'a Of<'a>,
+    from: Option<u32>,
+    to: Option<u32>,
+    #[serde(rename = "kind")]
+    edge: &'static str,
+    observed: Option<u128>,
+    flow: Option<u64>,
+}

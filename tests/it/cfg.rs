@@ -1,0 +1,192 @@
+//! `/cfg`: a function's graph on the image's blocks with its flow (section 18), on the
+//! real `lbr.exe` and the trace recorded from a run of it (`testdata/pe/lbr.spt`).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::support::{json_lines, run, status, stderr, stdout};
+
+const LBR: [&str; 3] = [
+    "/pdb:testdata/pe/lbr.pdb",
+    "/image:testdata/pe/lbr.exe",
+    "testdata/pe/lbr.spt",
+];
+
+/// `sptdump /json ARGS... LBR...`'s lines of the types given.
+fn lines(args: &[&str], types: &[&str]) -> Vec<Value> {
+    let mut all = vec!["/json"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&LBR);
+    let out = run(&all);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    let lines = json_lines(&out);
+    let wanted = |l: &Value| types.iter().any(|t| l["type"] == *t);
+    lines.into_iter().filter(wanted).collect()
+}
+
+/// Each function's `cfg_block` and `cfg_edge` lines, by the function's name.
+fn graphs(args: &[&str]) -> BTreeMap<String, (Vec<Value>, Vec<Value>)> {
+    let mut graphs: BTreeMap<String, (Vec<Value>, Vec<Value>)> = BTreeMap::new();
+    for line in lines(args, &["cfg_block", "cfg_edge"]) {
+        let function = line["function"].as_str().unwrap().to_owned();
+        let graph = graphs.entry(function).or_default();
+        match line["type"].as_str() {
+            Some("cfg_block") => graph.0.push(line),
+            _ => graph.1.push(line),
+        }
+    }
+    graphs
+}
+
+fn count(v: &Value) -> Option<u64> {
+    v.as_u64()
+}
+
+/// Every block of every function that ran conserves exactly: its flow is the sum of its
+/// incoming edges' (the entry's included) and of its outgoing edges' (the exits' included).
+#[test]
+fn every_block_of_every_function_conserves() {
+    let graphs = graphs(&["/cfg", "/top:1000"]);
+    assert!(graphs.len() >= 4, "{:?}", graphs.keys());
+    for (function, (blocks, edges)) in &graphs {
+        for block in blocks {
+            let id = &block["id"];
+            let flow = count(&block["flow"]).expect("every function here has its flow");
+            let sum = |end: &str| -> u64 {
+                let mine = edges.iter().filter(|e| &e[end] == id);
+                mine.map(|e| count(&e["flow"]).unwrap()).sum()
+            };
+            assert_eq!(sum("to"), flow, "{function}: into block {id}");
+            assert_eq!(sum("from"), flow, "{function}: out of block {id}");
+        }
+    }
+}
+
+/// A block's observed count is its instructions' largest count by the ranges, as
+/// `/annotate` shows them; a block none of whose instructions counted is unknown (null).
+#[test]
+fn a_block_is_observed_at_its_largest_instruction_count() {
+    let graphs = graphs(&["/cfg:scramble"]);
+    let (blocks, _) = &graphs["scramble"];
+    let rows = lines(&["/annotate:scramble"], &["annotate"]);
+    assert!(!blocks.is_empty() && !rows.is_empty());
+    for block in blocks {
+        let (rva, end) = (
+            block["rva"].as_u64().unwrap(),
+            block["end"].as_u64().unwrap(),
+        );
+        let inside = rows
+            .iter()
+            .filter(|r| (rva..end).contains(&r["rva"].as_u64().unwrap()));
+        let largest = inside.map(|r| r["count"].as_u64().unwrap()).max().unwrap();
+        let expected = (largest > 0).then_some(largest);
+        assert_eq!(count(&block["observed"]), expected, "block {}", block["id"]);
+    }
+}
+
+/// The fall-through from a conditional jump is seen as the jump's count less its taken
+/// branches, as `/annotate` gives them.
+#[test]
+fn a_fall_through_is_seen_as_its_jumps_count_less_taken() {
+    let graphs = graphs(&["/cfg:scramble"]);
+    let (blocks, edges) = &graphs["scramble"];
+    let rows = lines(&["/annotate:scramble"], &["annotate"]);
+    let mut checked = 0;
+    for e in edges.iter().filter(|e| e["kind"] == "fall") {
+        let from = blocks.iter().find(|b| b["id"] == e["from"]).unwrap();
+        let end = from["end"].as_u64().unwrap();
+        let last = rows
+            .iter()
+            .rfind(|r| r["rva"].as_u64().unwrap() < end)
+            .unwrap();
+        let Some(fall) = last["fall_through"].as_u64() else {
+            continue;
+        };
+        assert_eq!(count(&e["observed"]), (fall > 0).then_some(fall), "{e}");
+        checked += 1;
+    }
+    assert!(checked >= 3, "conditional jumps checked: {checked}");
+}
+
+/// The code that runs into alignment `nop`s runs on through them: the edge reaches the block
+/// after the padding, which is not a block of the graph (in `scramble`, `je` at 0x1081 falls
+/// into the `nop` at 0x1083 and on into the loop at 0x1090).
+#[test]
+fn code_runs_on_through_alignment_padding() {
+    let graphs = graphs(&["/cfg:scramble"]);
+    let (blocks, edges) = &graphs["scramble"];
+    let id_at = |rva: u64| {
+        blocks
+            .iter()
+            .find(|b| b["rva"] == rva)
+            .map(|b| b["id"].clone())
+    };
+    assert_eq!(id_at(0x1083), None, "padding is no block");
+    let (before, after) = (id_at(0x107E).unwrap(), id_at(0x1090).unwrap());
+    let fall = edges
+        .iter()
+        .find(|e| e["from"] == before && e["kind"] == "fall")
+        .unwrap();
+    assert_eq!(fall["to"], after);
+    assert!(count(&fall["flow"]).unwrap() > 0);
+}
+
+/// A loop entered from code nobody sampled is entered at least once: its flow reaches it
+/// from the function's entry (`main_entry`'s loop, whose entries no pair shows).
+#[test]
+fn a_loop_whose_entry_nobody_saw_is_entered() {
+    let graphs = graphs(&["/cfg:main_entry"]);
+    let (blocks, edges) = &graphs["main_entry"];
+    let entry = edges.iter().find(|e| e["kind"] == "entry").unwrap();
+    assert!(entry["observed"].is_null());
+    assert!(count(&entry["flow"]).unwrap() >= 1);
+    assert!(blocks.iter().all(|b| count(&b["flow"]).unwrap() >= 1));
+}
+
+/// The text names what is seen and what is inferred, and says a name no function that ran
+/// bears is an error naming the closest.
+#[test]
+fn text_labels_the_flow_and_an_unknown_name_is_an_error() {
+    let mut args = vec!["/cfg:sum_table"];
+    args.extend_from_slice(&LBR);
+    let out = run(&args);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("Flow of sum_table in progid 0 (lbr.exe) at 0x00001100"),
+        "{text}"
+    );
+    assert!(text.contains("observed  flow"), "{text}");
+    assert!(text.contains("flow: inferred"), "{text}");
+    let mut args = vec!["/cfg:sum_tabel"];
+    args.extend_from_slice(&LBR);
+    let out = run(&args);
+    assert_eq!(status(&out), 1);
+    assert!(
+        stderr(&out).contains("the closest: sum_table"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `/check` notes the blocks that ran by the flow but that no range covered, with their
+/// share of the binary's flow, as many as `/coverage` counts.
+#[test]
+fn check_notes_the_falsely_cold_blocks_coverage_counts() {
+    let verdicts = lines(&["/check"], &["check"]);
+    let note = verdicts
+        .iter()
+        .find(|v| v["code"] == "lbr-falsely-cold")
+        .unwrap();
+    assert_eq!(note["severity"], "note");
+    let message = note["message"].as_str().unwrap();
+    let coverage = lines(&["/coverage", "/top:100"], &["coverage"]);
+    let cold: u64 = coverage
+        .iter()
+        .map(|c| c["falsely_cold"].as_u64().unwrap())
+        .sum();
+    assert!(cold > 0);
+    let said = format!("{cold} blocks ran by the flow but no LBR range covered them");
+    assert!(message.starts_with(&said), "{message}");
+}
