@@ -9,6 +9,7 @@ mod check;
 mod cli;
 mod compare;
 mod conformance;
+mod conserved;
 mod corruption;
 mod damaged;
 mod exports;

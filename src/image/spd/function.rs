@@ -142,6 +142,10 @@ pub struct Profile {
     pub dyninst: u64,
     /// Its blocks with a count.
     pub covered: u32,
+    /// Whether its counts form a flow: every block's count equals the sum of its incoming
+    /// edges' (block 1 aside, entered from outside) and of its outgoing edges' (the blocks
+    /// without successors aside, the exits).
+    pub conserved: bool,
 }
 
 impl<'a> Function<'a> {
@@ -256,6 +260,7 @@ impl<'a> Function<'a> {
             edges: self.edge_count(),
             ..Profile::default()
         };
+        p.conserved = self.unconserved().is_empty();
         for b in self.blocks() {
             if b.id == 1 {
                 p.entry = b.count;
@@ -268,6 +273,30 @@ impl<'a> Function<'a> {
                 .saturating_add(b.count.saturating_mul(u64::from(b.instructions)));
         }
         p
+    }
+
+    /// The ids of the blocks whose count is not the sum of their incoming edges' (block 1,
+    /// entered from outside, aside) or of their outgoing edges' (the blocks without
+    /// successors, the exits, aside): none when its counts form a flow.
+    pub fn unconserved(&self) -> Vec<u32> {
+        let index = self.block_index();
+        let mut into: Vec<u128> = vec![0; index.0.len()];
+        let mut out: Vec<Option<u128>> = vec![None; index.0.len()];
+        for (i, b) in self.blocks().enumerate() {
+            for s in b.successors() {
+                let sum = out[i].get_or_insert(0);
+                *sum += u128::from(s.count);
+                if let Some(to) = index.id_at(s.target) {
+                    into[to as usize - 1] += u128::from(s.count);
+                }
+            }
+        }
+        let blocks = self.blocks().zip(into).zip(out);
+        let broken = blocks.filter(|((b, into), out)| {
+            let count = u128::from(b.count);
+            (b.id != 1 && *into != count) || out.is_some_and(|o| o != count)
+        });
+        broken.map(|((b, _), _)| b.id).collect()
     }
 
     /// The ids of its blocks by their offsets, to name successors' targets.

@@ -49,14 +49,14 @@ impl SpdDeclared for Func {
         )?;
         writeln!(
             out,
-            "  {:<16}  {:>12}  {:>6}  {:>6}  {:>7}  {:>16}  {:>7}  name",
-            "hash", "entry", "blocks", "edges", "instr*", "dyninst*", "covered"
+            "  {:<16}  {:>12}  {:>6}  {:>6}  {:>7}  {:>16}  {:>7}  {:>9}  name",
+            "hash", "entry", "blocks", "edges", "instr*", "dyninst*", "covered", "conserved"
         )?;
         for f in t.functions() {
             let p = f.profile();
             writeln!(
                 out,
-                "  {:016X}  {:>12}  {:>6}  {:>6}  {:>7}  {:>16}  {:>7}  {}",
+                "  {:016X}  {:>12}  {:>6}  {:>6}  {:>7}  {:>16}  {:>7}  {:>9}  {}",
                 f.hash(),
                 p.entry,
                 p.blocks,
@@ -64,6 +64,7 @@ impl SpdDeclared for Func {
                 p.instructions,
                 p.dyninst,
                 p.covered,
+                if p.conserved { "yes" } else { "no" },
                 f.name()
             )?;
         }

@@ -139,6 +139,7 @@ pub(super) fn flow_text<'t>(
 /// The blocks of one function, a line each.
 fn flow_blocks(out: &mut impl Write, f: &Function<'_>) -> io::Result<()> {
     let index = f.block_index();
+    let unconserved = f.unconserved();
     let rva = u64::from(f.rva());
     for b in f.blocks() {
         let ranges: Vec<String> = b
@@ -187,6 +188,12 @@ fn flow_blocks(out: &mut impl Write, f: &Function<'_>) -> io::Result<()> {
                 b.inline_bytes.len()
             )?;
         }
+        if unconserved.contains(&b.id) {
+            write!(
+                out,
+                "  (not conserved: its count is not the sum of its edges')"
+            )?;
+        }
         writeln!(out)?;
     }
     Ok(())
@@ -222,6 +229,7 @@ struct FunctionLine<'a> {
     instructions: u64,
     dyninst: u64,
     covered: u32,
+    conserved: bool,
     unknown: BTreeMap<String, u32>,
     inferred: &'static [&'static str],
 }
@@ -281,6 +289,7 @@ pub(super) fn function_json(s: &mut Shown<'_>, f: &Function<'_>) -> io::Result<(
             instructions: p.instructions,
             dyninst: p.dyninst,
             covered: p.covered,
+            conserved: p.conserved,
             unknown,
             inferred: FUNCTION_INFERRED,
         },
