@@ -107,6 +107,12 @@ impl Declared for Dyninst {
                         " of " (b.ranges) " ranges consistent); " (covered) " of " (blocks)
                         " blocks covered in " (b.functions.len()) " functions"
                     }
+                    @let (ran, cold) = super::coverage::flowed(b);
+                    p.flow {
+                        "By the flow (counts inferred so that they add up at every block, as the \
+                         SPD holds them): " (ran) " blocks ran, " (cold) " of them falsely cold: \
+                         no LBR range covered them, so raw counts call them cold."
+                    }
                     table.sortable.dyninst {
                         thead { tr {
                             th.n { "instructions" } th.n { "share" } th.n { "blocks" }
