@@ -52,6 +52,8 @@ td.grew { color: #b00020; } td.shrank { color: #0040b0; }
 pre.cmd { background: #f6f6f6; padding: 6px 10px; }
 table.annotated td { padding: 0 10px; border: 0; } tr.source td { color: #555; padding-top: 4px; }
 .hidden { display: none; }
+figure.cfg { margin: 0.5em 0 1.5em; } figure.cfg svg { max-width: 100%; height: auto; max-height: 720px; }
+figure.cfg figcaption { color: #555; font-size: 0.9em; }
 ";
 
 /// Sorts a table by the clicked column: numbers by their `data-v`, text by itself; a second

@@ -15,6 +15,7 @@ use crate::format::record::Record;
 use crate::format::tables::Tables;
 use crate::image::attached::SymbolMap;
 
+pub(crate) mod cfgsvg;
 mod collected;
 pub mod compared;
 mod file;

@@ -12,9 +12,11 @@
 //! ```
 
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::file::{cannot_write, write_file};
 use super::option::text;
 use super::ranges::{self, read};
 use super::{Declaration, Declared, Opt, Profile, Reads, Writes};
@@ -22,16 +24,26 @@ use crate::analysis::lbr::cfg::FunctionCfg;
 use crate::analysis::lbr::ranges::{BinaryRanges, RangeReport};
 use crate::analysis::named;
 use crate::format::error::Error;
+use crate::output::cfgsvg;
 use crate::output::text::clean;
 use crate::output::text::tables::columns;
-use crate::output::{Json, Out, Printer, Render, Reported, Text};
+use crate::output::{FileInfo, Json, Out, Printer, Render, Reported, Text};
 
-/// `/cfg[:FUNCTION]`.
+/// `/cfg[:FUNCTION]`, and where its picture goes (`/svg:FILE`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cfg {
     /// The function, as `/functions` names it, or `binary!name`; `None` for every function
     /// with an observation.
     pub function: Option<String>,
+    /// Where to draw the function's graph (`/svg:FILE`), with a function named.
+    pub svg: Option<PathBuf>,
+}
+
+/// What the options of `/cfg` chose.
+#[derive(Debug, Default)]
+pub(crate) struct Chosen {
+    cfg: Option<Option<String>>,
+    svg: Option<PathBuf>,
 }
 
 /// How many of the closest names an unknown name's error gives.
@@ -42,25 +54,51 @@ impl Declared for Cfg {
         prints: &["cfg_block", "cfg_edge"],
         ..Declaration::new("cfg", 6, Writes::Tables, Reads::LBR_RECORDS)
     };
-    type Asked = Option<Cfg>;
-    const OPTIONS: &'static [Opt<Self::Asked>] = &[Opt::optional(
-        "cfg",
-        "/cfg[:FUNCTION]",
-        "a function's blocks and edges, each as the LBR ranges saw it and by the\n\
-         flow inferred from them; without a name every function seen (with /pdb\n\
-         and /image)",
-        |a, v| {
-            let function = v.map(text);
-            if function.as_deref() == Some("") {
-                return Err("expected a function's name".into());
-            }
-            *a = Some(Cfg { function });
-            Ok(())
-        },
-    )];
+    type Asked = Chosen;
+    const OPTIONS: &'static [Opt<Self::Asked>] = &[
+        Opt::optional(
+            "cfg",
+            "/cfg[:FUNCTION]",
+            "a function's blocks and edges, each as the LBR ranges saw it and by the\n\
+             flow inferred from them; without a name every function seen (with /pdb\n\
+             and /image)",
+            |a, v| {
+                let function = v.map(text);
+                if function.as_deref() == Some("") {
+                    return Err("expected a function's name".into());
+                }
+                a.cfg = Some(function);
+                Ok(())
+            },
+        ),
+        Opt::valued(
+            "svg",
+            "FILE",
+            "with /cfg:FUNCTION: draw its graph to FILE (SVG), blocks coloured by\n\
+             the flow, edges as thick as theirs",
+            |a: &mut Chosen, v| {
+                a.svg = Some(PathBuf::from(text(v)));
+                Ok(())
+            },
+        )
+        .output(),
+    ];
 
-    fn asked(asked: Option<Cfg>) -> Result<Option<Self>, String> {
-        Ok(asked)
+    fn asked(asked: Chosen) -> Result<Option<Self>, String> {
+        match (asked.cfg, asked.svg) {
+            (None, None) => Ok(None),
+            (Some(function), None) => Ok(Some(Cfg {
+                function,
+                svg: None,
+            })),
+            (Some(Some(function)), Some(svg)) => Ok(Some(Cfg {
+                function: Some(function),
+                svg: Some(svg),
+            })),
+            (_, Some(_)) => {
+                Err("/svg:FILE draws one function's graph: give it /cfg:FUNCTION".into())
+            }
+        }
     }
 
     fn show<P: Printer>(
@@ -85,8 +123,44 @@ impl Declared for Cfg {
             let message = unnamed(report, wanted);
             out.fail(file, &message)?;
         }
+        if let (Some(path), Some(&(b, f))) = (&self.svg, shown.functions.first()) {
+            draw(out, file, path, (b, f), shown.functions.len())?;
+        }
         Ok(())
     }
+}
+
+/// Draws the graph of `f`, of binary `b`, to `path`, and says so; of `shown` functions of
+/// the name, the first (the others' are not drawn, said in a note).
+fn draw<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    path: &Path,
+    (b, f): (&BinaryRanges, &FunctionCfg),
+    shown: usize,
+) -> Result<(), Error> {
+    let svg = match cfgsvg::svg(f) {
+        Ok(svg) => svg,
+        Err(why) => {
+            let message = format!("/svg: the graph of {} is not drawn: {why}", f.name);
+            return out.print(|p| p.note(file, &message));
+        }
+    };
+    if let Err(e) = write_file(path, |w| w.write_all(svg.as_bytes())) {
+        return cannot_write(out, file, "picture", path, &e);
+    }
+    let mut message = format!(
+        "the graph of {} in {} is drawn to {}",
+        f.name,
+        b.name,
+        path.display()
+    );
+    if shown > 1 {
+        message.push_str(&format!(
+            " (the first of the {shown} functions of that name)"
+        ));
+    }
+    out.print(|p| p.note(file, &message))
 }
 
 /// Why `/cfg:wanted` shows nothing: no function that ran (by the LBR ranges, or by the flow

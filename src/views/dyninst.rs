@@ -10,7 +10,7 @@
 
 use std::io::{self, Write};
 
-use maud::html;
+use maud::{PreEscaped, html};
 use serde::Serialize;
 
 use super::compared::Both;
@@ -20,6 +20,7 @@ use super::{Compared, Declaration, Declared, Opt, Parts, Profile, Reads, Section
 use crate::analysis::lbr::ranges::{BinaryRanges, RangeReport};
 use crate::analysis::share;
 use crate::format::error::Error;
+use crate::output::cfgsvg;
 use crate::output::text::clean;
 use crate::output::text::tables::{columns, plural, showing};
 use crate::output::{Json, Out, Printer, Render, Reported, Text, percent};
@@ -112,6 +113,17 @@ impl Declared for Dyninst {
                         "By the flow (counts inferred so that they add up at every block, as the \
                          SPD holds them): " (ran) " blocks ran, " (cold) " of them falsely cold: \
                          no LBR range covered them, so raw counts call them cold."
+                    }
+                    @if let Some((name, svg)) = hottest_graph(b) {
+                        figure.cfg {
+                            (PreEscaped(svg))
+                            figcaption {
+                                "The graph of " (name) ", the function that ran the most \
+                                 instructions by the flow: blocks red by their flow, a blue \
+                                 border where no range covered a block that ran by it, edges \
+                                 as thick as their flow (sptdump /cfg:" (name) " /svg:FILE)"
+                            }
+                        }
                     }
                     table.sortable.dyninst {
                         thead { tr {
@@ -251,6 +263,16 @@ struct DyninstLine<'a> {
     share: f64,
     flow_instructions: Option<u128>,
     flow_share: Option<f64>,
+}
+
+/// The name and the picture (SVG, without its XML declaration) of the graph of `b`'s
+/// function that ran the most instructions by the flow, when it can be drawn.
+fn hottest_graph(b: &BinaryRanges) -> Option<(&str, String)> {
+    let functions = b.cfg.functions.iter().filter(|f| f.raw.is_none());
+    let hottest = functions.max_by_key(|f| (f.flow_instructions(), std::cmp::Reverse(f.rva)))?;
+    let svg = cfgsvg::svg(hottest).ok()?;
+    let at = svg.find("<svg")?;
+    Some((hottest.name.as_str(), svg[at..].to_owned()))
 }
 
 /// The instructions the function at `rva` ran by the flow; `None` when it has no flow.

@@ -101,3 +101,14 @@ pub fn lbr_run() -> Recording {
 pub fn lbr_trace() -> Vec<u8> {
     walk::trace("lbr", "lbr.exe", &lbr_run().records, false)
 }
+
+/// How many of [`lbr_run`]'s records [`lbr_sparse_trace`] keeps one of.
+pub const SPARSE: usize = 50;
+
+/// `testdata/pe/lbr-sparse.spt`: one in [`SPARSE`] of [`lbr_run`]'s records (the first, then
+/// every fiftieth), as the field records a trace: one record per tens of thousands of
+/// branches. The same run, sampled more sparsely.
+pub fn lbr_sparse_trace() -> Vec<u8> {
+    let records: Vec<_> = lbr_run().records.into_iter().step_by(SPARSE).collect();
+    walk::trace("lbr", "lbr.exe", &records, false)
+}

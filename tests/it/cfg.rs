@@ -190,3 +190,44 @@ fn check_notes_the_falsely_cold_blocks_coverage_counts() {
     let said = format!("{cold} blocks ran by the flow but no LBR range covered them");
     assert!(message.starts_with(&said), "{message}");
 }
+
+/// `/cfg:F /svg:FILE` draws F's graph: a whole SVG picture with a box per block (its id,
+/// RVA and flow), the entry and the exit, and every edge's flow; a block that ran by the
+/// flow but no range covered has the falsely-cold border. `/svg` without a function named is
+/// a usage error.
+#[test]
+fn svg_draws_a_functions_graph_and_needs_one_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("main_entry.svg");
+    let svg = format!("/svg:{}", path.display());
+    let mut args = vec!["/cfg:main_entry", svg.as_str()];
+    args.extend_from_slice(&LBR);
+    let out = run(&args);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("the graph of main_entry in lbr.exe is drawn to"));
+    let picture = std::fs::read_to_string(&path).unwrap();
+    assert!(picture.contains("<svg ") && picture.trim_end().ends_with("</svg>"));
+    let graphs = graphs(&["/cfg:main_entry"]);
+    let (blocks, edges) = &graphs["main_entry"];
+    for b in blocks {
+        let label = format!("{}  0x{:X}", b["id"], b["rva"].as_u64().unwrap());
+        assert!(picture.contains(&label), "{label} in {picture}");
+        assert!(picture.contains(&format!("flow {}", b["flow"])), "{b}");
+    }
+    assert!(
+        picture.contains(">entry<") && picture.contains(">exit<"),
+        "{picture}"
+    );
+    assert_eq!(edges.len(), 5);
+    assert!(picture.contains("#1971c2"), "the falsely-cold border");
+
+    let mut args = vec!["/cfg", svg.as_str()];
+    args.extend_from_slice(&LBR);
+    let out = run(&args);
+    assert_eq!(status(&out), 2);
+    assert!(
+        stderr(&out).contains("give it /cfg:FUNCTION"),
+        "{}",
+        stderr(&out)
+    );
+}

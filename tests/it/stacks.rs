@@ -35,6 +35,10 @@ fn the_committed_profile_is_up_to_date() {
     up_to_date("inline-new.spt", fixtures::inline_new_trace());
     up_to_date("huge.spt", fixtures::huge_trace());
     up_to_date("lbr.spt", sptdump_testkit::recording::lbr_trace());
+    up_to_date(
+        "lbr-sparse.spt",
+        sptdump_testkit::recording::lbr_sparse_trace(),
+    );
 }
 
 fn up_to_date(name: &str, built: Vec<u8>) {
