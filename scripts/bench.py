@@ -247,7 +247,7 @@ def spd_bench(runs):
 
 
 def lbr_bench(runs, mib):
-    """The LBR views (/coverage, /dyninst, /annotate, /callgraph) against /summary, CPU time and peak
+    """The LBR views (/coverage, /dyninst, /annotate, /callgraph, /cfg) against /summary, CPU time and peak
     RSS, on the SPGO tutorial's shape: IP and LBR samples of a random walk over
     testdata/pe/lbr.exe's code (`synth --lbr-walk`). Targets: within 2 x /summary's CPU,
     peak RSS within 64 MiB."""
@@ -265,6 +265,7 @@ def lbr_bench(runs, mib):
         "/coverage /dyninst": [SPTDUMP, "/coverage", "/dyninst", *files, path],
         "/annotate:scramble": [SPTDUMP, "/annotate:scramble", *files, path],
         "/callgraph": [SPTDUMP, "/callgraph", *files, path],
+        "/cfg": [SPTDUMP, "/cfg", *files, path],
     }
     med = cpu_medians(commands, runs)
     print(f"LBR views on {os.path.basename(path)} ({os.path.getsize(path):,} bytes), "
