@@ -5,10 +5,12 @@
 //! the rest is the trace, read with the real `lbr.exe`, so that mutated records (pairs
 //! outside the image, into padding, 255 pairs, REPEAT near 2^64) go through range reading.
 //! Both with `lbr.pdb`, under the views that read LBR records as ranges: `/coverage`,
-//! `/dyninst`, `/callgraph`, `/annotate`, and `/check`'s `lbr-thin`.
+//! `/dyninst`, `/callgraph`, `/annotate`, `/cfg` (the flow), and `/check`'s `lbr-thin` and
+//! `lbr-falsely-cold`.
 //!
 //! An image that cannot be read is refused with an error, never a panic; with one that can,
-//! the run must end `Ok`, read nothing it cannot, and write JSON lines that parse.
+//! the run must end `Ok`, read nothing it cannot, and write JSON lines that parse; every
+//! block of every function's graph `/cfg` prints conserves its flow exactly.
 
 #![no_main]
 
@@ -40,8 +42,8 @@ fn sets() -> &'static [OptionSet] {
     static SETS: OnceLock<Vec<OptionSet>> = OnceLock::new();
     SETS.get_or_init(|| {
         [
-            "/json /coverage /dyninst:0 /callgraph /annotate:scramble",
-            "/coverage /dyninst /annotate:classify",
+            "/json /coverage /dyninst:0 /callgraph /annotate:scramble /cfg /top:0",
+            "/coverage /dyninst /annotate:classify /cfg:scramble",
             "/json /check",
         ]
         .iter()
@@ -82,9 +84,52 @@ fuzz_target!(|data: &[u8]| {
                     panic!("{}: not JSON ({e}): {line}", set.name);
                 }
             }
+            conserved(&d.out);
         }
     }
     if choice & 1 == 0 {
         let _ = std::fs::remove_file(scratch());
     }
 });
+
+/// Every block of every `/cfg` graph in `out` (JSON lines) conserves: its flow equals the
+/// sum of its incoming edges' flows and of its outgoing edges'.
+fn conserved(out: &str) {
+    use std::collections::BTreeMap;
+    let mut flows: BTreeMap<(u64, u64), u128> = BTreeMap::new();
+    let mut into: BTreeMap<(u64, u64), u128> = BTreeMap::new();
+    let mut from: BTreeMap<(u64, u64), u128> = BTreeMap::new();
+    for line in out.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let function = v["function_rva"].as_u64().unwrap_or(0);
+        match v["type"].as_str() {
+            Some("cfg_block") => {
+                if let Some(flow) = v["flow"].as_u64() {
+                    flows.insert((function, v["id"].as_u64().unwrap()), u128::from(flow));
+                }
+            }
+            Some("cfg_edge") => {
+                let flow = u128::from(v["flow"].as_u64().unwrap_or(0));
+                if let Some(to) = v["to"].as_u64() {
+                    *into.entry((function, to)).or_default() += flow;
+                }
+                if let Some(id) = v["from"].as_u64() {
+                    *from.entry((function, id)).or_default() += flow;
+                }
+            }
+            _ => {}
+        }
+    }
+    for (block, flow) in flows {
+        assert_eq!(
+            into.get(&block).copied().unwrap_or(0),
+            flow,
+            "into {block:?}"
+        );
+        assert_eq!(
+            from.get(&block).copied().unwrap_or(0),
+            flow,
+            "out of {block:?}"
+        );
+    }
+}
