@@ -14,22 +14,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use sptdump::flow::{self, Edge, EdgeKind, Graph};
-
-/// xorshift64*: a fixed stream of numbers, the same on every machine.
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use sptdump_testkit::synth::Rng as Random;
 
 /// A function of about `blocks` blocks: a chain of pieces, each a straight block, a branch
 /// whose two sides meet again, or a loop whose body branches back to its head.

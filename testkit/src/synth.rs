@@ -13,8 +13,8 @@
 
 use std::io::Write;
 
-/// xorshift64*: small, fast, deterministic.
-struct Rng(u64);
+/// xorshift64*: small, fast, deterministic; the same stream on every machine.
+pub struct Rng(pub u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -25,7 +25,7 @@ impl Rng {
     }
 
     /// Uniform in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
+    pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 
