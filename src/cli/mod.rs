@@ -376,6 +376,7 @@ mod tests {
                 "merge" => vec![&example, "/summary", "a.spt"],
                 "noinline" => vec![&example, "/pdb:a.pdb", "a.spt"],
                 "icicle" => vec![&example, "/flamegraph:f.svg", "a.spt"],
+                "svg" => vec![&example, "/cfg:main", "a.spt"],
                 // Alone it reads _NT_SYMBOL_PATH, which the test does not set.
                 "symbols" => vec!["/symbols:C:\\symbols", "a.spt"],
                 _ => vec![&example, "a.spt"],
