@@ -190,7 +190,7 @@ pub(crate) struct Seen<'a> {
 struct Sources<'a> {
     functions: &'a Symbols,
     decoded: Decoded<'a>,
-    ranges: Seen<'a>,
+    seen: Seen<'a>,
     /// The entries seen of each function, by its RVA: pairs to its first byte from
     /// elsewhere, or from a call in it.
     entries: FxHashMap<u32, u128>,
@@ -206,7 +206,6 @@ pub(crate) fn binary<'n>(
     functions: &Symbols,
     code: &Code,
 ) -> BinaryCfg {
-    let ranges = seen;
     let mut memo = FxHashMap::default();
     let mut sources = Sources {
         functions,
@@ -214,7 +213,7 @@ pub(crate) fn binary<'n>(
             code,
             memo: &mut memo,
         },
-        ranges,
+        seen,
         entries: FxHashMap::default(),
         targets: FxHashMap::default(),
     };
@@ -240,7 +239,7 @@ pub(crate) fn binary<'n>(
 impl Sources<'_> {
     /// Sorts the pairs into entries and in-function targets.
     fn index_pairs(&mut self) {
-        let mut pairs: Vec<(&(u32, u32), &u128)> = self.ranges.pairs.iter().collect();
+        let mut pairs: Vec<(&(u32, u32), &u128)> = self.seen.pairs.iter().collect();
         pairs.sort_unstable();
         for (&(from, to), &hits) in pairs {
             let Some((target, offset)) = self.functions.lookup(to) else {
@@ -281,7 +280,7 @@ impl Sources<'_> {
             let instructions = &code.instructions[block.instructions.clone()];
             let counts = instructions
                 .iter()
-                .filter_map(|(at, _)| self.ranges.counts.get(at));
+                .filter_map(|(at, _)| self.seen.counts.get(at));
             cfg.blocks.push(CfgBlock {
                 id,
                 rva: block.start,
@@ -338,17 +337,17 @@ impl Sources<'_> {
             let Some(&(at, last)) = instructions.last() else {
                 continue;
             };
-            let seen = |to: u32| self.ranges.pairs.get(&(at, to)).copied().filter(|&n| n > 0);
+            let paired = |to: u32| self.seen.pairs.get(&(at, to)).copied().filter(|&n| n > 0);
             let next = Sources::runs_into(code, ids, block.end);
             let fall = match next {
                 Some(_) => EdgeKind::Fall,
                 None => EdgeKind::Exit,
             };
             let through = self
-                .ranges
+                .seen
                 .counts
                 .get(&at)
-                .map(|&n| n.saturating_sub(self.ranges.taken.get(&at).copied().unwrap_or(0)));
+                .map(|&n| n.saturating_sub(self.seen.taken.get(&at).copied().unwrap_or(0)));
             let through = through.filter(|&n| n > 0);
             let inside = |t: u32| Sources::runs_into(code, ids, t);
             match (last.flow, last.target) {
@@ -360,7 +359,7 @@ impl Sources<'_> {
                             id,
                             Some(to),
                             EdgeKind::Taken,
-                            seen(target.unwrap_or(0)),
+                            paired(target.unwrap_or(0)),
                         )),
                         None => cfg.edges.push(edge(id, None, EdgeKind::Exit, None)),
                     }
@@ -368,7 +367,7 @@ impl Sources<'_> {
                 (Control::Jump, Some(target)) => match inside(target) {
                     Some(to) => cfg
                         .edges
-                        .push(edge(id, Some(to), EdgeKind::Jump, seen(target))),
+                        .push(edge(id, Some(to), EdgeKind::Jump, paired(target))),
                     None => cfg.edges.push(edge(id, None, EdgeKind::Exit, None)),
                 },
                 (Control::Jump, None) => {
@@ -376,7 +375,7 @@ impl Sources<'_> {
                     for &target in shown {
                         if let Some(to) = inside(target) {
                             cfg.edges
-                                .push(edge(id, Some(to), EdgeKind::Jump, seen(target)));
+                                .push(edge(id, Some(to), EdgeKind::Jump, paired(target)));
                         }
                     }
                     cfg.edges.push(edge(id, None, EdgeKind::Exit, None));
