@@ -62,7 +62,7 @@ impl<'a, K: CountKey> Table<'a, K> {
     }
 
     /// Every key and its hits, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = (K, u128)> + 'a {
+    pub fn iter(&self) -> impl Iterator<Item = (K, u128)> + use<'a, K> {
         self.tally.hits.iter()
     }
 }

@@ -18,6 +18,7 @@ pub mod lines;
 pub mod matching;
 pub mod spd;
 pub mod spdblocks;
+pub mod spdgraph;
 pub mod spdprofile;
 pub mod symbolpath;
 pub mod symbols;

@@ -11,6 +11,8 @@
 //!          the piece of the same block before it (blocks interleave: 1, 2, 1, 2, 1)
 //! index    per byte of the code's span, the piece that holds it (spans up to 4 MiB; past
 //!          that, a binary search of the pieces)
+//! steps    per piece, the edge of the SPD's graph from its block into the next piece's,
+//!          when the next piece's code follows on at once and the graph has that edge
 //! ```
 //!
 //! The map is of the code only when no two functions' code overlaps (in no known SPD does
@@ -21,6 +23,7 @@ use std::ops::Range;
 
 use crate::image::spd::function::Block;
 use crate::image::spd::table::FunctionTable;
+use crate::image::spdgraph::SpdGraphs;
 
 /// The longest span of code given an index of a piece per byte: 4 MiB, 16 MiB of index.
 const INDEXED_SPAN: u64 = 4 << 20;
@@ -61,6 +64,8 @@ pub struct SpdBlock {
     pub count: u64,
     /// Its instructions (inferred).
     pub instructions: u32,
+    /// Its place among the nodes of the SPD's graphs.
+    pub node: u32,
     /// Its ranges in [`SpdBlocks`]'s stored ranges.
     ranges: Range<u32>,
 }
@@ -81,11 +86,17 @@ struct Piece {
     function: u32,
     /// The piece of the same block before this one, or [`NONE`].
     before: u32,
+    /// The edge of the graphs from this piece's block into the next piece's, when the next
+    /// piece's code follows on at once and the graph has that edge; or [`NONE`].
+    step: u32,
+    /// The piece before this one whose step is the same edge, or [`NONE`].
+    step_before: u32,
 }
 
 impl SpdBlocks {
-    /// The blocks with code of a checked table's emitted functions.
-    pub fn of(table: &FunctionTable) -> SpdBlocks {
+    /// The blocks with code of a checked table's emitted functions, whose graphs are
+    /// `graphs`.
+    pub fn of(table: &FunctionTable, graphs: &SpdGraphs) -> SpdBlocks {
         let mut map = SpdBlocks::default();
         for (i, f) in table.functions().enumerate() {
             let blocks = map.blocks.len() as u32;
@@ -94,9 +105,33 @@ impl SpdBlocks {
             }
             map.functions.push(blocks..map.blocks.len() as u32);
         }
+        for b in &mut map.blocks {
+            let node = graphs.node(b.function as usize, b.id);
+            b.node = node.map_or(NONE, |n| n as u32);
+        }
         map.pieces.sort_by_key(|p| (p.start, p.function));
         map.link();
+        map.step(graphs);
         map
+    }
+
+    /// Each piece's step into the next, and the piece before it with the same step.
+    fn step(&mut self, graphs: &SpdGraphs) {
+        let mut last: rustc_hash::FxHashMap<u32, u32> = rustc_hash::FxHashMap::default();
+        for i in 0..self.pieces.len() {
+            let (p, next) = (&self.pieces[i], self.pieces.get(i + 1));
+            let step = next
+                .filter(|n| n.start == p.end && n.function == p.function && n.block != p.block)
+                .and_then(|n| {
+                    let (from, to) = (self.blocks[p.block as usize].node, self.blocks[n.block as usize].node);
+                    graphs.edge(from as usize, to as usize)
+                });
+            let step = step.map_or(NONE, |e| e as u32);
+            self.pieces[i].step = step;
+            if step != NONE {
+                self.pieces[i].step_before = last.insert(step, i as u32).unwrap_or(NONE);
+            }
+        }
     }
 
     /// Adds the blocks with code of the function at `function`, whose code starts at `rva`.
@@ -117,6 +152,8 @@ impl SpdBlocks {
                     block: self.blocks.len() as u32,
                     function,
                     before: NONE,
+                    step: NONE,
+                    step_before: NONE,
                 });
                 self.stored
                     .push((u32::try_from(start).unwrap_or(u32::MAX), length));
@@ -128,6 +165,7 @@ impl SpdBlocks {
                     id: b.id,
                     count: b.count,
                     instructions: b.instructions,
+                    node: NONE,
                     ranges: from..to,
                 });
             }
@@ -218,26 +256,117 @@ impl SpdBlocks {
         Some((p.function as usize, p.block as usize))
     }
 
-    /// A run of code `[start, end]`, read as section 17 reads an LBR range: `None` when an
-    /// end lies in no function's code (`outside`); else, when it starts no later than it
-    /// ends and both ends lie in one function (it is *consistent*), `each` gets the place
-    /// of every block with code in it, once (a block whose ranges interleave with others'
-    /// is met once however many of its ranges lie in the run), and `Some(true)`; else
-    /// `Some(false)`.
+    /// Where `rva` lies, for [`span`](SpdBlocks::span) and [`head`](SpdBlocks::head):
+    /// found once per address, used by every range and pair that ends there.
     #[inline]
-    pub fn run(&self, start: u32, end: u32, mut each: impl FnMut(usize)) -> Option<bool> {
-        let (first, last) = (self.piece_at(start)?, self.piece_at(end)?);
-        let pieces = &self.pieces;
-        if start > end || pieces[first].function != pieces[last].function {
-            return Some(false);
+    pub fn spot(&self, rva: u32) -> Spot {
+        Spot {
+            rva,
+            piece: self.piece_at(rva).map_or(NONE, |p| p as u32),
         }
-        for p in &pieces[first..=last] {
+    }
+
+    /// A run of code `[start, end]`, read as section 17 reads an LBR range: `None` when an
+    /// end lies in no function's code (`outside`); `Some(None)` when it starts after it ends
+    /// or its ends lie in two functions; else `Some(Some(span))`, the run as the pieces it
+    /// meets, for [`walk`](SpdBlocks::walk): runs over the same pieces make the same span.
+    #[inline]
+    pub fn span(&self, start: Spot, end: Spot) -> Option<Option<Span>> {
+        if start.piece == NONE || end.piece == NONE {
+            return None;
+        }
+        let (first, last) = (&self.pieces[start.piece as usize], &self.pieces[end.piece as usize]);
+        Some((start.rva <= end.rva && first.function == last.function).then_some(Span {
+            first: start.piece,
+            last: end.piece,
+        }))
+    }
+
+    /// Walks a span: `block` gets the place of every block with code in it, once (a block
+    /// whose ranges interleave with others' is met once however many of its ranges lie in
+    /// the span), and `edge` every edge of the graphs the span runs along (from one block's
+    /// code on at once into the next's), once.
+    #[inline]
+    pub fn walk(&self, span: Span, mut block: impl FnMut(usize), mut edge: impl FnMut(usize)) {
+        let (first, last) = (span.first as usize, span.last as usize);
+        let Some(pieces) = self.pieces.get(first..=last) else {
+            return;
+        };
+        for p in pieces {
             // Met once: no piece of its block before this one lies in the run.
             if p.before == NONE || (p.before as usize) < first {
-                each(p.block as usize);
+                block(p.block as usize);
             }
         }
-        Some(true)
+        // The last piece's step leads out of the span.
+        for p in &pieces[..pieces.len() - 1] {
+            if p.step != NONE && (p.step_before == NONE || (p.step_before as usize) < first) {
+                edge(p.step as usize);
+            }
+        }
+    }
+
+    /// The place of the block whose code holds `at`.
+    #[inline]
+    pub fn block(&self, at: Spot) -> Option<usize> {
+        Some(self.pieces.get(at.piece as usize)?.block as usize)
+    }
+
+    /// The place of the block whose lowest byte is at `at`, when one's is.
+    #[inline]
+    pub fn head(&self, at: Spot) -> Option<usize> {
+        let p = self.pieces.get(at.piece as usize)?;
+        (p.start == u64::from(at.rva) && p.before == NONE).then_some(p.block as usize)
+    }
+
+    /// A run of code `[start, end]` read as [`span`](SpdBlocks::span) reads it: `None` when
+    /// it is outside; `Some(true)`, with `each` given every block it meets once, when it is
+    /// consistent; else `Some(false)`.
+    #[inline]
+    pub fn run(&self, start: u32, end: u32, mut each: impl FnMut(usize)) -> Option<bool> {
+        let span = self.span(self.spot(start), self.spot(end))?;
+        Some(span.is_some_and(|span| {
+            self.walk(span, &mut each, |_| {});
+            true
+        }))
+    }
+}
+
+/// Where an RVA lies among the pieces of code of an SPD's blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Spot {
+    rva: u32,
+    piece: u32,
+}
+
+impl Spot {
+    /// The RVA.
+    pub fn rva(self) -> u32 {
+        self.rva
+    }
+}
+
+/// A consistent run of code, as the pieces it meets: the first and the last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Span {
+    first: u32,
+    last: u32,
+}
+
+impl Span {
+    /// The span as one number, for a table of spans.
+    #[inline]
+    pub fn key(self) -> u64 {
+        u64::from(self.first) << 32 | u64::from(self.last)
+    }
+
+    /// The span of a number [`key`](Span::key) made.
+    #[inline]
+    pub fn of_key(key: u64) -> Span {
+        Span {
+            first: (key >> 32) as u32,
+            last: key as u32,
+        }
     }
 }
 
@@ -248,12 +377,14 @@ mod tests {
 
     use super::SpdBlocks;
     use crate::image::spd::{self, table::FunctionTable};
+    use crate::image::spdgraph::SpdGraphs;
     use crate::image::spdprofile::SpdProfile;
 
     fn blocks_of(bytes: &[u8]) -> SpdBlocks {
         let mut file = std::io::Cursor::new(bytes);
         let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
-        SpdBlocks::of(&FunctionTable::read(&mut file, &header).unwrap())
+        let table = FunctionTable::read(&mut file, &header).unwrap();
+        SpdBlocks::of(&table, &SpdGraphs::of(&table))
     }
 
     /// Code spread wider than the index's span is searched: every block's code is found

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use crate::image::spd::table::{FunctionTable, TableError};
 use crate::image::spd::{self, SpdError};
-pub use crate::image::spdblocks::{SpdBlock, SpdBlocks};
+pub use crate::image::spdblocks::{Span, SpdBlock, SpdBlocks, Spot};
+pub use crate::image::spdgraph::{SpdEdge, SpdGraphs, SpdNode};
 use crate::image::symbols::Symbols;
 
 /// An SPD's functions, read once for all traces.
@@ -26,6 +27,8 @@ pub struct SpdProfile {
     by_rva: Vec<(u32, usize)>,
     /// The blocks of the emitted functions that hold code: a map of the binary's code.
     pub blocks: SpdBlocks,
+    /// Every function's flow graph: its blocks, with code or without, and their edges.
+    pub graphs: SpdGraphs,
 }
 
 /// One function of an SPD, with what its blocks add up to.
@@ -116,11 +119,13 @@ impl SpdProfile {
             .map(|(i, f)| (f.rva, i))
             .collect();
         by_rva.sort_unstable();
+        let graphs = SpdGraphs::of(table);
         SpdProfile {
             symbols: Arc::new(Symbols::from_named(named)),
             functions,
             by_rva,
-            blocks: SpdBlocks::of(table),
+            blocks: SpdBlocks::of(table, &graphs),
+            graphs,
         }
     }
 

@@ -84,6 +84,16 @@ impl Render for SpdBlocksShown<'_> {
              the SPD counts that this trace never ran: {}",
             r.ran_cold, r.cold_ran
         )?;
+        if let Some(flow) = &r.flow {
+            let overlap = flow.overlap.map_or_else(|| "-".to_owned(), share_percent);
+            writeln!(
+                o,
+                "  by the flow inferred on the SPD's graph from these ranges: overlap \
+                 {overlap}; {} blocks ran, {} of them held cold by the SPD; {} the SPD counts \
+                 did not run",
+                flow.ran, flow.ran_cold, flow.cold_ran
+            )?;
+        }
         if r.rows.is_empty() {
             return Ok(());
         }
@@ -95,7 +105,7 @@ impl Render for SpdBlocksShown<'_> {
             plural(r.functions as u128),
             showing(r.rows.len(), r.functions)
         )?;
-        let rows: Vec<[String; 7]> = r
+        let rows: Vec<[String; 8]> = r
             .rows
             .iter()
             .map(|f| {
@@ -104,6 +114,7 @@ impl Render for SpdBlocksShown<'_> {
                     f.shape_overlap
                         .map_or_else(|| "-".to_owned(), share_percent),
                     share_percent(f.trace_share),
+                    f.flow_share.map_or_else(|| "-".to_owned(), share_percent),
                     share_percent(f.spd_share),
                     f.blocks.to_string(),
                     f.ran_cold.to_string(),
@@ -112,7 +123,7 @@ impl Render for SpdBlocksShown<'_> {
             })
             .collect();
         let headings = [
-            "loss", "shape", "trace%", "spd%", "blocks", "ran cold", "function",
+            "loss", "shape", "trace%", "flow%", "spd%", "blocks", "ran cold", "function",
         ];
         columns(o, headings, &rows)?;
         writeln!(
@@ -135,6 +146,9 @@ impl Render for SpdBlocksShown<'_> {
             consistent: r.consistent,
             outside: r.outside,
             overlap: r.overlap,
+            flow_overlap: r.flow.as_ref().and_then(|f| f.overlap),
+            flow_ran_cold: r.flow.as_ref().map(|f| f.ran_cold),
+            flow_cold_ran: r.flow.as_ref().map(|f| f.cold_ran),
             blocks: r.blocks,
             ran: r.ran,
             ran_cold: r.ran_cold,
@@ -155,6 +169,7 @@ impl Render for SpdBlocksShown<'_> {
                 spd_share: f.spd_share,
                 blocks: f.blocks,
                 ran_cold: f.ran_cold,
+                flow_share: f.flow_share,
             })?;
         }
         Ok(())
@@ -178,6 +193,9 @@ struct SpdBlocksLine<'a> {
     consistent: u128,
     outside: u128,
     overlap: Option<f64>,
+    flow_overlap: Option<f64>,
+    flow_ran_cold: Option<usize>,
+    flow_cold_ran: Option<usize>,
     blocks: usize,
     ran: usize,
     ran_cold: usize,
@@ -200,6 +218,7 @@ struct SpdBlocksFunctionLine<'a> {
     spd_share: f64,
     blocks: usize,
     ran_cold: usize,
+    flow_share: Option<f64>,
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 //!
 //! ```text
 //! Blocks of _ebpf_murmur3_32 (hash 2A311577F7D30750, RVA 0x00012340) beside the SPD ...
-//!     id  instructions*  spd count   spd%  trace count  trace%  ranges*
-//!      2              1  101352192  1.20%         3000   2.10%  0x00012340+8
+//!     id  instructions*  spd count   spd%  trace count  trace%  flow  ranges*
+//!      2              1  101352192  1.20%         3000   2.10%  3000  0x00012340+8
 //! ```
 
 use std::io::{self, Write};
@@ -147,7 +147,7 @@ impl Render for BlockRows<'_> {
             BlockSource::Ip(_) => "trace hits",
             _ => "trace count",
         };
-        let rows: Vec<[String; 7]> = self
+        let rows: Vec<[String; 8]> = self
             .rows
             .iter()
             .map(|b| {
@@ -161,6 +161,7 @@ impl Render for BlockRows<'_> {
                     share_percent(b.spd_share),
                     b.trace.to_string(),
                     share_percent(b.trace_share),
+                    b.flow_count.map_or_else(|| "-".to_owned(), |n| n.to_string()),
                     ranges.join(" "),
                 ]
             })
@@ -172,6 +173,7 @@ impl Render for BlockRows<'_> {
             "spd%",
             trace,
             "trace%",
+            "flow",
             "ranges*",
         ];
         columns(o, headings, &rows)
@@ -193,6 +195,7 @@ impl Render for BlockRows<'_> {
                 trace_hits: ip.then_some(b.trace),
                 spd_share: b.spd_share,
                 trace_share: b.trace_share,
+                flow_count: b.flow_count,
                 inferred: BLOCK_INFERRED,
             })?;
         }
@@ -221,5 +224,6 @@ struct BlockLine<'a> {
     trace_hits: Option<u128>,
     spd_share: f64,
     trace_share: f64,
+    flow_count: Option<u64>,
     inferred: [&'static str; 2],
 }

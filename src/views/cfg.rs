@@ -19,10 +19,11 @@ use serde::Serialize;
 use super::file::{cannot_write, write_file};
 use super::option::text;
 use super::ranges::{self, read};
-use super::{Declaration, Declared, Opt, Profile, Reads, Writes};
+use super::{Beside, Declaration, Declared, Opt, Profile, Reads, Writes};
 use crate::analysis::lbr::cfg::FunctionCfg;
-use crate::analysis::lbr::ranges::{BinaryRanges, RangeReport};
+use crate::analysis::lbr::ranges::RangeReport;
 use crate::analysis::named;
+use crate::analysis::spd::blocks as spdblocks;
 use crate::format::error::Error;
 use crate::output::cfgsvg;
 use crate::output::text::clean;
@@ -108,7 +109,12 @@ impl Declared for Cfg {
     ) -> Result<(), Error> {
         let top = profile.settings.top;
         let file = profile.file;
+        // Set beside an SPD, a binary without its image has the SPD's graph, shown beside.
+        let beside = profile.records.blocks.is_some();
         let report = ranges::shown(profile, out)?;
+        if beside && report.is_none_or(ranges::unread) {
+            return Ok(());
+        }
         if ranges::unable("cfg", (file, report), out)? {
             return Ok(());
         }
@@ -124,9 +130,62 @@ impl Declared for Cfg {
             out.fail(file, &message)?;
         }
         if let (Some(path), Some(&(b, f))) = (&self.svg, shown.functions.first()) {
-            draw(out, file, path, (b, f), shown.functions.len())?;
+            draw(out, file, path, (b.name, f), shown.functions.len())?;
         }
         Ok(())
+    }
+
+    /// The graphs on the SPD's blocks: the function named, or the hottest by the flow.
+    fn beside<P: Printer>(&self, beside: &Beside<'_>, printer: &mut P) -> io::Result<bool> {
+        let Some(flow) = beside.on.flow() else {
+            let message = "/cfg: the trace's LBR ranges were not read on the SPD's blocks \
+                           (see above): no flow is inferred on its graph";
+            printer.note(beside.file, message)?;
+            return Ok(false);
+        };
+        let binary = CfgBinary {
+            progid: beside.progid,
+            name: beside.binary,
+        };
+        let mut mine: Vec<&FunctionCfg> = match &self.function {
+            Some(wanted) => {
+                let bare = wanted.rsplit_once('!').map_or(wanted.as_str(), |(_, f)| f);
+                let places = spdblocks::named(beside.spd, bare);
+                places.into_iter().filter_map(|f| flow.function(f)).collect()
+            }
+            None => flow.functions.iter().filter(|f| f.observed()).collect(),
+        };
+        mine.sort_by(|x, y| {
+            let hotter = y.flow_instructions().cmp(&x.flow_instructions());
+            hotter.then(x.rva.cmp(&y.rva))
+        });
+        let of = mine.len();
+        let shown = if self.function.is_some() { usize::MAX } else { beside.top };
+        let functions: Vec<_> = mine.into_iter().take(shown).map(|f| (binary, f)).collect();
+        let report = CfgReport {
+            functions,
+            of: vec![(beside.progid, of)],
+            named: self.function.is_some(),
+        };
+        printer.show(&report)?;
+        if let Some(wanted) = &self.function
+            && report.functions.is_empty()
+        {
+            let names = flow.functions.iter().map(|f| f.name.as_str());
+            let closest = named::closest(names, wanted, CLOSEST);
+            let message = format!(
+                "/cfg:{wanted}: no function of the SPD {} that ran, by the LBR ranges or by \
+                 the flow its callers send it, bears this name or hash; the closest: {}",
+                beside.spd_path,
+                closest.join(", ")
+            );
+            printer.error(beside.file, &message)?;
+            return Ok(true);
+        }
+        if let (Some(path), Some(&(b, f))) = (&self.svg, report.functions.first()) {
+            return draw_beside(printer, beside.file, path, (b.name, f), report.functions.len());
+        }
+        Ok(false)
     }
 }
 
@@ -136,7 +195,7 @@ fn draw<P: Printer>(
     out: &mut Out<'_, P>,
     file: &FileInfo<'_>,
     path: &Path,
-    (b, f): (&BinaryRanges, &FunctionCfg),
+    (b, f): (&str, &FunctionCfg),
     shown: usize,
 ) -> Result<(), Error> {
     let svg = match cfgsvg::svg(f) {
@@ -149,18 +208,47 @@ fn draw<P: Printer>(
     if let Err(e) = write_file(path, |w| w.write_all(svg.as_bytes())) {
         return cannot_write(out, file, "picture", path, &e);
     }
+    out.print(|p| p.note(file, &drawn(path, (b, f), shown)))
+}
+
+/// What a note says of a graph drawn to `path`.
+fn drawn(path: &Path, (b, f): (&str, &FunctionCfg), shown: usize) -> String {
     let mut message = format!(
-        "the graph of {} in {} is drawn to {}",
+        "the graph of {} in {b} is drawn to {}",
         f.name,
-        b.name,
         path.display()
     );
+    if f.hash.is_some() {
+        message.push_str(" (on the SPD's graph)");
+    }
     if shown > 1 {
         message.push_str(&format!(
             " (the first of the {shown} functions of that name)"
         ));
     }
-    out.print(|p| p.note(file, &message))
+    message
+}
+
+/// [`draw`], for a trace set beside an SPD: whether it printed an error.
+fn draw_beside<P: Printer>(
+    printer: &mut P,
+    file: &FileInfo<'_>,
+    path: &Path,
+    (b, f): (&str, &FunctionCfg),
+    shown: usize,
+) -> io::Result<bool> {
+    let svg = match cfgsvg::svg(f) {
+        Ok(svg) => svg,
+        Err(why) => {
+            let message = format!("/svg: the graph of {} is not drawn: {why}", f.name);
+            return printer.note(file, &message).map(|()| false);
+        }
+    };
+    if let Err(e) = write_file(path, |w| w.write_all(svg.as_bytes())) {
+        let message = format!("cannot write the picture {}: {e}", path.display());
+        return printer.error(file, &message).map(|()| true);
+    }
+    printer.note(file, &drawn(path, (b, f), shown)).map(|()| false)
 }
 
 /// Why `/cfg:wanted` shows nothing: no function that ran (by the LBR ranges, or by the flow
@@ -176,10 +264,19 @@ fn unnamed(report: &RangeReport, wanted: &str) -> String {
     )
 }
 
+/// A binary whose functions' graphs are shown.
+#[derive(Clone, Copy, Debug)]
+pub struct CfgBinary<'a> {
+    /// Its program ID.
+    pub progid: u16,
+    /// Its name.
+    pub name: &'a str,
+}
+
 /// What `/cfg` shows: the functions' graphs, per binary.
 pub struct CfgReport<'a> {
     /// Each function shown, with its binary's program ID and name.
-    pub functions: Vec<(&'a BinaryRanges, &'a FunctionCfg)>,
+    pub functions: Vec<(CfgBinary<'a>, &'a FunctionCfg)>,
     /// How many functions each binary had to show, before `/top`.
     pub of: Vec<(u16, usize)>,
     /// Whether one function was asked for by name.
@@ -207,7 +304,11 @@ impl<'a> CfgReport<'a> {
             });
             of.push((b.progid, mine.len()));
             let shown = if function.is_some() { usize::MAX } else { top };
-            functions.extend(mine.into_iter().take(shown).map(|f| (b, f)));
+            let binary = CfgBinary {
+                progid: b.progid,
+                name: &b.name,
+            };
+            functions.extend(mine.into_iter().take(shown).map(|f| (binary, f)));
         }
         CfgReport {
             functions,
@@ -232,12 +333,16 @@ impl Render for CfgReport<'_> {
         for &(b, f) in &self.functions {
             let o = t.block()?;
             let covered = f.blocks.iter().filter(|b| b.observed.is_some()).count();
+            let graph = match f.hash {
+                Some(hash) => format!(" on the SPD's graph (hash {hash:016X})"),
+                None => String::new(),
+            };
             write!(
                 o,
-                "Flow of {} in progid {} ({}) at 0x{:08X}: {} blocks, {covered} covered",
+                "Flow of {} in progid {} ({}) at 0x{:08X}{graph}: {} blocks, {covered} covered",
                 clean(&f.name),
                 b.progid,
-                clean(&b.name),
+                clean(b.name),
                 f.rva,
                 f.blocks.len(),
             )?;
@@ -254,10 +359,14 @@ impl Render for CfgReport<'_> {
                 .blocks
                 .iter()
                 .map(|k| {
+                    let rva = |at: u32| match k.code {
+                        true => format!("0x{at:08X}"),
+                        false => "-".to_owned(),
+                    };
                     [
                         k.id.to_string(),
-                        format!("0x{:08X}", k.rva),
-                        format!("0x{:08X}", k.end),
+                        rva(k.rva),
+                        rva(k.end),
                         k.instructions.to_string(),
                         shown(k.observed),
                         shown(k.flow),
@@ -288,6 +397,13 @@ impl Render for CfgReport<'_> {
                 "  observed: as the LBR ranges and pairs saw it (-: nothing did, unknown); \
                  flow: inferred, so that every block's count is the sum of its edges'"
             )?;
+            if f.hash.is_some() {
+                writeln!(
+                    o,
+                    "  the SPD's blocks and edges as it stores them (inferred: our reading of \
+                     the SPD); a block without code (RVA -) is never observed"
+                )?;
+            }
         }
         for &(progid, n) in &self.of {
             let shown = self
@@ -310,13 +426,14 @@ impl Render for CfgReport<'_> {
     /// A `cfg_block` line per block and a `cfg_edge` line per edge of each function shown.
     fn json(&self, j: &mut Json<'_>) -> io::Result<()> {
         for &(b, f) in &self.functions {
+            let hash = f.hash.map(|h| format!("{h:016X}"));
             let of = Of {
                 path: j.path,
                 progid: b.progid,
-                name: &b.name,
-                graph: "image",
+                name: b.name,
+                graph: if f.hash.is_some() { "spd" } else { "image" },
                 function: &f.name,
-                hash: None,
+                hash: hash.as_deref(),
                 function_rva: f.rva,
             };
             for k in &f.blocks {
@@ -324,8 +441,8 @@ impl Render for CfgReport<'_> {
                     kind: "cfg_block",
                     of: &of,
                     id: k.id,
-                    rva: Some(k.rva),
-                    end: Some(k.end),
+                    rva: k.code.then_some(k.rva),
+                    end: k.code.then_some(k.end),
                     instructions: k.instructions,
                     observed: k.observed,
                     flow: k.flow,
@@ -348,7 +465,7 @@ impl Render for CfgReport<'_> {
 
     fn reported(&self) -> Option<Reported> {
         let functions = self.functions.iter();
-        let functions = functions.map(|&(b, f)| (b.progid, b.name.clone(), f.clone()));
+        let functions = functions.map(|&(b, f)| (b.progid, b.name.to_owned(), f.clone()));
         Some(Reported::Cfg(functions.collect()))
     }
 }

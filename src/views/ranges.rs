@@ -64,7 +64,7 @@ pub(crate) fn shown<'p, P: Printer>(
 
 /// Whether every binary of `report` missed an input its ranges are read with (its PDB, its
 /// image, a machine decoded): then no view of the ranges can run.
-fn unread(report: &RangeReport) -> bool {
+pub(super) fn unread(report: &RangeReport) -> bool {
     report.binaries.iter().all(|b| !b.missing.is_empty())
 }
 

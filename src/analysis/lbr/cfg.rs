@@ -46,6 +46,8 @@ pub enum EdgeKind {
     Jump,
     /// Out of the function.
     Exit,
+    /// A successor, on the SPD's graph (whose edges say nothing of the branch).
+    Edge,
 }
 
 impl EdgeKind {
@@ -57,6 +59,7 @@ impl EdgeKind {
             EdgeKind::Taken => "taken",
             EdgeKind::Jump => "jump",
             EdgeKind::Exit => "exit",
+            EdgeKind::Edge => "edge",
         }
     }
 
@@ -64,7 +67,7 @@ impl EdgeKind {
         match self {
             EdgeKind::Entry => FlowKind::Entry,
             EdgeKind::Fall => FlowKind::Fall,
-            EdgeKind::Taken | EdgeKind::Jump => FlowKind::Jump,
+            EdgeKind::Taken | EdgeKind::Jump | EdgeKind::Edge => FlowKind::Jump,
             EdgeKind::Exit => FlowKind::Exit,
         }
     }
@@ -74,11 +77,15 @@ impl EdgeKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CfgBlock {
-    /// Its number: 1 for the function's first block, then in address order.
+    /// Its number: on the image's graph 1 for the function's first block, then in address
+    /// order; on the SPD's, its id there.
     pub id: u32,
-    /// The RVA of its first byte.
+    /// Whether it holds code: every block of the image's graph does; an SPD's block folded
+    /// away does not (then `rva` and `end` are 0).
+    pub code: bool,
+    /// The RVA of its first byte (on the SPD's graph, of its lowest).
     pub rva: u32,
-    /// The RVA just past its last byte.
+    /// The RVA just past its last byte (on the SPD's graph, past its highest).
     pub end: u32,
     /// Its instructions.
     pub instructions: u32,
@@ -110,6 +117,8 @@ pub struct CfgEdge {
 pub struct FunctionCfg {
     /// The function's name.
     pub name: String,
+    /// Its hash, on the SPD's graph; `None` on the image's.
+    pub hash: Option<u64>,
     /// The RVA of its first byte.
     pub rva: u32,
     /// Its blocks, by id.
@@ -118,11 +127,29 @@ pub struct FunctionCfg {
     pub edges: Vec<CfgEdge>,
     /// Why it has no flow, when it has none (too many blocks, counts too large).
     pub raw: Option<String>,
-    /// The blocks (indices) holding a direct call, and the function each calls.
-    calls: Vec<(usize, u32)>,
+    /// The blocks (indices) holding a direct call, and the function each calls, by key.
+    pub(crate) calls: Vec<(usize, u32)>,
+    /// What names it among the functions solved together: its RVA on the image's graph,
+    /// its place in record order on the SPD's.
+    pub(crate) key: u32,
 }
 
 impl FunctionCfg {
+    /// A graph of no blocks yet, of the function `name` at `rva`, known as `key` among
+    /// those solved together.
+    pub(crate) fn new(name: &str, rva: u32, key: u32) -> FunctionCfg {
+        FunctionCfg {
+            name: name.to_owned(),
+            hash: None,
+            rva,
+            blocks: Vec::new(),
+            edges: Vec::new(),
+            raw: None,
+            calls: Vec::new(),
+            key,
+        }
+    }
+
     /// Whether any block or edge of it was seen.
     pub fn observed(&self) -> bool {
         self.blocks.iter().any(|b| b.observed.is_some())
@@ -218,22 +245,36 @@ pub(crate) fn binary<'n>(
         targets: FxHashMap::default(),
     };
     sources.index_pairs();
+    let ran: Vec<FunctionCfg> = ran.map(|(rva, name)| sources.build(rva, name)).collect();
+    let build = |rva: u32| {
+        let (f, _) = functions.lookup(rva)?;
+        Some(sources.build(rva, &f.name.to_owned()))
+    };
+    BinaryCfg {
+        functions: solved(ran, build),
+    }
+}
+
+/// The flows of the functions `ran`, solved callers first, and of the functions they call
+/// from a block with flow, which `build` makes by key when it can; by key.
+pub(crate) fn solved(
+    ran: Vec<FunctionCfg>,
+    mut build: impl FnMut(u32) -> Option<FunctionCfg>,
+) -> Vec<FunctionCfg> {
     let mut order = Order::default();
-    for (rva, name) in ran {
-        let cfg = sources.build(rva, name);
+    for cfg in ran {
         order.add(cfg);
     }
-    while let Some(rva) = order.next() {
-        order.solve(rva);
-        let found: Vec<(u32, String)> = order.called_with_flow(rva, functions);
-        for (callee, name) in found {
-            let cfg = sources.build(callee, &name);
-            order.add(cfg);
+    while let Some(key) = order.next() {
+        order.solve(key);
+        for callee in order.called_with_flow(key) {
+            match build(callee) {
+                Some(cfg) => order.add(cfg),
+                None => order.unbuildable.push(callee),
+            }
         }
     }
-    BinaryCfg {
-        functions: order.built.into_values().collect(),
-    }
+    order.built.into_values().collect()
 }
 
 impl Sources<'_> {
@@ -265,14 +306,7 @@ impl Sources<'_> {
     /// The graph of the function at `rva` and what was seen of it.
     fn build(&mut self, rva: u32, name: &str) -> FunctionCfg {
         let code = split(self.functions, rva, &mut self.decoded);
-        let mut cfg = FunctionCfg {
-            name: name.to_owned(),
-            rva,
-            blocks: Vec::new(),
-            edges: Vec::new(),
-            raw: None,
-            calls: Vec::new(),
-        };
+        let mut cfg = FunctionCfg::new(name, rva, rva);
         let mut ids: FxHashMap<u32, u32> = FxHashMap::default();
         for block in code.blocks.iter().filter(|b| !b.padding) {
             let id = cfg.blocks.len() as u32 + 1;
@@ -283,6 +317,7 @@ impl Sources<'_> {
                 .filter_map(|(at, _)| self.seen.counts.get(at));
             cfg.blocks.push(CfgBlock {
                 id,
+                code: true,
                 rva: block.start,
                 end: block.end,
                 instructions: instructions.len() as u32,
@@ -388,6 +423,18 @@ impl Sources<'_> {
     }
 }
 
+impl CfgEdge {
+    /// An edge as seen, its flow not solved yet.
+    pub(crate) fn new(
+        from: Option<u32>,
+        to: Option<u32>,
+        kind: EdgeKind,
+        observed: Option<u128>,
+    ) -> CfgEdge {
+        edge(from, to, kind, observed)
+    }
+}
+
 fn edge(from: Option<u32>, to: Option<u32>, kind: EdgeKind, observed: Option<u128>) -> CfgEdge {
     CfgEdge {
         from,
@@ -411,6 +458,8 @@ struct Order {
     callers: FxHashMap<u32, Vec<u32>>,
     /// How many of each waiting function's callers are not solved yet.
     unsolved_callers: FxHashMap<u32, u32>,
+    /// Called functions that could not be built: never asked for again.
+    unbuildable: Vec<u32>,
 }
 
 impl Order {
@@ -419,7 +468,7 @@ impl Order {
     }
 
     fn add(&mut self, cfg: FunctionCfg) {
-        let rva = cfg.rva;
+        let rva = cfg.key;
         for callee in Order::callees(&cfg) {
             self.callers.entry(callee).or_default().push(rva);
             if self.waiting.contains(&callee) {
@@ -471,9 +520,8 @@ impl Order {
         }
     }
 
-    /// The functions `rva` calls from a block with flow that are not built yet, with their
-    /// names.
-    fn called_with_flow(&self, rva: u32, functions: &Symbols) -> Vec<(u32, String)> {
+    /// The functions `rva` calls from a block with flow that are not built yet.
+    fn called_with_flow(&self, rva: u32) -> Vec<u32> {
         let Some(cfg) = self.built.get(&rva) else {
             return Vec::new();
         };
@@ -483,12 +531,9 @@ impl Order {
             .filter(|&&(block, _)| cfg.blocks[block].flow.unwrap_or(0) > 0);
         let new: BTreeSet<u32> = ran
             .map(|&(_, callee)| callee)
-            .filter(|c| !self.built.contains_key(c))
+            .filter(|c| !self.built.contains_key(c) && !self.unbuildable.contains(c))
             .collect();
-        let named = new
-            .into_iter()
-            .filter_map(|c| Some((c, functions.lookup(c)?.0.name.to_owned())));
-        named.collect()
+        new.into_iter().collect()
     }
 }
 

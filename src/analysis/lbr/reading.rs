@@ -57,9 +57,16 @@ impl Order {
     /// The range between two pairs stored one after the other, under this order.
     pub(crate) fn range(self, stored: (&Branch, &Branch)) -> (u32, u32) {
         let (first, second) = stored;
+        self.ends((first.from, first.to), (second.from, second.to))
+    }
+
+    /// [`range`](Order::range) of two pairs given as (from, to) of anything that stands for
+    /// their addresses.
+    #[inline]
+    pub(crate) fn ends<T>(self, first: (T, T), second: (T, T)) -> (T, T) {
         match self {
-            Order::NewestFirst => (second.to, first.from),
-            Order::OldestFirst => (first.to, second.from),
+            Order::NewestFirst => (second.1, first.0),
+            Order::OldestFirst => (first.1, second.0),
         }
     }
 }

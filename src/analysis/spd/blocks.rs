@@ -24,6 +24,7 @@ use rustc_hash::FxHashMap;
 
 use crate::analysis::lbr::ranges::order;
 use crate::analysis::lbr::reading::Order;
+use crate::analysis::spd::flow::{self, SeenOnSpd, SpdFlow};
 use crate::analysis::summary::Summary;
 use crate::format::record::{Branch, Branches, SampleKind, Samples};
 use crate::image::attached::SymbolMap;
@@ -52,6 +53,9 @@ pub(crate) struct OnBlocks {
     outside: [u128; 2],
     /// Each block's count, by its place in the SPD's blocks, under each order.
     counts: [Vec<u128>; 2],
+    /// Each edge of the SPD's graphs, by its place: the ranges that ran along it, under
+    /// each order.
+    along: [Vec<u128>; 2],
     /// The ranges not mapped yet, under each order, by `start << 32 | end`, with their hits
     /// summed: each distinct range is mapped once a batch, however many records hold it.
     pending: [FxHashMap<u64, u128>; 2],
@@ -63,14 +67,16 @@ const PENDING: usize = 1 << 16;
 impl OnBlocks {
     fn new(spd: Arc<SpdProfile>) -> OnBlocks {
         let n = spd.blocks.len();
+        let edges = spd.graphs.edges().len();
         OnBlocks {
-            spd,
             records: 0,
             ranges: 0,
             consistent: [0; 2],
             outside: [0; 2],
             counts: [vec![0; n], vec![0; n]],
+            along: [vec![0; edges], vec![0; edges]],
             pending: [FxHashMap::default(), FxHashMap::default()],
+            spd,
         }
     }
 
@@ -83,12 +89,16 @@ impl OnBlocks {
         other.flush();
         self.records = self.records.saturating_add(other.records);
         self.ranges = self.ranges.saturating_add(other.ranges);
+        let add = |mine: &mut [u128], theirs: &[u128]| {
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                *m = m.saturating_add(*t);
+            }
+        };
         for o in 0..2 {
             self.consistent[o] = self.consistent[o].saturating_add(other.consistent[o]);
             self.outside[o] = self.outside[o].saturating_add(other.outside[o]);
-            for (mine, theirs) in self.counts[o].iter_mut().zip(&other.counts[o]) {
-                *mine = mine.saturating_add(*theirs);
-            }
+            add(&mut self.counts[o], &other.counts[o]);
+            add(&mut self.along[o], &other.along[o]);
         }
     }
 
@@ -99,19 +109,10 @@ impl OnBlocks {
         // no sum of hits reaches 2^128.
         let ranges = pairs.len().saturating_sub(1) as u128;
         self.ranges += ranges * hits;
-        let blocks = &self.spd.blocks;
         for (o, order) in Order::BOTH.into_iter().enumerate() {
             let pending = &mut self.pending[o];
             for w in pairs.windows(2) {
                 let (start, end) = order.range((&w[0], &w[1]));
-                if start > end {
-                    // Never consistent (the wrong order's half, mostly): only whether it is
-                    // outside, at once.
-                    if blocks.run(start, end, |_| {}).is_none() {
-                        self.outside[o] += hits;
-                    }
-                    continue;
-                }
                 *pending
                     .entry(u64::from(start) << 32 | u64::from(end))
                     .or_default() += hits;
@@ -122,17 +123,20 @@ impl OnBlocks {
         }
     }
 
-    /// Maps each distinct range gathered onto the blocks.
+    /// Maps each distinct range gathered onto the blocks and the edges it runs along.
     fn flush(&mut self) {
         let blocks = &self.spd.blocks;
         for o in 0..2 {
-            let counts = &mut self.counts[o];
+            let (counts, along) = (&mut self.counts[o], &mut self.along[o]);
             for (range, hits) in self.pending[o].drain() {
-                let (start, end) = ((range >> 32) as u32, range as u32);
-                match blocks.run(start, end, |b| counts[b] += hits) {
+                let (start, end) = (blocks.spot((range >> 32) as u32), blocks.spot(range as u32));
+                match blocks.span(start, end) {
                     None => self.outside[o] += hits,
-                    Some(true) => self.consistent[o] += hits,
-                    Some(false) => {}
+                    Some(Some(span)) => {
+                        self.consistent[o] += hits;
+                        blocks.walk(span, |b| counts[b] += hits, |e| along[e] += hits);
+                    }
+                    Some(None) => {}
                 }
             }
         }
@@ -269,6 +273,11 @@ pub(crate) struct TraceOnBlocks<'s> {
     /// The totals of each side.
     trace_total: u128,
     spd_total: u128,
+    /// The flow inferred on the SPD's graphs from the LBR records, when they were read.
+    flow: Option<SpdFlow>,
+    /// Per block: the flow's weight (its count × the block's instructions), and their total.
+    flow_weights: Vec<u128>,
+    flow_total: u128,
 }
 
 impl<'s> TraceOnBlocks<'s> {
@@ -295,6 +304,9 @@ impl<'s> TraceOnBlocks<'s> {
             spd_total: theirs.iter().fold(0u128, |a, &w| a.saturating_add(w)),
             theirs,
             trace_total: 0,
+            flow: None,
+            flow_weights: Vec::new(),
+            flow_total: 0,
         };
         let lbr = counts.and_then(|c| c.of(progid, spd));
         if let Some(b) = lbr {
@@ -308,6 +320,13 @@ impl<'s> TraceOnBlocks<'s> {
                 Some(chosen) => {
                     on.source = BlockSource::Lbr(chosen);
                     on.counts.clone_from(&b.counts[o]);
+                    let seen = SeenOnSpd {
+                        counts: &b.counts[o],
+                        along: &b.along[o],
+                    };
+                    let arcs = summary.and_then(|s| s.lbr(progid));
+                    let arcs = arcs.into_iter().flat_map(|t| t.iter());
+                    on.flow = Some(flow::on_spd(spd, seen, arcs));
                 }
                 None if b.ranges > 0 => on.unordered = Some((b.ranges, b.consistent)),
                 None => {}
@@ -353,6 +372,24 @@ impl<'s> TraceOnBlocks<'s> {
             };
         }
         self.trace_total = self.trace.iter().fold(0u128, |a, &w| a.saturating_add(w));
+        if let Some(flow) = &self.flow {
+            let blocks = self.spd.blocks.all().iter().zip(&flow.blocks);
+            self.flow_weights = blocks
+                .map(|(b, &n)| u128::from(n) * u128::from(b.instructions))
+                .collect();
+            self.flow_total = self.flow_weights.iter().fold(0u128, |a, &w| a.saturating_add(w));
+        }
+    }
+
+    /// Block `b`'s share of the flow's weight, when there is a flow.
+    fn flow_share(&self, b: usize) -> Option<f64> {
+        let w = *self.flow_weights.get(b)?;
+        Some(fraction(w, self.flow_total))
+    }
+
+    /// The flow inferred on the SPD's graphs, when the LBR records were read.
+    pub(crate) fn flow(&self) -> Option<&SpdFlow> {
+        self.flow.as_ref()
     }
 
     /// Block `b`'s shares: the trace's and the SPD's.
@@ -379,6 +416,7 @@ impl<'s> TraceOnBlocks<'s> {
             trace_total: self.trace_total,
             spd_total: self.spd_total,
             overlap: None,
+            flow: self.flow.as_ref().map(|_| FlowFigures::default()),
             blocks: blocks.len(),
             ran: 0,
             ran_cold: 0,
@@ -386,7 +424,7 @@ impl<'s> TraceOnBlocks<'s> {
             functions: 0,
             rows: Vec::new(),
         };
-        let mut overlap = 0.0;
+        let (mut overlap, mut flow_overlap) = (0.0, 0.0);
         for (f, spd_function) in self.spd.functions.iter().enumerate() {
             let range = self.spd.blocks.of_function(f);
             if range.is_empty() {
@@ -402,6 +440,7 @@ impl<'s> TraceOnBlocks<'s> {
                 spd_share: 0.0,
                 blocks: range.len(),
                 ran_cold: 0,
+                flow_share: self.flow.as_ref().map(|_| 0.0),
             };
             let mut same = 0.0;
             for b in range.clone() {
@@ -414,6 +453,16 @@ impl<'s> TraceOnBlocks<'s> {
                 report.ran += usize::from(ran);
                 row.ran_cold += usize::from(ran && !counted);
                 report.cold_ran += usize::from(counted && !ran);
+                if let (Some(share), Some(figures), Some(row_share)) =
+                    (self.flow_share(b), report.flow.as_mut(), row.flow_share.as_mut())
+                {
+                    flow_overlap += share.min(q);
+                    *row_share += share;
+                    let flowed = self.flow_weights[b] > 0;
+                    figures.ran += usize::from(flowed);
+                    figures.ran_cold += usize::from(flowed && !counted);
+                    figures.cold_ran += usize::from(counted && !flowed);
+                }
             }
             report.ran_cold += row.ran_cold;
             if row.trace_share > 0.0 && row.spd_share > 0.0 {
@@ -429,6 +478,12 @@ impl<'s> TraceOnBlocks<'s> {
         }
         if self.trace_total > 0 && self.spd_total > 0 {
             report.overlap = Some(overlap);
+        }
+        if let Some(figures) = report.flow.as_mut()
+            && self.flow_total > 0
+            && self.spd_total > 0
+        {
+            figures.overlap = Some(flow_overlap);
         }
         report.rows.sort_by(|a, b| {
             b.loss
@@ -461,6 +516,7 @@ impl<'s> TraceOnBlocks<'s> {
                     instructions: blocks[b].instructions,
                     spd_count: blocks[b].count,
                     trace: self.counts[b],
+                    flow_count: self.flow.as_ref().map(|f| f.blocks[b]),
                     spd_share,
                     trace_share,
                 }
@@ -513,6 +569,9 @@ pub struct SpdBlocksReport {
     pub spd_total: u128,
     /// Σ min(p, q) over the blocks; `None` when either side weighs nothing.
     pub overlap: Option<f64>,
+    /// The same figures with the flow inferred on the SPD's graph in the trace's place;
+    /// `None` when the LBR records were not read (the IP samples give no flow).
+    pub flow: Option<FlowFigures>,
     /// The blocks that hold code.
     pub blocks: usize,
     /// Those with trace weight.
@@ -549,6 +608,24 @@ pub struct SpdBlocksFunction {
     pub blocks: usize,
     /// Those the trace ran that the SPD counts 0.
     pub ran_cold: usize,
+    /// Σ of its blocks' shares of the flow's weight; `None` without a flow.
+    pub flow_share: Option<f64>,
+}
+
+/// A trace's flow on the SPD's graph beside the SPD: section 17's figures, the flow's
+/// weight (its count × instructions) in the trace's place.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct FlowFigures {
+    /// Σ min(flow share, SPD share) over the blocks with code; `None` when either weighs
+    /// nothing.
+    pub overlap: Option<f64>,
+    /// The blocks with code that ran by the flow.
+    pub ran: usize,
+    /// Those the SPD counts 0.
+    pub ran_cold: usize,
+    /// The blocks the SPD counts that did not run by the flow.
+    pub cold_ran: usize,
 }
 
 /// One block of a function, both sides (`/blocks:NAME`).
@@ -569,6 +646,8 @@ pub struct SpdBlockRow {
     pub spd_count: u64,
     /// The trace's count (LBR) or samples (IP) in it.
     pub trace: u128,
+    /// Its count by the flow inferred on the SPD's graph; `None` without a flow.
+    pub flow_count: Option<u64>,
     /// Its share of the SPD's weight.
     pub spd_share: f64,
     /// Its share of the trace's.

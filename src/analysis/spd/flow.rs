@@ -1,0 +1,178 @@
+//! Counts that add up on the SPD's graph (section 18): each function of the SPD a trace's
+//! LBR records saw, its blocks (with code or without) and successors as the SPD stores
+//! them, what the records saw of each, and the flow inferred from that (`crate::flow`).
+//!
+//! ```text
+//! blocks     the SPD's, in id order; block 1 is entered, the block without successors left
+//! observed   a block with code: section 17's count (the consistent ranges that met it);
+//!            an edge A->B: the ranges that ran from A's code on at once into B's, and the
+//!            LBR pairs taken from A's code to B's lowest byte; the entries: the pairs to
+//!            the function's first byte (from anywhere, itself included); nothing seen is
+//!            unknown, and a block without code is never seen
+//! calls      the SPD's call sites tie callers to callees, as on the image's graph
+//! ```
+
+use crate::analysis::lbr::cfg::{self, CfgBlock, CfgEdge, EdgeKind, FunctionCfg};
+use crate::image::spdprofile::SpdProfile;
+
+/// No block with code.
+const NONE: u32 = u32::MAX;
+
+/// What a trace's LBR records saw on an SPD's graphs, under the order used.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SeenOnSpd<'a> {
+    /// Each block with code (by its place in the SPD's blocks): its count.
+    pub(crate) counts: &'a [u128],
+    /// Each edge (by its place in the SPD's graphs): the ranges that ran along it.
+    pub(crate) along: &'a [u128],
+}
+
+/// The flow on an SPD's graphs: the functions solved, and each block's count by it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SpdFlow {
+    /// The functions with an observation or with flow their callers sent, by place in
+    /// record order.
+    pub(crate) functions: Vec<FunctionCfg>,
+    /// Each block with code (by its place in the SPD's blocks): its count by the flow, 0
+    /// for one of a function without flow.
+    pub(crate) blocks: Vec<u64>,
+}
+
+impl SpdFlow {
+    /// The graph and flow of the function at `function` (its place in record order), when
+    /// it has one.
+    pub(crate) fn function(&self, function: usize) -> Option<&FunctionCfg> {
+        let at = self
+            .functions
+            .binary_search_by_key(&function, |f| f.key as usize)
+            .ok()?;
+        self.functions.get(at)
+    }
+}
+
+/// The flow on `spd`'s graphs from what was seen, `arcs` being the binary's LBR pairs
+/// (from, to) with their hits.
+pub(crate) fn on_spd(
+    spd: &SpdProfile,
+    seen: SeenOnSpd<'_>,
+    arcs: impl Iterator<Item = ([u32; 2], u128)>,
+) -> SpdFlow {
+    let graphs = &spd.graphs;
+    let mut code = vec![NONE; graphs.nodes().len()];
+    for (i, b) in spd.blocks.all().iter().enumerate() {
+        if let Some(c) = code.get_mut(b.node as usize) {
+            *c = i as u32;
+        }
+    }
+    let mut taken = vec![0u128; graphs.edges().len()];
+    let mut entries = vec![0u128; spd.functions.len()];
+    for ([from, to], hits) in arcs {
+        pair(spd, (&mut taken, &mut entries), (from, to), hits);
+    }
+    let build = |f: usize| build(spd, f, (&code, seen, &taken, &entries));
+    let ran: Vec<FunctionCfg> = (0..spd.functions.len())
+        .filter_map(|f| build(f).filter(FunctionCfg::observed))
+        .collect();
+    let functions = cfg::solved(ran, |f| build(f as usize));
+    let mut blocks = vec![0u64; spd.blocks.len()];
+    for f in &functions {
+        let nodes = graphs.of_function(f.key as usize);
+        for (node, b) in nodes.zip(&f.blocks) {
+            if let (Some(&c), Some(flow)) = (code.get(node), b.flow)
+                && c != NONE
+            {
+                blocks[c as usize] = flow;
+            }
+        }
+    }
+    SpdFlow { functions, blocks }
+}
+
+/// A pair taken `hits` times: an entry of the function when it lands on its first byte,
+/// else an edge when it leaves a block's code for another's lowest byte in the same
+/// function and the graph has that edge.
+fn pair(
+    spd: &SpdProfile,
+    (taken, entries): (&mut [u128], &mut [u128]),
+    (from, to): (u32, u32),
+    hits: u128,
+) {
+    let blocks = &spd.blocks;
+    let Some(target) = blocks.head(blocks.spot(to)) else {
+        return;
+    };
+    let target = &blocks.all()[target];
+    let function = target.function as usize;
+    if spd.functions.get(function).is_some_and(|f| f.rva == to) {
+        entries[function] = entries[function].saturating_add(hits);
+        return;
+    }
+    let Some(source) = blocks.block(blocks.spot(from)) else {
+        return;
+    };
+    let source = &blocks.all()[source];
+    if source.function != target.function {
+        return;
+    }
+    if let Some(e) = spd.graphs.edge(source.node as usize, target.node as usize) {
+        taken[e] = taken[e].saturating_add(hits);
+    }
+}
+
+/// The graph of the emitted function at `f` and what was seen of it; `None` for one not
+/// emitted or without blocks.
+fn build(
+    spd: &SpdProfile,
+    f: usize,
+    (code, seen, taken, entries): (&[u32], SeenOnSpd<'_>, &[u128], &[u128]),
+) -> Option<FunctionCfg> {
+    let function = spd.functions.get(f).filter(|f| f.emitted())?;
+    let graphs = &spd.graphs;
+    let nodes = graphs.of_function(f);
+    if nodes.is_empty() {
+        return None;
+    }
+    let some = |n: u128| (n > 0).then_some(n);
+    let mut cfg = FunctionCfg::new(&function.name, function.rva, f as u32);
+    cfg.hash = Some(function.hash);
+    let first = nodes.start;
+    cfg.edges.push(CfgEdge::new(
+        None,
+        Some(1),
+        EdgeKind::Entry,
+        some(entries.get(f).copied().unwrap_or(0)),
+    ));
+    for node in nodes.clone() {
+        let n = &graphs.nodes()[node];
+        let c = code.get(node).copied().unwrap_or(NONE);
+        let observed = (c != NONE)
+            .then(|| seen.counts.get(c as usize).copied().unwrap_or(0))
+            .and_then(some);
+        let (rva, end) = n.code.unwrap_or((0, 0));
+        cfg.blocks.push(CfgBlock {
+            id: n.id,
+            code: n.code.is_some(),
+            rva,
+            end,
+            instructions: n.instructions,
+            observed,
+            flow: None,
+        });
+        let out = graphs.out(node);
+        if out.is_empty() {
+            cfg.edges
+                .push(CfgEdge::new(Some(n.id), None, EdgeKind::Exit, None));
+        }
+        for e in out {
+            let to = &graphs.nodes()[graphs.edges()[e].to as usize];
+            let along = seen.along.get(e).copied().unwrap_or(0);
+            let observed = along.saturating_add(taken.get(e).copied().unwrap_or(0));
+            cfg.edges
+                .push(CfgEdge::new(Some(n.id), Some(to.id), EdgeKind::Edge, some(observed)));
+        }
+    }
+    for &(site, callee) in graphs.calls(f) {
+        cfg.calls.push((site as usize - first, callee));
+    }
+    Some(cfg)
+}
