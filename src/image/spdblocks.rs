@@ -123,7 +123,10 @@ impl SpdBlocks {
             let step = next
                 .filter(|n| n.start == p.end && n.function == p.function && n.block != p.block)
                 .and_then(|n| {
-                    let (from, to) = (self.blocks[p.block as usize].node, self.blocks[n.block as usize].node);
+                    let (from, to) = (
+                        self.blocks[p.block as usize].node,
+                        self.blocks[n.block as usize].node,
+                    );
                     graphs.edge(from as usize, to as usize)
                 });
             let step = step.map_or(NONE, |e| e as u32);
@@ -275,11 +278,16 @@ impl SpdBlocks {
         if start.piece == NONE || end.piece == NONE {
             return None;
         }
-        let (first, last) = (&self.pieces[start.piece as usize], &self.pieces[end.piece as usize]);
-        Some((start.rva <= end.rva && first.function == last.function).then_some(Span {
-            first: start.piece,
-            last: end.piece,
-        }))
+        let (first, last) = (
+            &self.pieces[start.piece as usize],
+            &self.pieces[end.piece as usize],
+        );
+        Some(
+            (start.rva <= end.rva && first.function == last.function).then_some(Span {
+                first: start.piece,
+                last: end.piece,
+            }),
+        )
     }
 
     /// Walks a span: `block` gets the place of every block with code in it, once (a block

@@ -91,7 +91,8 @@ impl SpdGraphs {
                         code = Some(code.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
                     }
                 }
-                let rvas = |(s, e): (u64, u64)| Some((u32::try_from(s).ok()?, u32::try_from(e).ok()?));
+                let rvas =
+                    |(s, e): (u64, u64)| Some((u32::try_from(s).ok()?, u32::try_from(e).ok()?));
                 graphs.nodes.push(SpdNode {
                     id: b.id,
                     count: b.count,
@@ -149,8 +150,7 @@ impl SpdGraphs {
     /// The place of the edge from node `from` to node `to`, when there is one.
     #[inline]
     pub fn edge(&self, from: usize, to: usize) -> Option<usize> {
-        self.out(from)
-            .find(|&e| self.edges[e].to as usize == to)
+        self.out(from).find(|&e| self.edges[e].to as usize == to)
     }
 
     /// The place among all nodes of block `id` of the function at `function`.
@@ -197,7 +197,11 @@ mod tests {
                 assert_eq!(graphs.node(i, b.id), Some(at));
                 let out = graphs.out(at);
                 assert_eq!(out.len(), b.successor_count());
-                assert_eq!(out.is_empty(), at + 1 == nodes.end, "the exit is the last block");
+                assert_eq!(
+                    out.is_empty(),
+                    at + 1 == nodes.end,
+                    "the exit is the last block"
+                );
                 for e in out {
                     let edge = graphs.edges()[e];
                     assert!(nodes.contains(&(edge.to as usize)));

@@ -161,7 +161,8 @@ impl Render for BlockRows<'_> {
                     share_percent(b.spd_share),
                     b.trace.to_string(),
                     share_percent(b.trace_share),
-                    b.flow_count.map_or_else(|| "-".to_owned(), |n| n.to_string()),
+                    b.flow_count
+                        .map_or_else(|| "-".to_owned(), |n| n.to_string()),
                     ranges.join(" "),
                 ]
             })

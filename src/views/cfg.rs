@@ -151,7 +151,10 @@ impl Declared for Cfg {
             Some(wanted) => {
                 let bare = wanted.rsplit_once('!').map_or(wanted.as_str(), |(_, f)| f);
                 let places = spdblocks::named(beside.spd, bare);
-                places.into_iter().filter_map(|f| flow.function(f)).collect()
+                places
+                    .into_iter()
+                    .filter_map(|f| flow.function(f))
+                    .collect()
             }
             None => flow.functions.iter().filter(|f| f.observed()).collect(),
         };
@@ -160,7 +163,11 @@ impl Declared for Cfg {
             hotter.then(x.rva.cmp(&y.rva))
         });
         let of = mine.len();
-        let shown = if self.function.is_some() { usize::MAX } else { beside.top };
+        let shown = if self.function.is_some() {
+            usize::MAX
+        } else {
+            beside.top
+        };
         let functions: Vec<_> = mine.into_iter().take(shown).map(|f| (binary, f)).collect();
         let report = CfgReport {
             functions,
@@ -183,7 +190,13 @@ impl Declared for Cfg {
             return Ok(true);
         }
         if let (Some(path), Some(&(b, f))) = (&self.svg, report.functions.first()) {
-            return draw_beside(printer, beside.file, path, (b.name, f), report.functions.len());
+            return draw_beside(
+                printer,
+                beside.file,
+                path,
+                (b.name, f),
+                report.functions.len(),
+            );
         }
         Ok(false)
     }
@@ -248,7 +261,9 @@ fn draw_beside<P: Printer>(
         let message = format!("cannot write the picture {}: {e}", path.display());
         return printer.error(file, &message).map(|()| true);
     }
-    printer.note(file, &drawn(path, (b, f), shown)).map(|()| false)
+    printer
+        .note(file, &drawn(path, (b, f), shown))
+        .map(|()| false)
 }
 
 /// Why `/cfg:wanted` shows nothing: no function that ran (by the LBR ranges, or by the flow

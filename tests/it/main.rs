@@ -36,6 +36,7 @@ mod schema;
 mod spd;
 mod spd_blocks;
 mod spd_checks;
+mod spd_flow;
 mod spd_schema;
 mod spd_table;
 mod spd_trace;

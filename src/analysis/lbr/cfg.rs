@@ -248,7 +248,7 @@ pub(crate) fn binary<'n>(
     let ran: Vec<FunctionCfg> = ran.map(|(rva, name)| sources.build(rva, name)).collect();
     let build = |rva: u32| {
         let (f, _) = functions.lookup(rva)?;
-        Some(sources.build(rva, &f.name.to_owned()))
+        Some(sources.build(rva, f.name))
     };
     BinaryCfg {
         functions: solved(ran, build),

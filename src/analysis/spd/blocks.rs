@@ -377,7 +377,10 @@ impl<'s> TraceOnBlocks<'s> {
             self.flow_weights = blocks
                 .map(|(b, &n)| u128::from(n) * u128::from(b.instructions))
                 .collect();
-            self.flow_total = self.flow_weights.iter().fold(0u128, |a, &w| a.saturating_add(w));
+            self.flow_total = self
+                .flow_weights
+                .iter()
+                .fold(0u128, |a, &w| a.saturating_add(w));
         }
     }
 
@@ -453,9 +456,11 @@ impl<'s> TraceOnBlocks<'s> {
                 report.ran += usize::from(ran);
                 row.ran_cold += usize::from(ran && !counted);
                 report.cold_ran += usize::from(counted && !ran);
-                if let (Some(share), Some(figures), Some(row_share)) =
-                    (self.flow_share(b), report.flow.as_mut(), row.flow_share.as_mut())
-                {
+                if let (Some(share), Some(figures), Some(row_share)) = (
+                    self.flow_share(b),
+                    report.flow.as_mut(),
+                    row.flow_share.as_mut(),
+                ) {
                     flow_overlap += share.min(q);
                     *row_share += share;
                     let flowed = self.flow_weights[b] > 0;

@@ -167,8 +167,12 @@ fn build(
             let to = &graphs.nodes()[graphs.edges()[e].to as usize];
             let along = seen.along.get(e).copied().unwrap_or(0);
             let observed = along.saturating_add(taken.get(e).copied().unwrap_or(0));
-            cfg.edges
-                .push(CfgEdge::new(Some(n.id), Some(to.id), EdgeKind::Edge, some(observed)));
+            cfg.edges.push(CfgEdge::new(
+                Some(n.id),
+                Some(to.id),
+                EdgeKind::Edge,
+                some(observed),
+            ));
         }
     }
     for &(site, callee) in graphs.calls(f) {
