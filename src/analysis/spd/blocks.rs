@@ -30,6 +30,88 @@ use crate::format::record::{Branch, Branches, SampleKind, Samples};
 use crate::image::attached::SymbolMap;
 use crate::image::spdprofile::SpdProfile;
 
+/// Distinct ranges and their hits: an open-addressing table of `start << 32 | end` keys
+/// with linear probing, the keys apart from their hits (a probe reads keys alone), the hits
+/// in 64 bits (a sum that would pass them goes to `wide`). Measured against the standard
+/// table it replaced: 7% less CPU for `/compare TRACE SPD` (docs/performance.md).
+#[derive(Clone, Debug)]
+struct Ranges {
+    /// Per slot: a range's key, [`FREE`] for none.
+    keys: Box<[u64]>,
+    /// Per slot: its hits.
+    hits: Box<[u64]>,
+    /// How many slots are taken.
+    len: usize,
+    /// The hits past 64 bits, those of the key that marks a free slot, and those of new
+    /// ranges once the slots are three quarters taken.
+    wide: FxHashMap<u64, u128>,
+}
+
+/// A free slot's key (the range [0xFFFFFFFF, 0xFFFFFFFF], counted in `wide`).
+const FREE: u64 = u64::MAX;
+
+/// The table's slots: twice the distinct ranges a batch gathers.
+const SLOTS: usize = 2 * PENDING;
+
+impl Ranges {
+    fn new() -> Ranges {
+        Ranges {
+            keys: vec![FREE; SLOTS].into_boxed_slice(),
+            hits: vec![0; SLOTS].into_boxed_slice(),
+            len: 0,
+            wide: FxHashMap::default(),
+        }
+    }
+
+    /// Counts `hits` more of the range `key`.
+    #[inline]
+    fn add(&mut self, key: u64, hits: u128) {
+        let Some(small) = u64::try_from(hits).ok().filter(|_| key != FREE) else {
+            *self.wide.entry(key).or_default() += hits;
+            return;
+        };
+        // The product's top bits, the best mixed.
+        let mut slot =
+            (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOTS.trailing_zeros())) as usize;
+        loop {
+            let k = self.keys[slot];
+            if k == key {
+                match self.hits[slot].checked_add(small) {
+                    Some(sum) => self.hits[slot] = sum,
+                    None => *self.wide.entry(key).or_default() += hits,
+                }
+                return;
+            }
+            if k == FREE {
+                // Three quarters taken (a record of thousands of pairs before the batch is
+                // mapped): no new range here, so probing stays short and always ends.
+                if 4 * (self.len + 1) > 3 * SLOTS {
+                    *self.wide.entry(key).or_default() += hits;
+                    return;
+                }
+                (self.keys[slot], self.hits[slot]) = (key, small);
+                self.len += 1;
+                return;
+            }
+            slot = (slot + 1) & (SLOTS - 1);
+        }
+    }
+
+    /// How many distinct ranges it holds (a range may be counted twice).
+    fn len(&self) -> usize {
+        self.len + self.wide.len()
+    }
+
+    /// Every range and its hits, emptying the table; a range may come twice.
+    fn drain(&mut self) -> impl Iterator<Item = (u64, u128)> + '_ {
+        self.len = 0;
+        let slots = self.keys.iter_mut().zip(self.hits.iter_mut());
+        let taken = slots.filter(|(k, _)| **k != FREE);
+        let taken = taken.map(|(k, n)| (std::mem::replace(k, FREE), u128::from(std::mem::take(n))));
+        taken.chain(self.wide.drain())
+    }
+}
+
 /// The LBR records of a trace mapped onto the blocks of the SPD attached to each binary.
 #[derive(Debug, Default)]
 pub(crate) struct BlockCounts {
@@ -58,7 +140,7 @@ pub(crate) struct OnBlocks {
     along: [Vec<u128>; 2],
     /// The ranges not mapped yet, under each order, by `start << 32 | end`, with their hits
     /// summed: each distinct range is mapped once a batch, however many records hold it.
-    pending: [FxHashMap<u64, u128>; 2],
+    pending: [Ranges; 2],
 }
 
 /// How many distinct ranges an order gathers before they are mapped: 2^16, about 2 MiB.
@@ -75,7 +157,7 @@ impl OnBlocks {
             outside: [0; 2],
             counts: [vec![0; n], vec![0; n]],
             along: [vec![0; edges], vec![0; edges]],
-            pending: [FxHashMap::default(), FxHashMap::default()],
+            pending: [Ranges::new(), Ranges::new()],
             spd,
         }
     }
@@ -113,9 +195,7 @@ impl OnBlocks {
             let pending = &mut self.pending[o];
             for w in pairs.windows(2) {
                 let (start, end) = order.range((&w[0], &w[1]));
-                *pending
-                    .entry(u64::from(start) << 32 | u64::from(end))
-                    .or_default() += hits;
+                pending.add(u64::from(start) << 32 | u64::from(end), hits);
             }
         }
         if self.pending.iter().any(|p| p.len() >= PENDING) {
@@ -678,7 +758,58 @@ pub(crate) fn closest<'s>(spd: &'s SpdProfile, name: &str, n: usize) -> Vec<&'s 
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// What `ranges` adds up to, each key once.
+    fn summed(ranges: &mut Ranges) -> BTreeMap<u64, u128> {
+        let mut out = BTreeMap::new();
+        for (k, n) in ranges.drain() {
+            *out.entry(k).or_default() += n;
+        }
+        out
+    }
+
+    proptest! {
+        /// The table of ranges adds up what a plain map adds up: keys that collide, the
+        /// key that marks a free slot, hits past 64 bits and sums that pass them.
+        #[test]
+        fn the_table_of_ranges_adds_up_as_a_map_does(
+            adds in prop::collection::vec(
+                (prop_oneof![0u64..64, Just(FREE), any::<u64>()],
+                 prop_oneof![1u128..4, Just(u128::from(u64::MAX)), Just(u128::from(u64::MAX) + 1)]),
+                0..400,
+            )
+        ) {
+            let mut ranges = Ranges::new();
+            let mut plain: BTreeMap<u64, u128> = BTreeMap::new();
+            for &(k, n) in &adds {
+                ranges.add(k, n);
+                *plain.entry(k).or_default() += n;
+            }
+            prop_assert_eq!(summed(&mut ranges), plain);
+            prop_assert_eq!(ranges.len(), 0);
+            prop_assert!(summed(&mut ranges).is_empty());
+        }
+    }
+
+    /// Past three quarters of its slots, new ranges go to the map beside them: probing
+    /// always ends, and nothing is lost.
+    #[test]
+    fn a_full_table_of_ranges_loses_nothing() {
+        let mut ranges = Ranges::new();
+        let n = SLOTS as u64;
+        for k in 0..n {
+            ranges.add(k, 1);
+        }
+        ranges.add(n - 1, 2);
+        assert!(!ranges.wide.is_empty() && ranges.len <= SLOTS / 4 * 3);
+        let all = summed(&mut ranges);
+        assert_eq!(all.len() as u64, n);
+        assert_eq!(all[&(n - 1)], 3);
+        assert!(all.values().take(n as usize - 1).all(|&h| h == 1));
+    }
 
     fn app_spd() -> Arc<SpdProfile> {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe/app.spd");
