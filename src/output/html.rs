@@ -419,6 +419,11 @@ pub(crate) fn beside_spds(reports: &[(SpdCompareReport, SpdBlocksReport)]) -> Ma
                 "; blocks this trace ran that the SPD holds cold: " (b.ran_cold)
                 " (what it would add); blocks the SPD counts that this trace never ran: " (b.cold_ran)
                 ". A function's loss is its part of 1 − overlap; its shape, how alike the two are inside it." }
+            @if let Some(flow) = &b.flow {
+                p.spd-blocks { "By the flow inferred on the SPD's graph from these ranges: overlap "
+                    (share_or_dash(flow.overlap)) "; " (flow.ran) " blocks ran, " (flow.ran_cold)
+                    " of them held cold by the SPD; " (flow.cold_ran) " the SPD counts did not run." }
+            }
             @if !b.rows.is_empty() {
                 table.sortable.spd-blocks {
                     thead { tr { th.n { "loss" } th.n { "shape" } th.n { "trace" } th.n { "SPD" }

@@ -190,3 +190,32 @@ fn the_flow_on_every_shared_spds_graph_conserves() {
         "no block without code carries flow"
     );
 }
+
+/// The HTML report with a `/match` SPD gives the flow's overlap `/compare TRACE SPD` gives.
+#[test]
+fn the_report_gives_the_flows_overlap_with_the_spd() {
+    let spd = crate_root().join("testdata/pe/app.spd");
+    let trace = trace_over(&spd, 1_000);
+    let lines = compare(&trace, &spd, &[]);
+    let blocks = lines.iter().find(|l| l["type"] == "spd_blocks").unwrap();
+    let overlap = format!("{:.2}%", blocks["flow_overlap"].as_f64().unwrap() * 100.0);
+    let dir = tempfile::tempdir().unwrap();
+    let (path, page) = (dir.path().join("over.spt"), dir.path().join("r.html"));
+    std::fs::write(&path, &trace).unwrap();
+    let out = Command::cargo_bin("sptdump")
+        .unwrap()
+        .arg(format!("/html:{}", page.display()))
+        .arg(format!("/match:{}", spd.display()))
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(page).unwrap();
+    let said =
+        format!("By the flow inferred on the SPD's graph from these ranges: overlap {overlap};");
+    assert!(html.contains(&said), "{said}");
+}
