@@ -272,7 +272,7 @@ impl SpdBlocks {
     /// A run of code `[start, end]`, read as section 17 reads an LBR range: `None` when an
     /// end lies in no function's code (`outside`); `Some(None)` when it starts after it ends
     /// or its ends lie in two functions; else `Some(Some(span))`, the run as the pieces it
-    /// meets, for [`walk`](SpdBlocks::walk): runs over the same pieces make the same span.
+    /// meets, for [`walk`](SpdBlocks::walk).
     #[inline]
     pub fn span(&self, start: Spot, end: Spot) -> Option<Option<Span>> {
         if start.piece == NONE || end.piece == NONE {
@@ -355,27 +355,10 @@ impl Spot {
 }
 
 /// A consistent run of code, as the pieces it meets: the first and the last.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Span {
     first: u32,
     last: u32,
-}
-
-impl Span {
-    /// The span as one number, for a table of spans.
-    #[inline]
-    pub fn key(self) -> u64 {
-        u64::from(self.first) << 32 | u64::from(self.last)
-    }
-
-    /// The span of a number [`key`](Span::key) made.
-    #[inline]
-    pub fn of_key(key: u64) -> Span {
-        Span {
-            first: (key >> 32) as u32,
-            last: key as u32,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -387,6 +370,59 @@ mod tests {
     use crate::image::spd::{self, table::FunctionTable};
     use crate::image::spdgraph::SpdGraphs;
     use crate::image::spdprofile::SpdProfile;
+
+    /// Blocks whose code interleaves (1, 2, 1, 2, then 3), edges 1->2 and 2->3: a run meets
+    /// each block once and each edge it runs along once, and a step between two blocks that
+    /// the graph has no edge for (2 then 1) is none.
+    #[test]
+    fn a_run_meets_each_block_and_each_edge_it_runs_along_once() {
+        use sptdump_testkit::spd::{SpdBlock, SpdFunction};
+        let mut spd = SpdBuilder::new("app.exe", GUID, 1);
+        spd.functions = vec![SpdFunction::new(
+            "woven",
+            0x1000,
+            20,
+            vec![
+                SpdBlock::new(5, 2, &[(0, 4), (8, 4)], &[(2, 5)]),
+                SpdBlock::new(5, 2, &[(4, 4), (12, 4)], &[(3, 5)]),
+                SpdBlock::new(5, 1, &[(16, 4)], &[]),
+            ],
+        )];
+        let bytes = spd.build();
+        let mut file = std::io::Cursor::new(&bytes[..]);
+        let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
+        let table = FunctionTable::read(&mut file, &header).unwrap();
+        let graphs = SpdGraphs::of(&table);
+        let blocks = SpdBlocks::of(&table, &graphs);
+        let edge = |from: u32, to: u32| graphs.edge(from as usize - 1, to as usize - 1).unwrap();
+        let run = |start: u32, end: u32| {
+            let span = blocks
+                .span(blocks.spot(start), blocks.spot(end))
+                .unwrap()
+                .unwrap();
+            let (mut met, mut along) = (Vec::new(), Vec::new());
+            blocks.walk(span, |b| met.push(blocks.all()[b].id), |e| along.push(e));
+            (met, along)
+        };
+        assert_eq!(
+            run(0x1000, 0x1013),
+            (vec![1, 2, 3], vec![edge(1, 2), edge(2, 3)])
+        );
+        assert_eq!(run(0x1008, 0x100D), (vec![1, 2], vec![edge(1, 2)]));
+        assert_eq!(run(0x1004, 0x1009), (vec![2, 1], vec![]));
+        assert_eq!(run(0x1002, 0x1002), (vec![1], vec![]));
+        // The lowest byte of a block is its head; its other bytes are not.
+        assert_eq!(
+            blocks.head(blocks.spot(0x1004)).map(|b| blocks.all()[b].id),
+            Some(2)
+        );
+        assert_eq!(blocks.head(blocks.spot(0x100C)), None);
+        assert_eq!(
+            blocks.span(blocks.spot(0x1009), blocks.spot(0x1008)),
+            Some(None)
+        );
+        assert_eq!(blocks.span(blocks.spot(0x1000), blocks.spot(0x2000)), None);
+    }
 
     fn blocks_of(bytes: &[u8]) -> SpdBlocks {
         let mut file = std::io::Cursor::new(bytes);

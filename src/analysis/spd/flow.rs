@@ -180,3 +180,106 @@ fn build(
     }
     Some(cfg)
 }
+
+#[cfg(test)]
+mod tests {
+    use sptdump_testkit::fixtures::APP_GUID;
+    use sptdump_testkit::spd::{SpdBlock, SpdBuilder, SpdFunction};
+
+    use super::*;
+    use crate::image::spd::{self, table::FunctionTable};
+
+    /// A function of four blocks, 1 and 2 interleaved, block 3 without code: 1 -> 2 -> 3 -> 4,
+    /// and 1 -> 4.
+    fn woven() -> SpdProfile {
+        let mut spd = SpdBuilder::new("app.exe", APP_GUID, 1);
+        spd.functions = vec![SpdFunction::new(
+            "woven",
+            0x1000,
+            20,
+            vec![
+                SpdBlock::new(5, 2, &[(0, 4), (8, 4)], &[(2, 3), (4, 2)]),
+                SpdBlock::new(3, 2, &[(4, 4), (12, 4)], &[(3, 3)]),
+                SpdBlock::new(3, 0, &[], &[(4, 3)]),
+                SpdBlock::new(5, 1, &[(16, 4)], &[]),
+            ],
+        )];
+        let bytes = spd.build();
+        let mut file = std::io::Cursor::new(&bytes[..]);
+        let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
+        SpdProfile::from_table(&FunctionTable::read(&mut file, &header).unwrap())
+    }
+
+    /// Pairs to the function's first byte are entries, from anywhere; a pair from a block's
+    /// code to another's lowest byte observes that edge when the graph has it; a pair into
+    /// the middle of a block, or along no edge, observes nothing. The flow conserves, and
+    /// the block without code carries what goes through it.
+    #[test]
+    fn pairs_observe_entries_and_edges_and_the_flow_runs_through_a_block_without_code() {
+        let spd = woven();
+        let counts: Vec<u128> = vec![7, 0, 7];
+        let along = vec![0u128; spd.graphs.edges().len()];
+        let seen = SeenOnSpd {
+            counts: &counts,
+            along: &along,
+        };
+        let arcs = [
+            ([0x5000, 0x1000], 7), // an entry, from elsewhere
+            ([0x1013, 0x1000], 1), // an entry, from itself
+            ([0x1003, 0x1004], 4), // 1 -> 2, to its lowest byte
+            ([0x100B, 0x1010], 2), // 1 -> 4
+            ([0x1003, 0x100C], 9), // into the middle of block 2: nothing
+            ([0x1013, 0x1004], 9), // 4 -> 2: no such edge
+        ];
+        let flow = on_spd(&spd, seen, arcs.into_iter());
+        let f = flow.function(0).expect("the function has a graph");
+        let observed = |from: Option<u32>, to: Option<u32>| {
+            let e = f
+                .edges
+                .iter()
+                .find(|e| e.from == from && e.to == to)
+                .unwrap();
+            e.observed
+        };
+        assert_eq!(observed(None, Some(1)), Some(8));
+        assert_eq!(observed(Some(1), Some(2)), Some(4));
+        assert_eq!(observed(Some(1), Some(4)), Some(2));
+        assert_eq!(observed(Some(2), Some(3)), None);
+        assert_eq!(observed(Some(4), None), None);
+        let ids: Vec<(u32, bool, Option<u128>)> = f
+            .blocks
+            .iter()
+            .map(|b| (b.id, b.code, b.observed))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                (1, true, Some(7)),
+                (2, true, None),
+                (3, false, None),
+                (4, true, Some(7))
+            ]
+        );
+        for b in &f.blocks {
+            let flow = |e: &CfgEdge| e.flow.unwrap_or(0);
+            let into: u64 = f
+                .edges
+                .iter()
+                .filter(|e| e.to == Some(b.id))
+                .map(flow)
+                .sum();
+            let out: u64 = f
+                .edges
+                .iter()
+                .filter(|e| e.from == Some(b.id))
+                .map(flow)
+                .sum();
+            assert_eq!((into, out), (b.flow.unwrap(), b.flow.unwrap()), "{b:?}");
+        }
+        assert!(f.blocks[2].flow.unwrap() > 0, "{:?}", f.blocks);
+        // The blocks with code carry the flow of their nodes.
+        assert_eq!(flow.blocks.len(), 3);
+        assert_eq!(flow.blocks[0], f.blocks[0].flow.unwrap());
+        assert_eq!(flow.blocks[2], f.blocks[3].flow.unwrap());
+    }
+}
