@@ -176,17 +176,10 @@ fn on_blocks<P: Printer>(
         spd_path: &spd.path,
         spd: profile,
         on: &on,
-        progid,
-        binary: &report.name,
-        top: plan.top,
     };
     let mut status = Status::Clean;
-    // The views of a trace beside an SPD, and `/cfg`, which shows the SPD's graph there.
     let views = plan.views.iter();
-    for view in views.filter(|v| {
-        v.kind().declaration().compared == Compared::BesideSpd
-            || v.kind().declaration().name == "cfg"
-    }) {
+    for view in views.filter(|v| v.kind().declaration().compared == Compared::BesideSpd) {
         if view.beside(&beside, printer)? {
             status = Status::Errors;
         }

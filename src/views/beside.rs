@@ -15,9 +15,4 @@ pub(crate) struct Beside<'b> {
     pub(crate) spd: &'b SpdProfile,
     /// The trace's samples on its blocks.
     pub(crate) on: &'b TraceOnBlocks<'b>,
-    /// The trace's binary the SPD matches, and its name.
-    pub(crate) progid: u16,
-    pub(crate) binary: &'b str,
-    /// How many functions a view shows, unless one is named (`/top`).
-    pub(crate) top: usize,
 }

@@ -1,7 +1,8 @@
-//! `/cfg[:FUNCTION]`: a function's graph on the image's blocks (section 18), each block and
-//! edge with what the LBR ranges and pairs saw of it and its count by the flow inferred from
-//! that; without a name, every function with an observation, the most instructions by the
-//! flow first, `/top` per binary.
+//! `/cfg[:FUNCTION]`: a function's graph on the image's blocks (section 18), or, for a binary
+//! without its image whose SPD is given (`/match`, `/compare TRACE SPD`), on the SPD's own
+//! blocks; each block and edge with what the LBR ranges and pairs saw of it and its count by
+//! the flow inferred from that; without a name, every function with an observation, the most
+//! instructions by the flow first, `/top` per binary.
 //!
 //! ```text
 //! Flow of sum_table in progid 0 (lbr.exe) at 0x00001000: 9 blocks, 6 covered, 8 ran by the flow (2 falsely cold)
@@ -19,11 +20,11 @@ use serde::Serialize;
 use super::file::{cannot_write, write_file};
 use super::option::text;
 use super::ranges::{self, read};
-use super::{Beside, Declaration, Declared, Opt, Profile, Reads, Writes};
+use super::{Declaration, Declared, Opt, Profile, Reads, Writes};
 use crate::analysis::lbr::cfg::FunctionCfg;
 use crate::analysis::lbr::ranges::RangeReport;
 use crate::analysis::named;
-use crate::analysis::spd::blocks as spdblocks;
+use crate::analysis::spd::blocks::{self as spdblocks, TraceOnBlocks};
 use crate::format::error::Error;
 use crate::output::cfgsvg;
 use crate::output::text::clean;
@@ -53,7 +54,12 @@ const CLOSEST: usize = 3;
 impl Declared for Cfg {
     const DECLARATION: Declaration = Declaration {
         prints: &["cfg_block", "cfg_edge"],
-        ..Declaration::new("cfg", 6, Writes::Tables, Reads::LBR_RECORDS)
+        ..Declaration::new(
+            "cfg",
+            6,
+            Writes::Tables,
+            Reads::LBR_RECORDS.and(Reads::SPD_BLOCKS),
+        )
     };
     type Asked = Chosen;
     const OPTIONS: &'static [Opt<Self::Asked>] = &[
@@ -62,7 +68,7 @@ impl Declared for Cfg {
             "/cfg[:FUNCTION]",
             "a function's blocks and edges, each as the LBR ranges saw it and by the\n\
              flow inferred from them; without a name every function seen (with /pdb\n\
-             and /image)",
+             and /image, or an SPD of the binary)",
             |a, v| {
                 let function = v.map(text);
                 if function.as_deref() == Some("") {
@@ -109,24 +115,32 @@ impl Declared for Cfg {
     ) -> Result<(), Error> {
         let top = profile.settings.top;
         let file = profile.file;
-        // Set beside an SPD, a binary without its image has the SPD's graph, shown beside.
-        let beside = profile.records.blocks.is_some();
+        // A binary with an SPD matched or set beside (`/match`, `/compare TRACE SPD`) has
+        // the SPD's graph, shown when its image's cannot be.
+        let spds = on_spds(profile);
         let report = ranges::shown(profile, out)?;
-        if beside && report.is_none_or(ranges::unread) {
+        let imaged =
+            |progid: u16| report.is_some_and(|r| ranges::read(r).any(|b| b.progid == progid));
+        let spds: Vec<_> = spds.into_iter().filter(|s| !imaged(s.0)).collect();
+        if spds.is_empty() && ranges::unable("cfg", (file, report), out)? {
             return Ok(());
         }
-        if ranges::unable("cfg", (file, report), out)? {
-            return Ok(());
-        }
-        let Some(report) = report else {
-            return Ok(());
+        let mut shown = match report {
+            Some(report) => CfgReport::of(report, self.function.as_deref(), top),
+            None => CfgReport::default(),
         };
-        let shown = CfgReport::of(report, self.function.as_deref(), top);
+        for (progid, name, on) in &spds {
+            let binary = CfgBinary {
+                progid: *progid,
+                name,
+            };
+            shown.add_spd(binary, on, self.function.as_deref(), top);
+        }
         out.print(|p| p.show(&shown))?;
         if let Some(wanted) = &self.function
             && shown.functions.is_empty()
         {
-            let message = unnamed(report, wanted);
+            let message = unnamed(report, &spds, wanted);
             out.fail(file, &message)?;
         }
         if let (Some(path), Some(&(b, f))) = (&self.svg, shown.functions.first()) {
@@ -134,72 +148,22 @@ impl Declared for Cfg {
         }
         Ok(())
     }
+}
 
-    /// The graphs on the SPD's blocks: the function named, or the hottest by the flow.
-    fn beside<P: Printer>(&self, beside: &Beside<'_>, printer: &mut P) -> io::Result<bool> {
-        let Some(flow) = beside.on.flow() else {
-            let message = "/cfg: the trace's LBR ranges were not read on the SPD's blocks \
-                           (see above): no flow is inferred on its graph";
-            printer.note(beside.file, message)?;
-            return Ok(false);
-        };
-        let binary = CfgBinary {
-            progid: beside.progid,
-            name: beside.binary,
-        };
-        let mut mine: Vec<&FunctionCfg> = match &self.function {
-            Some(wanted) => {
-                let bare = wanted.rsplit_once('!').map_or(wanted.as_str(), |(_, f)| f);
-                let places = spdblocks::named(beside.spd, bare);
-                places
-                    .into_iter()
-                    .filter_map(|f| flow.function(f))
-                    .collect()
-            }
-            None => flow.functions.iter().filter(|f| f.observed()).collect(),
-        };
-        mine.sort_by(|x, y| {
-            let hotter = y.flow_instructions().cmp(&x.flow_instructions());
-            hotter.then(x.rva.cmp(&y.rva))
-        });
-        let of = mine.len();
-        let shown = if self.function.is_some() {
-            usize::MAX
-        } else {
-            beside.top
-        };
-        let functions: Vec<_> = mine.into_iter().take(shown).map(|f| (binary, f)).collect();
-        let report = CfgReport {
-            functions,
-            of: vec![(beside.progid, of)],
-            named: self.function.is_some(),
-        };
-        printer.show(&report)?;
-        if let Some(wanted) = &self.function
-            && report.functions.is_empty()
-        {
-            let names = flow.functions.iter().map(|f| f.name.as_str());
-            let closest = named::closest(names, wanted, CLOSEST);
-            let message = format!(
-                "/cfg:{wanted}: no function of the SPD {} that ran, by the LBR ranges or by \
-                 the flow its callers send it, bears this name or hash; the closest: {}",
-                beside.spd_path,
-                closest.join(", ")
-            );
-            printer.error(beside.file, &message)?;
-            return Ok(true);
-        }
-        if let (Some(path), Some(&(b, f))) = (&self.svg, report.functions.first()) {
-            return draw_beside(
-                printer,
-                beside.file,
-                path,
-                (b.name, f),
-                report.functions.len(),
-            );
-        }
-        Ok(false)
-    }
+/// The binaries with an SPD attached whose LBR records were mapped onto its blocks, each
+/// with its name and its records on the SPD's blocks (with the flow on its graph).
+fn on_spds<'w>(profile: &Profile<'w>) -> Vec<(u16, String, TraceOnBlocks<'w>)> {
+    let Some(blocks) = profile.records.blocks.as_ref() else {
+        return Vec::new();
+    };
+    let symbols = profile.symbols;
+    let on = blocks.progids().filter_map(|progid| {
+        let spd = symbols.spd(progid)?;
+        let on = TraceOnBlocks::new(profile.summary.as_ref(), Some(blocks), progid, spd);
+        on.flow()?;
+        Some((progid, profile.tables.binary_name(progid), on))
+    });
+    on.collect()
 }
 
 /// Draws the graph of `f`, of binary `b`, to `path`, and says so; of `shown` functions of
@@ -242,35 +206,19 @@ fn drawn(path: &Path, (b, f): (&str, &FunctionCfg), shown: usize) -> String {
     message
 }
 
-/// [`draw`], for a trace set beside an SPD: whether it printed an error.
-fn draw_beside<P: Printer>(
-    printer: &mut P,
-    file: &FileInfo<'_>,
-    path: &Path,
-    (b, f): (&str, &FunctionCfg),
-    shown: usize,
-) -> io::Result<bool> {
-    let svg = match cfgsvg::svg(f) {
-        Ok(svg) => svg,
-        Err(why) => {
-            let message = format!("/svg: the graph of {} is not drawn: {why}", f.name);
-            return printer.note(file, &message).map(|()| false);
-        }
-    };
-    if let Err(e) = write_file(path, |w| w.write_all(svg.as_bytes())) {
-        let message = format!("cannot write the picture {}: {e}", path.display());
-        return printer.error(file, &message).map(|()| true);
-    }
-    printer
-        .note(file, &drawn(path, (b, f), shown))
-        .map(|()| false)
-}
-
 /// Why `/cfg:wanted` shows nothing: no function that ran (by the LBR ranges, or by the flow
-/// its callers send it) bears the name; the closest of theirs.
-fn unnamed(report: &RangeReport, wanted: &str) -> String {
+/// its callers send it) bears the name; the closest of theirs, on the image's graphs and the
+/// SPDs'.
+fn unnamed(
+    report: Option<&RangeReport>,
+    spds: &[(u16, String, TraceOnBlocks<'_>)],
+    wanted: &str,
+) -> String {
     let bare = wanted.rsplit_once('!').map_or(wanted, |(_, f)| f);
-    let names = read(report).flat_map(|b| b.cfg.functions.iter().map(|f| f.name.as_str()));
+    let imaged = report.into_iter().flat_map(read);
+    let names = imaged.flat_map(|b| b.cfg.functions.iter().map(|f| f.name.as_str()));
+    let flows = spds.iter().filter_map(|(_, _, on)| on.flow());
+    let names = names.chain(flows.flat_map(|f| f.functions.iter().map(|f| f.name.as_str())));
     let closest = named::closest(names, bare, CLOSEST);
     format!(
         "/cfg:{wanted}: no function that ran, by the LBR ranges or by the flow its callers \
@@ -289,6 +237,7 @@ pub struct CfgBinary<'a> {
 }
 
 /// What `/cfg` shows: the functions' graphs, per binary.
+#[derive(Default)]
 pub struct CfgReport<'a> {
     /// Each function shown, with its binary's program ID and name.
     pub functions: Vec<(CfgBinary<'a>, &'a FunctionCfg)>,
@@ -330,6 +279,44 @@ impl<'a> CfgReport<'a> {
             of,
             named: function.is_some(),
         }
+    }
+
+    /// Adds the graphs on `on`'s SPD of binary `binary`: the function `function` names (as
+    /// the SPD has it, or its hash; `binary!name` too), or `top` of those with an
+    /// observation, the most instructions by the flow first.
+    fn add_spd(
+        &mut self,
+        binary: CfgBinary<'a>,
+        on: &'a TraceOnBlocks<'_>,
+        function: Option<&str>,
+        top: usize,
+    ) {
+        let Some(flow) = on.flow() else {
+            return;
+        };
+        let mut mine: Vec<&FunctionCfg> = match function {
+            Some(wanted) => {
+                let (of, bare) = wanted.rsplit_once('!').unwrap_or((binary.name, wanted));
+                let places = match of.eq_ignore_ascii_case(binary.name) {
+                    true => spdblocks::named(on.spd(), bare),
+                    false => Vec::new(),
+                };
+                places
+                    .into_iter()
+                    .filter_map(|f| flow.function(f))
+                    .collect()
+            }
+            None => flow.functions.iter().filter(|f| f.observed()).collect(),
+        };
+        mine.sort_by(|x, y| {
+            let hotter = y.flow_instructions().cmp(&x.flow_instructions());
+            hotter.then(x.rva.cmp(&y.rva))
+        });
+        self.of.push((binary.progid, mine.len()));
+        let shown = if function.is_some() { usize::MAX } else { top };
+        self.functions
+            .extend(mine.into_iter().take(shown).map(|f| (binary, f)));
+        self.named = function.is_some();
     }
 }
 

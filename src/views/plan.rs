@@ -236,7 +236,6 @@ impl Plan {
         let reads = self.views.reads();
         let compared = matches!(self.shape, Shape::Compared { .. });
         let stack_arcs = reads.stack_arcs() || self.check || compared;
-        let counts = reads.counts() || stack_arcs;
         // /check reads the LBR ranges where it has the code to read them with.
         let lbr = Reads::LBR_RECORDS;
         let mut records = match self.check && !self.images.is_empty() {
@@ -247,6 +246,9 @@ impl Plan {
         if self.beside.is_some() {
             records = records.and(Reads::SPD_BLOCKS);
         }
+        // The flow on an SPD's graph reads the LBR pairs from the summary's table of arcs.
+        let spd = self.beside.is_some() || self.matches.iter().any(|m| m.spd.is_some());
+        let counts = reads.counts() || stack_arcs || (spd && records.any(Reads::SPD_BLOCKS));
         let events = self.sections.event;
         let keeps = records.any(Records::READ_BY);
         Needs {

@@ -219,3 +219,49 @@ fn the_report_gives_the_flows_overlap_with_the_spd() {
         format!("By the flow inferred on the SPD's graph from these ranges: overlap {overlap};");
     assert!(html.contains(&said), "{said}");
 }
+
+/// `/cfg` with a `/match` SPD and no image shows the SPD's graphs as `/compare TRACE SPD`
+/// does: the same lines, the same counts.
+#[test]
+fn cfg_with_a_matched_spd_shows_what_compare_shows() {
+    let spd = crate_root().join("testdata/pe/app.spd");
+    let trace = trace_over(&spd, 1_000);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("over.spt");
+    std::fs::write(&path, &trace).unwrap();
+    let cfg_lines = |args: Vec<String>| -> Vec<Value> {
+        let out = Command::cargo_bin("sptdump")
+            .unwrap()
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let lines = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap());
+        lines
+            .filter(|l| l["type"] == "cfg_block" || l["type"] == "cfg_edge")
+            .collect()
+    };
+    let (trace, spd) = (path.display().to_string(), spd.display().to_string());
+    let matched = cfg_lines(vec![
+        "/json".into(),
+        "/cfg".into(),
+        format!("/match:{spd}"),
+        trace.clone(),
+    ]);
+    let compared = cfg_lines(vec![
+        "/json".into(),
+        "/cfg".into(),
+        "/compare".into(),
+        trace,
+        spd,
+    ]);
+    assert!(!matched.is_empty());
+    assert_eq!(matched, compared);
+}

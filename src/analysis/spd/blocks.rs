@@ -470,6 +470,11 @@ impl<'s> TraceOnBlocks<'s> {
         Some(fraction(w, self.flow_total))
     }
 
+    /// The SPD.
+    pub(crate) fn spd(&self) -> &'s SpdProfile {
+        self.spd
+    }
+
     /// The flow inferred on the SPD's graphs, when the LBR records were read.
     pub(crate) fn flow(&self) -> Option<&SpdFlow> {
         self.flow.as_ref()
