@@ -960,3 +960,25 @@ fn counts_too_large_are_refused() {
         "{refused:?}"
     );
 }
+
+/// An edge seen as zero is a little dearer to raise than one seen above zero, as a block's
+/// is: of two parallel jumps, one seen 0 and one seen once, the flow takes the second alone
+/// (at a raise of 10 each, either split would cost the same and the flow would be spread).
+#[test]
+fn an_edge_seen_as_zero_is_dearer_to_raise_than_one_seen() {
+    let graph = Graph {
+        blocks: vec![Some(10), Some(10)],
+        edges: vec![
+            edge(None, Some(0), EdgeKind::Entry, Some(10)),
+            edge(Some(0), Some(1), EdgeKind::Jump, Some(0)),
+            edge(Some(0), Some(1), EdgeKind::Jump, Some(1)),
+            edge(Some(1), None, EdgeKind::Exit, None),
+        ],
+    };
+    let flow = flow::solve(&graph).unwrap();
+    assert_eq!(flow.edges, [10, 0, 10, 10]);
+    assert_eq!(
+        cost::of_edge(EdgeKind::Fall, Some(0)).raise,
+        cost::FALL.raise + 1
+    );
+}
