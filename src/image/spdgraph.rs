@@ -66,7 +66,7 @@ impl SpdGraphs {
         let by_hash: FxHashMap<u64, u32> = (table.functions().enumerate())
             .map(|(i, f)| (f.hash(), i as u32))
             .collect();
-        for f in table.functions() {
+        for (i, f) in table.functions().enumerate() {
             let first = graphs.nodes.len() as u32;
             let index = f.block_index();
             let rva = f.rva();
@@ -103,13 +103,14 @@ impl SpdGraphs {
             }
             graphs.functions.push(first..graphs.nodes.len() as u32);
             let calls = graphs.calls.len() as u32;
-            let blocks = graphs.nodes.len() as u32 - first;
             for callee in f.callees() {
                 let Some(&to) = by_hash.get(&callee.hash) else {
                     continue;
                 };
-                for site in callee.sites().filter(|&s| (1..=blocks).contains(&s)) {
-                    graphs.calls.push((first + site - 1, to));
+                for site in callee.sites() {
+                    if let Some(node) = graphs.node(i, site) {
+                        graphs.calls.push((node as u32, to));
+                    }
                 }
             }
             graphs.call_ranges.push(calls..graphs.calls.len() as u32);
@@ -219,5 +220,53 @@ mod tests {
         }
         assert_eq!(edges, graphs.edges().len());
         assert!(edges > 0 && graphs.nodes().iter().any(|n| n.code.is_none()));
+    }
+
+    /// A block's code spans its ranges, lowest to highest, those of no bytes left out: a
+    /// block whose only range holds no bytes has no code. Call sites name their blocks.
+    #[test]
+    fn a_blocks_code_spans_its_ranges_of_bytes_and_call_sites_name_blocks() {
+        use sptdump_testkit::fixtures::APP_GUID;
+        use sptdump_testkit::spd::{SpdBlock, SpdBuilder, SpdCallee, SpdFunction};
+        let mut spd = SpdBuilder::new("app.exe", APP_GUID, 1);
+        let mut caller = SpdFunction::new(
+            "caller",
+            0x1000,
+            16,
+            vec![
+                SpdBlock::new(1, 2, &[(8, 8), (0, 4)], &[(2, 1)]),
+                SpdBlock::new(1, 1, &[(4, 0)], &[(3, 1)]),
+                SpdBlock::new(1, 1, &[(4, 4)], &[]),
+            ],
+        );
+        let callee = SpdFunction::new(
+            "callee",
+            0x1100,
+            4,
+            vec![SpdBlock::new(1, 1, &[(0, 4)], &[])],
+        );
+        caller.callees = vec![SpdCallee {
+            hash: callee.hash,
+            kind: 1,
+            calls: 1,
+            sites: vec![3],
+        }];
+        spd.functions = vec![caller, callee];
+        let bytes = spd.build();
+        let mut file = std::io::Cursor::new(&bytes[..]);
+        let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
+        let graphs = SpdGraphs::of(&FunctionTable::read(&mut file, &header).unwrap());
+        let code: Vec<_> = graphs.nodes().iter().map(|n| n.code).collect();
+        assert_eq!(
+            code,
+            [
+                Some((0x1000, 0x1010)),
+                None,
+                Some((0x1004, 0x1008)),
+                Some((0x1100, 0x1104))
+            ]
+        );
+        assert_eq!(graphs.calls(0), [(2, 1)]);
+        assert!(graphs.calls(1).is_empty());
     }
 }

@@ -282,4 +282,48 @@ mod tests {
         assert_eq!(flow.blocks[0], f.blocks[0].flow.unwrap());
         assert_eq!(flow.blocks[2], f.blocks[3].flow.unwrap());
     }
+
+    /// Calls tie functions on the SPD's graph: a callee no record saw gets the flow of the
+    /// caller's block that calls it.
+    #[test]
+    fn a_callee_no_record_saw_gets_the_flow_its_callers_call_site_ran() {
+        use sptdump_testkit::spd::SpdCallee;
+        let mut spd = SpdBuilder::new("app.exe", APP_GUID, 1);
+        let mut caller = SpdFunction::new(
+            "caller",
+            0x1000,
+            8,
+            vec![
+                SpdBlock::new(1, 2, &[(0, 4)], &[(2, 1)]),
+                SpdBlock::new(1, 1, &[(4, 4)], &[]),
+            ],
+        );
+        let callee = SpdFunction::new(
+            "callee",
+            0x1100,
+            4,
+            vec![SpdBlock::new(1, 1, &[(0, 4)], &[])],
+        );
+        caller.callees = vec![SpdCallee {
+            hash: callee.hash,
+            kind: 1,
+            calls: 1,
+            sites: vec![2],
+        }];
+        spd.functions = vec![caller, callee];
+        let bytes = spd.build();
+        let mut file = std::io::Cursor::new(&bytes[..]);
+        let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
+        let spd = SpdProfile::from_table(&FunctionTable::read(&mut file, &header).unwrap());
+        let (counts, along) = (vec![6u128, 6, 0], vec![0u128; spd.graphs.edges().len()]);
+        let seen = SeenOnSpd {
+            counts: &counts,
+            along: &along,
+        };
+        let flow = on_spd(&spd, seen, std::iter::empty());
+        let callee = flow.function(1).expect("the callee is solved");
+        assert!(!callee.observed());
+        assert_eq!(callee.blocks[0].flow, Some(6));
+        assert_eq!(flow.blocks, [6, 6, 6]);
+    }
 }
