@@ -213,6 +213,9 @@ mod tests {
                     assert!(lo >= f.rva() && hi <= f.rva() + f.code_size() && lo < hi);
                 }
             }
+            // No block 0, none past the last.
+            assert_eq!(graphs.node(i, 0), None);
+            assert_eq!(graphs.node(i, nodes.len() as u32 + 1), None);
             for &(site, callee) in graphs.calls(i) {
                 assert!(nodes.contains(&(site as usize)));
                 assert!((callee as usize) < graphs.functions());
