@@ -330,6 +330,47 @@ fn end(block: Option<u32>, none: &str) -> String {
     block.map_or_else(|| none.to_owned(), |id| id.to_string())
 }
 
+/// A function's blocks and edges as two tables.
+fn tables(o: &mut impl Write, f: &FunctionCfg) -> io::Result<()> {
+    let blocks: Vec<[String; 6]> = f
+        .blocks
+        .iter()
+        .map(|k| {
+            let rva = |at: u32| match k.code {
+                true => format!("0x{at:08X}"),
+                false => "-".to_owned(),
+            };
+            [
+                k.id.to_string(),
+                rva(k.rva),
+                rva(k.end),
+                k.instructions.to_string(),
+                shown(k.observed),
+                shown(k.flow),
+            ]
+        })
+        .collect();
+    columns(
+        o,
+        ["block", "RVA", "end", "instructions", "observed", "flow"],
+        &blocks,
+    )?;
+    let edges: Vec<[String; 5]> = f
+        .edges
+        .iter()
+        .map(|e| {
+            [
+                end(e.from, "entry"),
+                end(e.to, "exit"),
+                e.kind.name().to_owned(),
+                shown(e.observed),
+                shown(e.flow),
+            ]
+        })
+        .collect();
+    columns(o, ["from", "to", "kind", "observed", "flow"], &edges)
+}
+
 impl Render for CfgReport<'_> {
     fn text(&self, t: &mut Text<'_>) -> io::Result<()> {
         for &(b, f) in &self.functions {
@@ -357,43 +398,7 @@ impl Render for CfgReport<'_> {
                     f.falsely_cold(),
                 )?,
             }
-            let blocks: Vec<[String; 6]> = f
-                .blocks
-                .iter()
-                .map(|k| {
-                    let rva = |at: u32| match k.code {
-                        true => format!("0x{at:08X}"),
-                        false => "-".to_owned(),
-                    };
-                    [
-                        k.id.to_string(),
-                        rva(k.rva),
-                        rva(k.end),
-                        k.instructions.to_string(),
-                        shown(k.observed),
-                        shown(k.flow),
-                    ]
-                })
-                .collect();
-            columns(
-                o,
-                ["block", "RVA", "end", "instructions", "observed", "flow"],
-                &blocks,
-            )?;
-            let edges: Vec<[String; 5]> = f
-                .edges
-                .iter()
-                .map(|e| {
-                    [
-                        end(e.from, "entry"),
-                        end(e.to, "exit"),
-                        e.kind.name().to_owned(),
-                        shown(e.observed),
-                        shown(e.flow),
-                    ]
-                })
-                .collect();
-            columns(o, ["from", "to", "kind", "observed", "flow"], &edges)?;
+            tables(o, f)?;
             writeln!(
                 o,
                 "  observed: as the LBR ranges and pairs saw it (-: nothing did, unknown); \
