@@ -367,7 +367,7 @@ mod tests {
     use sptdump_testkit::spd::SpdBuilder;
 
     use super::SpdBlocks;
-    use crate::image::spd::{self, table::FunctionTable};
+    use crate::image::spd::table::of_bytes;
     use crate::image::spdgraph::SpdGraphs;
     use crate::image::spdprofile::SpdProfile;
 
@@ -389,9 +389,7 @@ mod tests {
             ],
         )];
         let bytes = spd.build();
-        let mut file = std::io::Cursor::new(&bytes[..]);
-        let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
-        let table = FunctionTable::read(&mut file, &header).unwrap();
+        let table = of_bytes(&bytes);
         let graphs = SpdGraphs::of(&table);
         let blocks = SpdBlocks::of(&table, &graphs);
         let edge = |from: u32, to: u32| graphs.edge(from as usize - 1, to as usize - 1).unwrap();
@@ -425,9 +423,7 @@ mod tests {
     }
 
     fn blocks_of(bytes: &[u8]) -> SpdBlocks {
-        let mut file = std::io::Cursor::new(bytes);
-        let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
-        let table = FunctionTable::read(&mut file, &header).unwrap();
+        let table = of_bytes(bytes);
         SpdBlocks::of(&table, &SpdGraphs::of(&table))
     }
 

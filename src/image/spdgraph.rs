@@ -174,7 +174,7 @@ impl SpdGraphs {
 #[cfg(test)]
 mod tests {
     use super::SpdGraphs;
-    use crate::image::spd::{self, table::FunctionTable};
+    use crate::image::spd::table::of_bytes;
 
     /// Every graph of the bundled SPD is as its records store it: ids in order, each edge
     /// inside its function, one exit (the last block), and each block's code within its
@@ -183,9 +183,7 @@ mod tests {
     fn the_bundled_spds_graphs_are_as_stored() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/pe/app.spd");
         let bytes = std::fs::read(path).unwrap();
-        let mut file = std::io::Cursor::new(&bytes[..]);
-        let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
-        let table = FunctionTable::read(&mut file, &header).unwrap();
+        let table = of_bytes(&bytes);
         let graphs = SpdGraphs::of(&table);
         assert_eq!(graphs.functions(), table.functions().count());
         let mut edges = 0;
@@ -256,9 +254,7 @@ mod tests {
         }];
         spd.functions = vec![caller, callee];
         let bytes = spd.build();
-        let mut file = std::io::Cursor::new(&bytes[..]);
-        let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
-        let graphs = SpdGraphs::of(&FunctionTable::read(&mut file, &header).unwrap());
+        let graphs = SpdGraphs::of(&of_bytes(&bytes));
         let code: Vec<_> = graphs.nodes().iter().map(|n| n.code).collect();
         assert_eq!(
             code,

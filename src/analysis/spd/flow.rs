@@ -187,7 +187,7 @@ mod tests {
     use sptdump_testkit::spd::{SpdBlock, SpdBuilder, SpdFunction};
 
     use super::*;
-    use crate::image::spd::{self, table::FunctionTable};
+    use crate::image::spd::table::of_bytes;
 
     /// A function of four blocks, 1 and 2 interleaved, block 3 without code: 1 -> 2 -> 3 -> 4,
     /// and 1 -> 4.
@@ -205,9 +205,7 @@ mod tests {
             ],
         )];
         let bytes = spd.build();
-        let mut file = std::io::Cursor::new(&bytes[..]);
-        let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
-        SpdProfile::from_table(&FunctionTable::read(&mut file, &header).unwrap())
+        SpdProfile::from_table(&of_bytes(&bytes))
     }
 
     /// Pairs to the function's first byte are entries, from anywhere; a pair from a block's
@@ -312,9 +310,7 @@ mod tests {
         }];
         spd.functions = vec![caller, callee];
         let bytes = spd.build();
-        let mut file = std::io::Cursor::new(&bytes[..]);
-        let header = spd::read_header(&mut file, bytes.len() as u64).unwrap();
-        let spd = SpdProfile::from_table(&FunctionTable::read(&mut file, &header).unwrap());
+        let spd = SpdProfile::from_table(&of_bytes(&bytes));
         let (counts, along) = (vec![6u128, 6, 0], vec![0u128; spd.graphs.edges().len()]);
         let seen = SeenOnSpd {
             counts: &counts,

@@ -108,6 +108,14 @@ pub struct FunctionTable {
     records: Vec<(u32, u32)>,
 }
 
+/// The checked function table of the SPD `bytes`, for tests that build one.
+#[cfg(test)]
+pub(crate) fn of_bytes(bytes: &[u8]) -> FunctionTable {
+    let mut file = std::io::Cursor::new(bytes);
+    let header = super::read_header(&mut file, bytes.len() as u64).unwrap();
+    FunctionTable::read(&mut file, &header).unwrap()
+}
+
 impl FunctionTable {
     /// Reads the module block of the SPD in `file`, whose header (section 10's checks
     /// passed) is `header`, and checks it.
