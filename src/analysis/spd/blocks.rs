@@ -504,7 +504,7 @@ impl<'s> TraceOnBlocks<'s> {
             trace_total: self.trace_total,
             spd_total: self.spd_total,
             overlap: None,
-            flow: self.flow.as_ref().map(|_| FlowFigures::default()),
+            flow: self.flow_figures(),
             blocks: blocks.len(),
             ran: 0,
             ran_cold: 0,
@@ -512,7 +512,7 @@ impl<'s> TraceOnBlocks<'s> {
             functions: 0,
             rows: Vec::new(),
         };
-        let (mut overlap, mut flow_overlap) = (0.0, 0.0);
+        let mut overlap = 0.0;
         for (f, spd_function) in self.spd.functions.iter().enumerate() {
             let range = self.spd.blocks.of_function(f);
             if range.is_empty() {
@@ -528,7 +528,7 @@ impl<'s> TraceOnBlocks<'s> {
                 spd_share: 0.0,
                 blocks: range.len(),
                 ran_cold: 0,
-                flow_share: self.flow.as_ref().map(|_| 0.0),
+                flow_share: range.clone().map(|b| self.flow_share(b)).sum(),
             };
             let mut same = 0.0;
             for b in range.clone() {
@@ -541,18 +541,6 @@ impl<'s> TraceOnBlocks<'s> {
                 report.ran += usize::from(ran);
                 row.ran_cold += usize::from(ran && !counted);
                 report.cold_ran += usize::from(counted && !ran);
-                if let (Some(share), Some(figures), Some(row_share)) = (
-                    self.flow_share(b),
-                    report.flow.as_mut(),
-                    row.flow_share.as_mut(),
-                ) {
-                    flow_overlap += share.min(q);
-                    *row_share += share;
-                    let flowed = self.flow_weights[b] > 0;
-                    figures.ran += usize::from(flowed);
-                    figures.ran_cold += usize::from(flowed && !counted);
-                    figures.cold_ran += usize::from(counted && !flowed);
-                }
             }
             report.ran_cold += row.ran_cold;
             if row.trace_share > 0.0 && row.spd_share > 0.0 {
@@ -569,12 +557,6 @@ impl<'s> TraceOnBlocks<'s> {
         if self.trace_total > 0 && self.spd_total > 0 {
             report.overlap = Some(overlap);
         }
-        if let Some(figures) = report.flow.as_mut()
-            && self.flow_total > 0
-            && self.spd_total > 0
-        {
-            figures.overlap = Some(flow_overlap);
-        }
         report.rows.sort_by(|a, b| {
             b.loss
                 .total_cmp(&a.loss)
@@ -584,6 +566,26 @@ impl<'s> TraceOnBlocks<'s> {
         report.functions = report.rows.len();
         report.rows.truncate(top);
         report
+    }
+
+    /// Section 17's figures with the flow's weights in the trace's place, when there is a
+    /// flow.
+    fn flow_figures(&self) -> Option<FlowFigures> {
+        self.flow.as_ref()?;
+        let mut figures = FlowFigures::default();
+        let mut overlap = 0.0;
+        for (b, block) in self.spd.blocks.all().iter().enumerate() {
+            let (share, (_, q)) = (self.flow_share(b)?, self.shares(b));
+            overlap += share.min(q);
+            let (flowed, counted) = (self.flow_weights[b] > 0, block.count > 0);
+            figures.ran += usize::from(flowed);
+            figures.ran_cold += usize::from(flowed && !counted);
+            figures.cold_ran += usize::from(counted && !flowed);
+        }
+        if self.flow_total > 0 && self.spd_total > 0 {
+            figures.overlap = Some(overlap);
+        }
+        Some(figures)
     }
 
     /// The blocks of the SPD's function at `function` (its place in record order), in id
