@@ -72,3 +72,14 @@ mkdir -p "$here/corpus/image"
 { printf '\000'; cat "$here/../testdata/pe/lbr.exe"; } > "$here/corpus/image/lbr.exe"
 { printf '\001'; cat "$here/../testdata/pe/lbr.spt"; } > "$here/corpus/image/lbr.spt"
 echo "seeded an image and an LBR trace into $here/corpus/image"
+
+# The ETL reader's: the public ETL files of the shared suite (../etl beside the conformance
+# folder), the large one cut to its first buffers (a seed of a few hundred KB, not 5 MB).
+mkdir -p "$here/corpus/etl"
+etls=0
+for f in ${vectors:+"$vectors"/../../etl/*.etl}; do
+    [ -f "$f" ] || continue
+    head -c 262144 "$f" > "$here/corpus/etl/$(basename "$f")"
+    etls=$((etls + 1))
+done
+echo "seeded $etls ETLs into $here/corpus/etl"

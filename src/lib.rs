@@ -17,6 +17,8 @@
 //! input      a file or a pipe -> header, tables, and the stream positioned at its start
 //! format     pure SPT: header, string table, program IDs, layout, records, decoder,
 //!            diagnostics; no I/O beyond std::io::Read
+//! etl        pure ETL, beside format: buffers, their decompression, events, the kernel's
+//!            payloads
 //! ```
 //!
 //! The command line's options and their SPTDump spellings are read here too ([`cli::parse`]),
@@ -71,6 +73,7 @@ pub mod analysis;
 pub mod cli;
 pub mod dump;
 pub mod engine;
+pub mod etl;
 pub mod flow;
 pub mod format;
 pub mod image;

@@ -78,3 +78,8 @@ pub fn conformance_vectors() -> PathBuf {
 pub fn spd_files(test: &str) -> Option<PathBuf> {
     folder(test, "spd")
 }
+
+/// The public ETL files' folder, with `expected.json`, for `test`; see [`folder`].
+pub fn etl_files(test: &str) -> Option<PathBuf> {
+    folder(test, "etl")
+}

@@ -12,6 +12,7 @@ mod conformance;
 mod conserved;
 mod corruption;
 mod damaged;
+mod etl;
 mod exports;
 mod faults;
 mod flow;

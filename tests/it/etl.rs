@@ -1,0 +1,107 @@
+//! The ETL reader (SPEC section 19) on the public files, read in place: what each must give
+//! is in their folder's `expected.json`, counted by a reader of its own; here sptdump's
+//! buffers, events and kernel payloads are held to it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+
+use serde_json::Value;
+use sptdump::etl::buffer::Buffers;
+use sptdump::etl::event::Events;
+use sptdump::etl::kernel::{self, Kernel, LogHeader, Read, SampleKind};
+use sptdump_testkit::shared;
+
+/// What the format layer reads from a file, counted as `expected.json` counts it.
+#[derive(Default)]
+struct Read1 {
+    header: Option<LogHeader>,
+    buffers: u64,
+    events: u64,
+    kinds: BTreeMap<String, u64>,
+    timer: u64,
+    pmc: u64,
+    images: u64,
+    identities: BTreeSet<(u64, u32, String, u32)>,
+    threads: BTreeSet<u32>,
+    unreadable: u64,
+}
+
+fn read(path: &Path) -> Read1 {
+    let mut buffers = Buffers::new(BufReader::new(File::open(path).unwrap()));
+    let mut r = Read1::default();
+    let mut pointer = 8;
+    while let Some(b) = buffers.next_buffer().unwrap() {
+        r.buffers += 1;
+        for e in Events::new(b.events) {
+            let Ok(e) = e else {
+                r.unreadable += 1;
+                continue;
+            };
+            r.events += 1;
+            *r.kinds.entry(format!("0x{:02x}", e.kind)).or_default() += 1;
+            match kernel::read(&e, pointer) {
+                Read::Known(Kernel::LogHeader(h)) => {
+                    assert!(r.header.is_none(), "one log-file header");
+                    assert_eq!(r.events, 1, "the log-file header comes first");
+                    pointer = h.pointer_size;
+                    r.header = Some(h);
+                }
+                Read::Known(Kernel::Sample(s)) => match s.kind {
+                    SampleKind::Timer => r.timer += 1,
+                    SampleKind::Pmc(_) => r.pmc += 1,
+                },
+                Read::Known(Kernel::Image(_)) => r.images += 1,
+                Read::Known(Kernel::PdbId(p)) => {
+                    r.identities
+                        .insert((p.base, p.process, p.guid.to_string(), p.age));
+                }
+                Read::Known(Kernel::Thread(t)) => {
+                    r.threads.insert(t.thread);
+                }
+                Read::Short => panic!("a short payload in {}", path.display()),
+                _ => {}
+            }
+        }
+    }
+    r
+}
+
+#[test]
+fn the_public_files_read_as_expected() {
+    let Some(dir) = shared::etl_files("etl::the_public_files_read_as_expected") else {
+        return;
+    };
+    let expected: Value =
+        serde_json::from_reader(File::open(dir.join("expected.json")).unwrap()).unwrap();
+    let files = expected.as_object().unwrap();
+    assert_eq!(files.len(), 3);
+    for (name, want) in files {
+        let r = read(&dir.join(name));
+        let h = r
+            .header
+            .unwrap_or_else(|| panic!("{name}: no log-file header"));
+        let w = &want["header"];
+        assert_eq!(u64::from(h.buffer_size), w["buffer_size"], "{name}");
+        let (major, minor, build) = h.os;
+        assert_eq!(format!("{major}.{minor}.{build}"), w["os"], "{name}");
+        assert_eq!(u64::from(h.processors), w["processors"], "{name}");
+        assert_eq!(u64::from(h.pointer_size), w["pointer_size"], "{name}");
+        assert_eq!(u64::from(h.events_lost), w["events_lost"], "{name}");
+        assert_eq!(u64::from(h.buffers_written), w["buffers_written"], "{name}");
+        assert_eq!(h.frequency, 10_000_000, "{name}");
+        assert!(h.end > h.start, "{name}");
+        assert_eq!(r.buffers, want["buffers"], "{name}");
+        assert_eq!(r.events, want["events"], "{name}");
+        assert_eq!(r.unreadable, 0, "{name}");
+        let kinds: BTreeMap<String, u64> =
+            serde_json::from_value(want["header_types"].clone()).unwrap();
+        assert_eq!(r.kinds, kinds, "{name}");
+        assert_eq!(r.timer, want["timer_samples"], "{name}");
+        assert_eq!(r.pmc, want["pmc_samples"], "{name}");
+        assert_eq!(r.images, want["image_events"], "{name}");
+        assert_eq!(r.identities.len() as u64, want["dbgid_rsds"], "{name}");
+        assert_eq!(r.threads.len() as u64, want["threads"], "{name}");
+    }
+}
