@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs cargo-mutants over part of src/ and prints what it found, file by file.
 #
-#   scripts/mutants.sh [--focus FILTERSET] [FILE...] [-- CARGO-MUTANTS-OPTIONS]
+#   scripts/mutants.sh [--focus FILTERSET [--only TARGETS]] [FILE...] [-- CARGO-MUTANTS-OPTIONS]
 #
 # FILE defaults to the analyses, the exporters, images and symbols, and the driver
 # (src/analysis, src/output, src/image, src/dump); any file or folder under src/ can be
@@ -16,12 +16,17 @@
 # picks (nextest's -E syntax, e.g. 'test(/spd/)'), then the mutants those missed against the
 # whole suite: only the second pass says what is missed, so a filter changes the time a run
 # takes, never its answer. The focused pass's results go to target/mutants/focused.
+# --only TARGETS makes the focused pass build only those test targets, as cargo names them
+# (`--lib` for the unit tests, `--test it` for the integration tests): a mutant's time is
+# mostly building and linking, and a filter alone still builds every test binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 focus=
+only=
 if [ "${1:-}" = "--focus" ]; then focus=$2; shift 2; fi
+if [ "${1:-}" = "--only" ]; then only=$2; shift 2; fi
 files=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do files+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift
@@ -65,8 +70,16 @@ status=0
 outcomes=()
 if [ -n "$focus" ] && cargo nextest --version >/dev/null 2>&1; then
   focused=target/mutants/focused
-  mutants -o "$repo/$focused" "${args[@]}" --cargo-test-arg=-E --cargo-test-arg="$focus" "$@" ||
-    status=$?
+  config=()
+  if [ -n "$only" ]; then
+    # The same configuration, with those targets for the tests to build.
+    targets=$(printf '%s\n' $only | sed 's/.*/"&"/' | paste -sd, -)
+    sed "s/^additional_cargo_test_args = .*/additional_cargo_test_args = [$targets]/" \
+      .cargo/mutants.toml > target/mutants/only.toml
+    config=(--config "$repo/target/mutants/only.toml")
+  fi
+  mutants -o "$repo/$focused" ${config[@]+"${config[@]}"} "${args[@]}" \
+    --cargo-test-arg=-E --cargo-test-arg="$focus" "$@" || status=$?
   outcomes+=("$focused/mutants.out/outcomes.json")
   # The mutants the focused pass missed, each by its exact name.
   again=()

@@ -15,6 +15,7 @@
 pub mod buffer;
 pub mod event;
 pub mod kernel;
+pub mod recording;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod xpress;

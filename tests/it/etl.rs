@@ -11,6 +11,7 @@ use serde_json::Value;
 use sptdump::etl::buffer::Buffers;
 use sptdump::etl::event::Events;
 use sptdump::etl::kernel::{self, Kernel, LogHeader, Read, SampleKind};
+use sptdump::etl::recording::Recording;
 use sptdump_testkit::shared;
 
 /// What the format layer reads from a file, counted as `expected.json` counts it.
@@ -103,5 +104,53 @@ fn the_public_files_read_as_expected() {
         assert_eq!(r.images, want["image_events"], "{name}");
         assert_eq!(r.identities.len() as u64, want["dbgid_rsds"], "{name}");
         assert_eq!(r.threads.len() as u64, want["threads"], "{name}");
+    }
+}
+
+/// The samples attributed to binaries by process and address, as `expected.json` gives them.
+#[test]
+fn the_public_files_samples_fall_in_the_binaries_expected() {
+    let Some(dir) =
+        shared::etl_files("etl::the_public_files_samples_fall_in_the_binaries_expected")
+    else {
+        return;
+    };
+    let expected: Value =
+        serde_json::from_reader(File::open(dir.join("expected.json")).unwrap()).unwrap();
+    for (name, want) in expected.as_object().unwrap() {
+        let mut buffers = Buffers::new(BufReader::new(File::open(dir.join(name)).unwrap()));
+        let mut recording = Recording::new();
+        while let Some(b) = buffers.next_buffer().unwrap() {
+            recording.add(&b);
+        }
+        assert_eq!(recording.events, want["events"], "{name}");
+        assert_eq!(recording.image_events, want["image_events"], "{name}");
+        assert_eq!(recording.identities() as u64, want["dbgid_rsds"], "{name}");
+        assert_eq!(recording.threads() as u64, want["threads"], "{name}");
+        let a = recording.attribute();
+        let attributed: u64 = a.binaries.iter().map(|b| b.total()).sum();
+        let u = a.unattributed;
+        assert_eq!(attributed, want["attributed"], "{name}");
+        assert_eq!(u.timer + u.pmc + u.lbr, want["unattributed"], "{name}");
+        assert_eq!(
+            a.binaries.len() as u64,
+            want["binaries_with_samples"],
+            "{name}"
+        );
+        let top = want["top_binaries"].as_array().unwrap();
+        for (got, want) in a.binaries.iter().zip(top) {
+            let id = got.identity.as_ref().unwrap();
+            assert_eq!(got.name, want["name"], "{name}");
+            assert_eq!(
+                id.guid.hyphenated().to_string().to_uppercase(),
+                want["guid"],
+                "{name}"
+            );
+            assert_eq!(u64::from(id.age), want["age"], "{name}");
+            assert_eq!(id.pdb, want["pdb"], "{name}");
+            assert_eq!(got.timer, want["timer"], "{name}");
+            let rvas: u64 = got.samples.values().sum();
+            assert_eq!(rvas, got.timer + got.pmc_total(), "{name}");
+        }
     }
 }

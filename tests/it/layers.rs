@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 /// The layers, lowest first.
 const LAYERS: &[&str] = &[
-    "format", "etl", "input", "image", "engine", "flow", "analysis", "output", "views", "dump", "cli",
+    "format", "etl", "input", "image", "engine", "flow", "analysis", "output", "views", "dump",
+    "cli",
 ];
 
 fn src() -> PathBuf {
@@ -109,7 +110,11 @@ fn each_layer_uses_only_the_layers_below_it() {
 
 #[test]
 fn the_format_layer_does_no_io_beyond_read() {
-    let files = [rust_files(&src().join("format")), rust_files(&src().join("etl"))].concat();
+    let files = [
+        rust_files(&src().join("format")),
+        rust_files(&src().join("etl")),
+    ]
+    .concat();
     assert!(files.len() >= 12, "{files:?}");
     for file in files {
         let code = code(&file);
