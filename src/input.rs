@@ -11,6 +11,8 @@ use std::io::{self, Cursor, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::Path;
 
+use crate::etl::buffer::{BUFFER_HEADER, BufferHeader, Buffers, Refused};
+use crate::etl::recording::Recording;
 use crate::format::diag::{Code, Diagnostic};
 use crate::format::error::{Error, Result, read_full, shrunk};
 use crate::format::header::{HEADER_SIZE, Header};
@@ -152,6 +154,44 @@ impl Input {
             Source::File(_, size) => Some(size),
             Source::Pipe(..) => None,
         }
+    }
+
+    /// Whether the input is an ETL rather than an SPT, by its first 80 bytes (SPEC section
+    /// 19: a buffer's header and the log-file header's event). The bytes are read and put
+    /// back: on a file by seeking, on a pipe by reading them again first.
+    pub fn is_etl(&mut self) -> Result<bool> {
+        let mut first = [0u8; BUFFER_HEADER + 8];
+        let got = match &mut self.source {
+            Source::File(file, _) => {
+                let got = read_full(file, &mut first, 0)?;
+                file.seek(SeekFrom::Start(0))
+                    .map_err(|e| Error::read(0, e))?;
+                got
+            }
+            Source::Pipe(reader, pos) => {
+                let got = read_full(reader, &mut first, *pos)?;
+                let read = std::mem::replace(reader, Box::new(io::empty()));
+                *reader = Box::new(Cursor::new(first[..got].to_vec()).chain(read));
+                got
+            }
+        };
+        Ok(BufferHeader::starts_etl(&first[..got]))
+    }
+
+    /// Reads the whole input as an ETL, one buffer at a time, into a recording; `seen` is
+    /// told of each buffer read (its index). A damaged buffer refuses the file.
+    pub fn recording(self, mut seen: impl FnMut(u64)) -> std::result::Result<Recording, Refused> {
+        let reader: Box<dyn Read> = match self.source {
+            Source::File(file, _) => Box::new(io::BufReader::with_capacity(1 << 16, file)),
+            Source::Pipe(reader, _) => reader,
+        };
+        let mut buffers = Buffers::new(reader);
+        let mut recording = Recording::new();
+        while let Some(buffer) = buffers.next_buffer()? {
+            recording.add(&buffer);
+            seen(buffer.index);
+        }
+        Ok(recording)
     }
 
     /// Reads the header's 32 bytes. When the input is shorter, returns the error diagnostic.

@@ -16,6 +16,7 @@ pub mod buffer;
 pub mod event;
 pub mod kernel;
 pub mod recording;
+pub mod spt;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod xpress;

@@ -274,7 +274,8 @@ pub struct Attributed {
     pub unattributed: Unattributed,
     /// The LBR records' runs of pairs within one binary, in the order of `binaries`.
     pub lbr: Vec<LbrRun>,
-    /// The stack walks' runs of frames within one binary.
+    /// The stack walks' runs of frames within one binary (of two frames or more), in the
+    /// binaries with samples.
     pub stacks: Vec<StackRun>,
 }
 
@@ -445,6 +446,9 @@ impl Attribution {
         for run in &mut out.lbr {
             run.binary = new_index[run.binary];
         }
+        // A stack's frames in a binary no sample fell in are left out with that binary: a
+        // stack is the context of a sample, and the binaries listed are those with samples.
+        out.stacks.retain(|run| new_index[run.binary] != usize::MAX);
         for run in &mut out.stacks {
             run.binary = new_index[run.binary];
         }

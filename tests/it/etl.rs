@@ -12,6 +12,8 @@ use sptdump::etl::buffer::Buffers;
 use sptdump::etl::event::Events;
 use sptdump::etl::kernel::{self, Kernel, LogHeader, Read, SampleKind};
 use sptdump::etl::recording::Recording;
+use sptdump::etl::spt;
+use sptdump::input::Input;
 use sptdump_testkit::shared;
 
 /// What the format layer reads from a file, counted as `expected.json` counts it.
@@ -153,4 +155,112 @@ fn the_public_files_samples_fall_in_the_binaries_expected() {
             assert_eq!(rvas, got.timer + got.pmc_total(), "{name}");
         }
     }
+}
+
+/// sptdump's aggregation of the large public file, written as an SPT and read back by the
+/// command: one program ID per binary with samples and an identity, and every timer sample
+/// of each as an ETW_INSTR hit.
+#[test]
+fn the_public_recording_aggregates_into_an_spt_that_reads_back() {
+    let Some(dir) =
+        shared::etl_files("etl::the_public_recording_aggregates_into_an_spt_that_reads_back")
+    else {
+        return;
+    };
+    let path = dir.join("net.4.5.2.x64.etl");
+    let mut input = Input::open(&path).unwrap();
+    assert!(input.is_etl().unwrap());
+    let mut buffers = 0;
+    let recording = input.recording(|_| buffers += 1).unwrap();
+    assert_eq!(buffers, 360);
+    let attributed = recording.attribute();
+    let aggregated = spt::aggregate(&attributed).unwrap();
+    assert!(aggregated.left_out.is_empty(), "{:?}", aggregated.left_out);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("net.spt");
+    aggregated
+        .spt
+        .write_to(File::create(&out).unwrap())
+        .unwrap();
+    let run = assert_cmd::Command::cargo_bin("sptdump")
+        .unwrap()
+        .args(["/json", "/progid", "/summary", "/top:0"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8(run.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let progids: Vec<&Value> = lines.iter().filter(|l| l["type"] == "progid").collect();
+    assert_eq!(progids.len(), attributed.binaries.len());
+    for (line, binary) in progids.iter().zip(&attributed.binaries) {
+        let id = binary.identity.as_ref().unwrap();
+        assert_eq!(line["name"], binary.name.as_str());
+        assert_eq!(line["age"], id.age);
+        assert_eq!(
+            line["guid"].as_str().unwrap(),
+            id.guid.hyphenated().to_string().to_uppercase()
+        );
+    }
+    // Each binary's summary: its timer samples as ETW_INSTR hits, its stacks' arcs.
+    let summaries: Vec<&Value> = lines.iter().filter(|l| l["type"] == "summary").collect();
+    assert_eq!(summaries.len(), attributed.binaries.len());
+    for (summary, binary) in summaries.iter().zip(&attributed.binaries) {
+        assert_eq!(summary["name"], binary.name.as_str());
+        assert_eq!(summary["ip"][0]["event"], "ETW_INSTR");
+        assert_eq!(summary["ip"][0]["samples"], binary.timer, "{}", binary.name);
+    }
+    let arcs: u64 = attributed
+        .stacks
+        .iter()
+        .map(|s| (s.frames.len() as u64 - 1) * s.hits)
+        .sum();
+    let shown: u64 = summaries
+        .iter()
+        .filter_map(|s| s["callstack"]["arcs"].as_u64())
+        .sum();
+    assert!(arcs > 0);
+    assert_eq!(shown, arcs);
+}
+
+/// An ETL is known by its first bytes, on a file and on a pipe, and those bytes are put
+/// back: the ETL reads whole, and an SPT still reads from its header.
+#[test]
+fn an_etl_is_known_by_its_first_bytes_which_are_put_back() {
+    let spt = crate::support::crate_root().join("testdata/sample.spt");
+    let bytes = std::fs::read(&spt).unwrap();
+    let mut file = Input::open(&spt).unwrap();
+    let mut pipe = Input::pipe(Box::new(std::io::Cursor::new(bytes.clone())));
+    for input in [&mut file, &mut pipe] {
+        assert!(!input.is_etl().unwrap());
+        assert_eq!(input.header().unwrap().unwrap()[..], bytes[..32]);
+    }
+    let Some(dir) = shared::etl_files("etl::an_etl_is_known_by_its_first_bytes_which_are_put_back")
+    else {
+        return;
+    };
+    let etl = std::fs::read(dir.join("SelfDescribingSingleEvent.etl")).unwrap();
+    let mut pipe = Input::pipe(Box::new(std::io::Cursor::new(etl)));
+    assert!(pipe.is_etl().unwrap());
+    let recording = pipe.recording(|_| {}).unwrap();
+    assert_eq!((recording.buffers, recording.events), (3, 22));
+    // Cut inside its second buffer, it is refused at that buffer's offset.
+    let etl = std::fs::read(dir.join("net.4.5.2.x64.etl")).unwrap();
+    let mut cut = Input::pipe(Box::new(std::io::Cursor::new(etl[..1000].to_vec())));
+    assert!(cut.is_etl().unwrap());
+    let refused = cut.recording(|_| {}).err().unwrap();
+    assert_eq!(refused.offset(), 512);
+    assert!(
+        refused
+            .to_string()
+            .starts_with("buffer 1 at offset 0x00000200: its size is"),
+        "{refused}"
+    );
 }
