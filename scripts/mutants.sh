@@ -74,7 +74,10 @@ if [ -n "$focus" ] && cargo nextest --version >/dev/null 2>&1; then
   if [ -n "$only" ]; then
     # The same configuration, with those targets for the tests to build.
     targets=$(printf '%s\n' $only | sed 's/.*/"&"/' | paste -sd, -)
-    sed "s/^additional_cargo_test_args = .*/additional_cargo_test_args = [$targets]/" \
+    # Their tests take a second: a mutant that loops is stopped after 15, not the 60 the
+    # whole suite needs.
+    sed -e "s/^additional_cargo_test_args = .*/additional_cargo_test_args = [$targets]/" \
+      -e "s/^minimum_test_timeout = .*/minimum_test_timeout = 15/" \
       .cargo/mutants.toml > target/mutants/only.toml
     config=(--config "$repo/target/mutants/only.toml")
   fi
