@@ -34,6 +34,7 @@ use std::collections::BTreeMap;
 
 use crate::analysis::lbr::ranges::{self, RangeReport};
 use crate::analysis::summary::Summary;
+use crate::etl::recording::{Attributed, Recording};
 use crate::format::diag::{Severity, codes};
 use crate::format::progid::registry_form;
 use crate::format::record::SampleKind;
@@ -81,6 +82,14 @@ pub enum VerdictCode {
     /// of the same name at different RVAs: more than a tenth of the names both hold
     /// ([`DISAGREE_SHARE`]), or any of the binary's [`HOTTEST`] hottest functions.
     SpdPdbDisagree = "spd-pdb-disagree", Warning;
+    /// An ETL with no PMC or LBR samples (timer samples only): SPTAggregate needs a
+    /// recording with `-PmcProfile` or `-LastBranch`.
+    EtlNoSpgoSamples = "etl-no-spgo-samples", Warning;
+    /// An ETL binary with samples and no PDB identity (`DbgID_RSDS`): its GUID and age are
+    /// unknown, and the SPT cannot name it.
+    EtlNoIdentity = "etl-no-identity", Warning;
+    /// An ETL whose logger lost events.
+    EtlEventsLost = "etl-events-lost", Warning;
 }
 }
 
@@ -231,6 +240,56 @@ pub(crate) fn check(
         verdicts,
         mode,
     }
+}
+
+/// The verdicts of an ETL's recording (SPEC section 19), beside those of its aggregation.
+pub(crate) fn etl(report: &mut CheckReport, recording: &Recording, attributed: &Attributed) {
+    let mut verdicts = Verdicts::default();
+    let u = attributed.unattributed;
+    let spgo = u.pmc
+        + u.lbr
+        + attributed
+            .binaries
+            .iter()
+            .map(|b| b.pmc_total() + b.lbr)
+            .sum::<u64>();
+    if spgo == 0 {
+        let timer: u64 = u.timer + attributed.binaries.iter().map(|b| b.timer).sum::<u64>();
+        verdicts.add(
+            None,
+            VerdictCode::EtlNoSpgoSamples,
+            format!(
+                "the recording holds no PMC or LBR samples ({timer} timer samples): \
+                 SPTAggregate needs one made with xperf -PmcProfile or -LastBranch"
+            ),
+        );
+    }
+    for b in attributed.binaries.iter().filter(|b| b.identity.is_none()) {
+        verdicts.add(
+            None,
+            VerdictCode::EtlNoIdentity,
+            format!(
+                "{} has {} samples but no PDB identity (no DbgID_RSDS event; xperf -merge adds \
+                 them): its GUID and age are unknown, and the SPT leaves it out",
+                b.name,
+                b.total()
+            ),
+        );
+    }
+    if let Some(lost) = recording.header.map(|h| h.events_lost).filter(|&n| n > 0) {
+        verdicts.add(
+            None,
+            VerdictCode::EtlEventsLost,
+            format!(
+                "the logger lost {lost} events: samples are missing (larger or more buffers: \
+                 xperf -BufferSize, -MinBuffers)"
+            ),
+        );
+    }
+    report.verdicts.extend(verdicts.0);
+    report
+        .verdicts
+        .sort_by_key(|v| std::cmp::Reverse(v.severity()));
 }
 
 /// The share of the sampled functions' basic blocks under which the LBR ranges are thin: a

@@ -286,7 +286,8 @@ fn plan(given: Given, mut views: Views, format: Format) -> Plan {
         || given.check
         || shape != Shape::Each
         || !given.matches.is_empty()
-        || given.match_symbols;
+        || given.match_symbols
+        || given.spt.is_some();
     let sections = if given.all || (given.sections.is_empty() && !asked) {
         Sections::ALL
     } else {
@@ -312,6 +313,7 @@ fn plan(given: Given, mut views: Views, format: Format) -> Plan {
         symbol_path: None,
         match_symbols: given.match_symbols,
         inline: !given.noinline,
+        spt: given.spt.map(PathBuf::from),
     }
 }
 

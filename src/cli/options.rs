@@ -69,6 +69,7 @@ pub(super) struct Given {
     pub check: bool,
     pub compare: bool,
     pub min_overlap: Option<f64>,
+    pub spt: Option<OsString>,
     pub strict: bool,
     pub progress: Option<Progress>,
     pub quiet: bool,
@@ -287,6 +288,17 @@ const AFTER: &[Own] = &[
                 Ok(())
             }
             _ => Err("expected a number from 0 to 1".to_owned()),
+        },
+    )
+    .output(),
+    valued(
+        "spt",
+        "FILE",
+        "with an ETL: write sptdump's aggregation of its samples as an SPT\n\
+         (what SPTAggregate would make of it, by our reading)",
+        |g, v| {
+            g.spt = Some(v.to_owned());
+            Ok(())
         },
     )
     .output(),

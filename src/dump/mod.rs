@@ -22,6 +22,7 @@
 
 mod build;
 mod compare;
+mod etl;
 mod many;
 mod merge;
 mod outcome;

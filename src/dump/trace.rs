@@ -1,6 +1,7 @@
 //! One trace of a run, from its header to its verdicts:
 //!
 //! ```text
+//! etl         an ETL read whole into sptdump's aggregation, read on as an SPT (SPEC 19)
 //! header      read and checked; a fatal problem (not an SPT file, a version not known)
 //!             ends the trace after saying what it is
 //! tables      the string and program-ID tables, read and checked (at most 64 KiB + 1.5 MiB);
@@ -15,6 +16,7 @@ use std::io;
 use std::sync::Arc;
 
 use super::build::BuildFile;
+use super::etl::{self, EtlRead};
 use super::{Out, Outcome, Plan, views};
 use crate::analysis::summary::collect::Collector;
 use crate::analysis::{check, lbr::ranges};
@@ -97,12 +99,24 @@ fn unreadable<P: Printer>(
 fn dump<P: Printer>(
     printer: &mut P,
     file: &FileInfo<'_>,
-    input: Input,
+    mut input: Input,
     plan: &Plan,
     alone: bool,
 ) -> io::Result<(Outcome, Option<Kept>)> {
+    // An ETL is read whole into sptdump's aggregation, which the steps read as a trace.
+    let etl = match input.is_etl() {
+        Ok(false) => None,
+        Ok(true) => match etl::read(input, plan) {
+            Ok((read, aggregated)) => {
+                input = aggregated;
+                Some(read)
+            }
+            Err(message) => return Ok((unreadable(printer, file, &message, plan)?, None)),
+        },
+        Err(e) => return Ok((unreadable(printer, file, &e.to_string(), plan)?, None)),
+    };
     let mut out = Out::new(printer);
-    let (outcome, kept) = match steps(&mut out, file, input, plan, alone) {
+    let (outcome, kept) = match steps(&mut out, file, input, plan, alone, etl.as_ref()) {
         Ok(Stepped::Done(kept)) => (Outcome::Done(Tally::default(), 0), kept),
         Ok(Stepped::NoSuchBinary) => return Ok((Outcome::NoSuchBinary, None)),
         Err(e) if e.is_broken_pipe() => return Ok((Outcome::OutputClosed(out.tally), None)),
@@ -145,6 +159,7 @@ fn steps<P: Printer>(
     input: Input,
     plan: &Plan,
     alone: bool,
+    etl: Option<&EtlRead>,
 ) -> Result<Stepped, Error> {
     let Some((header, mut opened, found)) = tables(out, file, input, plan)? else {
         unwritten(out, file, plan)?;
@@ -167,7 +182,11 @@ fn steps<P: Printer>(
     };
     out.print(|p| p.begin_file(file))?;
     let symbols = attach_pdbs(out, file, &opened.tables, plan)?;
-    sections(out, &header, &opened.tables, found, plan.sections)?;
+    match etl {
+        // An ETL's own header and binaries, not its aggregation's tables.
+        Some(etl) => etl::sections(out, file, etl, plan)?,
+        None => sections(out, &header, &opened.tables, found, plan.sections)?,
+    }
     let (summary, records) = decode(out, &header, &mut opened, selection, &symbols, plan, alone)?;
     let summary = match summary.map(Collector::finish) {
         Some(Ok(summary)) => Some(summary),
@@ -195,7 +214,7 @@ fn steps<P: Printer>(
         };
         views::show(out, file, plan, &mut kept, after)?;
     }
-    verdicts(out, file, plan, &kept)?;
+    verdicts(out, file, plan, &kept, etl)?;
     Ok(Stepped::Done(plan.keeps_counts().then_some(kept)))
 }
 
@@ -444,6 +463,7 @@ fn verdicts<P: Printer>(
     file: &FileInfo<'_>,
     plan: &Plan,
     kept: &Kept,
+    etl: Option<&EtlRead>,
 ) -> Result<(), Error> {
     let results = plan.match_results(&kept.tables);
     if !results.is_empty() {
@@ -463,6 +483,9 @@ fn verdicts<P: Printer>(
             check::thin(&mut report, summary, &kept.symbols, &ranges);
             check::falsely_cold(&mut report, &ranges);
             check::stale_by_ranges(&mut report, &results, &ranges);
+        }
+        if let Some(etl) = etl {
+            check::etl(&mut report, &etl.recording, &etl.attributed);
         }
         let diagnostics = out.tally;
         let checked = Checked {

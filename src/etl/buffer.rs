@@ -286,7 +286,7 @@ impl<R: Read> Buffers<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::etl::testing::{buffer, system};
+    use sptdump_testkit::etl::{buffer, system};
 
     fn events(file: &[u8]) -> Result<Vec<(u64, u64, Vec<u8>)>, Refused> {
         let mut buffers = Buffers::new(file);

@@ -239,7 +239,7 @@ impl<'a> Iterator for Events<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::etl::testing::{classic, perf_info, system};
+    use sptdump_testkit::etl::{classic, perf_info, system};
 
     fn body(events: &[Vec<u8>]) -> Vec<u8> {
         let mut b = Vec::new();
@@ -256,7 +256,7 @@ mod tests {
         let bytes = body(&[
             system(0x0501, 10, 20, 30, &[1, 2, 3]),
             perf_info(0x0F2E, 40, &[4; 16]),
-            classic(g, 36, 11, 21, 31, &[5]),
+            classic(g.as_u128(), 36, 11, 21, 31, &[5]),
         ]);
         let read: Vec<_> = Events::new(&bytes).map(Result::unwrap).collect();
         assert_eq!(read.len(), 3);

@@ -453,7 +453,7 @@ pub fn file_name(units: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::etl::event::Events;
-    use crate::etl::testing::{classic, perf_info, system};
+    use sptdump_testkit::etl::{classic, perf_info, system};
 
     /// The one event of `bytes`, read with pointers of `pointer` bytes.
     fn one(bytes: Vec<u8>, pointer: u8) -> Read<'static> {
@@ -635,7 +635,7 @@ mod tests {
         p.extend(2u32.to_le_bytes());
         p.extend(b"ntkrnlmp.pdb\0\0\0");
         assert_eq!(
-            one(classic(IMAGE_ID, DBGID_RSDS, 0, 0, 0, &p), 4),
+            one(classic(IMAGE_ID.as_u128(), DBGID_RSDS, 0, 0, 0, &p), 4),
             Read::Known(Kernel::PdbId(PdbId {
                 base: 0xFFFF_F800_0000_0000,
                 process: 4,
@@ -644,9 +644,15 @@ mod tests {
                 pdb: b"ntkrnlmp.pdb"
             }))
         );
-        assert_eq!(one(classic(IMAGE_ID, 0, 0, 0, 0, &p), 8), Read::Other);
         assert_eq!(
-            one(classic(IMAGE_ID, DBGID_RSDS, 0, 0, 0, &p[..31]), 8),
+            one(classic(IMAGE_ID.as_u128(), 0, 0, 0, 0, &p), 8),
+            Read::Other
+        );
+        assert_eq!(
+            one(
+                classic(IMAGE_ID.as_u128(), DBGID_RSDS, 0, 0, 0, &p[..31]),
+                8
+            ),
             Read::Short
         );
         for pointer in [4, 8] {
@@ -658,16 +664,17 @@ mod tests {
                 l.extend(ptr(v, pointer));
             }
             l.push(1);
-            let Read::Known(Kernel::Lbr(r)) =
-                one(classic(LBR_TASK, LBR_OPCODE, 0, 0, 0, &l), pointer)
-            else {
+            let Read::Known(Kernel::Lbr(r)) = one(
+                classic(LBR_TASK.as_u128(), LBR_OPCODE, 0, 0, 0, &l),
+                pointer,
+            ) else {
                 panic!("not an LBR record");
             };
             assert_eq!((r.time, r.process, r.thread), (5, 6, 7));
             assert_eq!(r.pairs().collect::<Vec<_>>(), [(0x10, 0x20), (0x30, 0x40)]);
         }
         assert_eq!(
-            one(classic(LBR_TASK, 33, 0, 0, 0, &[0; 40]), 8),
+            one(classic(LBR_TASK.as_u128(), 33, 0, 0, 0, &[0; 40]), 8),
             Read::Other
         );
     }

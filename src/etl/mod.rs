@@ -17,6 +17,4 @@ pub mod event;
 pub mod kernel;
 pub mod recording;
 pub mod spt;
-#[cfg(test)]
-pub(crate) mod testing;
 pub mod xpress;

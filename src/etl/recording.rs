@@ -496,72 +496,28 @@ mod tests {
 
     use super::*;
     use crate::etl::buffer::{Buffer, BufferHeader};
-    use crate::etl::kernel::{IMAGE_ID, LBR_OPCODE, LBR_TASK, hook};
-    use crate::etl::testing::{classic, perf_info, system};
+    use sptdump_testkit::etl::{self, thread};
 
     const KERNEL: u64 = 0xFFFF_F800_0000_0000;
 
     fn image(process: u32, base: u64, size: u64, path: &str) -> Vec<u8> {
-        let mut p = base.to_le_bytes().to_vec();
-        p.extend(size.to_le_bytes());
-        for v in [process, 0, 0, 0] {
-            p.extend(v.to_le_bytes());
-        }
-        p.extend([0; 24]);
-        for u in path.encode_utf16().chain([0]) {
-            p.extend(u.to_le_bytes());
-        }
-        system(hook::IMAGE_RUNDOWN, 0, process, 0, &p)
+        etl::image(8, process, base, size, path)
     }
 
     fn identity(process: u32, base: u64, guid: u128, age: u32, pdb: &str) -> Vec<u8> {
-        let mut p = base.to_le_bytes().to_vec();
-        p.extend(process.to_le_bytes());
-        p.extend(Uuid::from_u128(guid).to_bytes_le());
-        p.extend(age.to_le_bytes());
-        p.extend(pdb.as_bytes());
-        p.push(0);
-        classic(IMAGE_ID, 36, 0, process, 0, &p)
-    }
-
-    fn thread(process: u32, thread: u32) -> Vec<u8> {
-        let p = [process.to_le_bytes(), thread.to_le_bytes()].concat();
-        system(hook::THREAD_RUNDOWN, 0, process, 0, &p)
+        etl::pdb_id(process, base, guid, age, pdb)
     }
 
     fn sample(thread: u32, ip: u64, pmc: Option<u16>) -> Vec<u8> {
-        let mut p = ip.to_le_bytes().to_vec();
-        p.extend(thread.to_le_bytes());
-        p.extend(pmc.unwrap_or(1).to_le_bytes());
-        p.extend([0, 0]);
-        let h = if pmc.is_some() {
-            hook::PMC_SAMPLE
-        } else {
-            hook::TIMER_SAMPLE
-        };
-        perf_info(h, 0, &p)
+        etl::sample(8, thread, ip, pmc)
     }
 
     fn lbr(process: u32, thread: u32, pairs: &[(u64, u64)]) -> Vec<u8> {
-        let mut p = 0u64.to_le_bytes().to_vec();
-        for v in [process, thread, 0] {
-            p.extend(v.to_le_bytes());
-        }
-        for &(from, to) in pairs {
-            p.extend(from.to_le_bytes());
-            p.extend(to.to_le_bytes());
-        }
-        classic(LBR_TASK, LBR_OPCODE, thread, process, 0, &p)
+        etl::lbr(8, process, thread, pairs)
     }
 
     fn stack(process: u32, frames: &[u64]) -> Vec<u8> {
-        let mut p = 0u64.to_le_bytes().to_vec();
-        p.extend(process.to_le_bytes());
-        p.extend(1u32.to_le_bytes());
-        for f in frames {
-            p.extend(f.to_le_bytes());
-        }
-        perf_info(hook::STACK_WALK, 0, &p)
+        etl::stack(8, process, 1, frames)
     }
 
     /// A recording of `events`, in one buffer.

@@ -209,7 +209,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::etl::testing::{Item, encode, expand};
+    use sptdump_testkit::etl::{Item, encode, expand};
 
     /// Items that make a valid stream: a match never reaches before the start.
     fn items() -> impl Strategy<Value = Vec<Item>> {

@@ -129,6 +129,9 @@ pub enum Code {
     RepeatOverridden = "repeat-overridden", Warning;
     /// A REPEAT followed by a BINARY_ID or the end of the stream.
     DanglingRepeat = "dangling-repeat", Warning;
+    /// An ETL buffer's events stop early: an event of a header type not known, or whose
+    /// size leaves the buffer; the rest of that buffer is skipped.
+    EtlUnknownHeader = "etl-unknown-header", Warning;
 }
 }
 
@@ -235,7 +238,7 @@ mod tests {
                     .all(|b| b.is_ascii_lowercase() || b == b'-' || b.is_ascii_digit())
             );
         }
-        assert_eq!(Code::ALL.len(), 23);
+        assert_eq!(Code::ALL.len(), 24);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::image::attached::SymbolMap;
 pub(crate) mod cfgsvg;
 mod collected;
 pub mod compared;
+pub mod etl;
 mod file;
 pub(crate) mod flamegraph;
 pub(crate) mod gzip;

@@ -80,6 +80,8 @@ pub struct Plan {
     /// Whether, with `/pdb`, code the compiler inlined is shown as frames of the functions
     /// inlined (unless `/noinline`).
     pub inline: bool,
+    /// Where to write sptdump's aggregation of an ETL as an SPT (`/spt`, SPEC 19).
+    pub spt: Option<PathBuf>,
 }
 
 impl Default for Plan {
@@ -105,6 +107,7 @@ impl Default for Plan {
             symbol_path: None,
             match_symbols: false,
             inline: true,
+            spt: None,
         }
     }
 }
@@ -386,6 +389,12 @@ impl Plan {
             return Some(Conflict::new(format!(
                 "/{} sets a trace beside an SPD's blocks: give /compare TRACE SPD",
                 d.name
+            )));
+        }
+        if self.spt.is_some() && (self.shape != Shape::Each || traces != 1) {
+            return Some(Conflict::new(format!(
+                "/spt writes one ETL's aggregation: give it one trace, without /merge or /compare \
+                 ({traces} given)"
             )));
         }
         match self.shape {

@@ -24,6 +24,7 @@
 
 pub mod builder;
 pub mod dumping;
+pub mod etl;
 pub mod exports;
 pub mod fixtures;
 pub mod golden;

@@ -264,3 +264,221 @@ fn an_etl_is_known_by_its_first_bytes_which_are_put_back() {
         "{refused}"
     );
 }
+
+/// The GUID of the synthetic recording's application.
+const APP_GUID: u128 = 0x1234_5678_9ABC_4DEF_8123_4567_89AB_CDEF;
+
+/// A synthetic ETL, for what no public recording holds (written by the test kit, from
+/// SPEC 19): a recording with `pointer`-byte addresses and 3 lost events; App.exe with a
+/// PDB identity and jit.dll without, the kernel; in a compressed buffer, timer samples, PMC
+/// samples of `source`, LBR records (one of them crossing into jit.dll) and stack walks,
+/// and samples in no image and of a thread no event names.
+pub(crate) fn synthetic(pointer: u8, source: u16) -> Vec<u8> {
+    use sptdump_testkit::etl::{self, LogHeader};
+    let kernel = if pointer == 8 {
+        0xFFFF_F800_0000_0000
+    } else {
+        0x8040_0000
+    };
+    let first = vec![
+        LogHeader {
+            pointer,
+            lost: 3,
+            buffers: 2,
+            ..LogHeader::default()
+        }
+        .event(),
+        etl::thread(7, 70),
+        etl::thread(7, 71),
+        etl::image(
+            pointer,
+            7,
+            0x40_0000,
+            0x1_0000,
+            "\\Device\\HarddiskVolume2\\app\\App.exe",
+        ),
+        etl::pdb_id(7, 0x40_0000, APP_GUID, 3, "app.pdb"),
+        etl::image(
+            pointer,
+            7,
+            0x50_0000,
+            0x1000,
+            "\\Device\\HarddiskVolume2\\jit.dll",
+        ),
+        etl::image(
+            pointer,
+            0,
+            kernel,
+            0x10_0000,
+            "\\SystemRoot\\system32\\ntoskrnl.exe",
+        ),
+        etl::pdb_id(0, kernel, 0xAB, 1, "ntkrnlmp.pdb"),
+    ];
+    let mut second = Vec::new();
+    for _ in 0..5 {
+        second.push(etl::sample(pointer, 70, 0x40_1000, None));
+    }
+    for _ in 0..3 {
+        second.push(etl::sample(pointer, 71, 0x40_1004, Some(source)));
+    }
+    second.push(etl::sample(pointer, 70, 0x50_0010, None));
+    second.push(etl::sample(pointer, 70, 0x50_0020, None));
+    second.push(etl::sample(pointer, 70, 0x60_0000, None));
+    second.push(etl::sample(pointer, 99, 0x40_1000, None));
+    second.push(etl::sample(pointer, 70, kernel + 0x100, None));
+    second.push(etl::sample(pointer, 70, kernel + 0x100, None));
+    let pairs = [(0x40_2010, 0x40_2100), (0x40_2000, 0x40_1F00)];
+    for _ in 0..4 {
+        second.push(etl::lbr(pointer, 7, 70, &pairs));
+    }
+    second.push(etl::lbr(
+        pointer,
+        7,
+        70,
+        &[(0x40_3000, 0x50_0000), (0x40_2000, 0x40_1F00)],
+    ));
+    second.push(etl::stack(
+        pointer,
+        7,
+        70,
+        &[kernel + 0x100, kernel + 0x200, 0x40_1000, 0x40_1100],
+    ));
+    etl::file(&[first, second], true)
+}
+
+fn run_on(bytes: &[u8], args: &[&str]) -> (std::process::Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.etl"), bytes).unwrap();
+    let mut all = args.to_vec();
+    all.push("r.etl");
+    (crate::support::run_in(dir.path(), &all), dir)
+}
+
+fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["type"] == kind).collect()
+}
+
+/// A synthetic recording of either pointer size: its header, its binaries with PMC and LBR
+/// samples, and what `/check` says of it.
+#[test]
+fn a_synthetic_recording_shows_its_binaries_samples_and_verdicts() {
+    use crate::support::{json_lines, status};
+    for pointer in [4, 8] {
+        let (run, _dir) = run_on(
+            &synthetic(pointer, 26),
+            &["/json", "/header", "/progid", "/check"],
+        );
+        let lines = json_lines(&run);
+        let header = of_type(&lines, "etl_header");
+        assert_eq!(header.len(), 1);
+        let h = header[0];
+        assert_eq!(h["pointer_size"], pointer);
+        assert_eq!(
+            (h["buffers"].as_u64(), h["events_lost"].as_u64()),
+            (Some(2), Some(3))
+        );
+        assert_eq!(
+            (h["timer"].as_u64(), h["pmc"].as_u64(), h["lbr"].as_u64()),
+            (Some(11), Some(3), Some(5))
+        );
+        let binaries = of_type(&lines, "etl_binary");
+        let names: Vec<&str> = binaries
+            .iter()
+            .map(|b| b["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["app.exe", "jit.dll", "ntoskrnl.exe"],
+            "pointer {pointer}"
+        );
+        let app = binaries[0];
+        assert_eq!(app["guid"], "12345678-9ABC-4DEF-8123-456789ABCDEF");
+        assert_eq!(
+            (app["age"].as_u64(), app["pdb"].as_str()),
+            (Some(3), Some("app.pdb"))
+        );
+        assert_eq!(
+            (
+                app["timer"].as_u64(),
+                app["pmc"].as_u64(),
+                app["lbr"].as_u64()
+            ),
+            (Some(5), Some(3), Some(5))
+        );
+        assert_eq!(app["processes"], serde_json::json!([7]));
+        assert!(binaries[1]["guid"].is_null());
+        let un = of_type(&lines, "etl_unattributed");
+        assert_eq!(
+            (un[0]["timer"].as_u64(), un[0]["lbr"].as_u64()),
+            (Some(2), Some(0))
+        );
+        let codes: Vec<&str> = of_type(&lines, "check")
+            .iter()
+            .map(|c| c["code"].as_str().unwrap())
+            .collect();
+        assert!(codes.contains(&"etl-no-identity"), "{codes:?}");
+        assert!(codes.contains(&"etl-events-lost"), "{codes:?}");
+        assert!(!codes.contains(&"etl-no-spgo-samples"), "{codes:?}");
+        assert_eq!(status(&run), 0, "warnings alone");
+    }
+}
+
+/// `/spt` writes sptdump's aggregation, and what sptdump shows of it equals what it shows
+/// of the ETL: the summaries (of every kind of record), and `/check`'s binaries.
+#[test]
+fn the_aggregation_written_reads_as_the_recording_does() {
+    use crate::support::{json_lines, run_in, status, stderr};
+    let (run, dir) = run_on(&synthetic(8, 26), &["/spt:out.spt", "/json"]);
+    assert_eq!(status(&run), 0, "{}", stderr(&run));
+    let notes = json_lines(&run);
+    assert!(notes.iter().any(|l| {
+        l["type"] == "note"
+            && l["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("wrote out.spt: sptdump's aggregation")
+    }));
+    let shown = |file: &str| {
+        let run = run_in(dir.path(), &["/json", "/summary", "/check", "/top:0", file]);
+        assert_eq!(status(&run), 0, "{}", stderr(&run));
+        json_lines(&run)
+            .into_iter()
+            .filter(|l| ["summary", "check_binary"].contains(&l["type"].as_str().unwrap()))
+            .map(|mut l| {
+                l.as_object_mut().unwrap().remove("path");
+                l
+            })
+            .collect::<Vec<_>>()
+    };
+    let (etl, spt) = (shown("r.etl"), shown("out.spt"));
+    assert_eq!(etl.len(), 4, "{etl:?}");
+    assert_eq!(etl, spt);
+    // The PMC samples of source 26 are RETIRE_INSTR; the LBR record crossing binaries keeps
+    // its pair inside App.exe.
+    let app = &etl[0];
+    assert_eq!(app["ip"][0]["event"], "RETIRE_INSTR");
+    assert_eq!(app["lbr"]["branches"], 9);
+}
+
+/// What cannot be aggregated, and a damaged recording, end the file with a message that
+/// says why and where; the exit status is 1.
+#[test]
+fn an_unknown_pmc_source_and_a_damaged_recording_are_refused() {
+    use crate::support::{status, stderr};
+    let (run, _dir) = run_on(&synthetic(8, 29), &["/summary"]);
+    assert_eq!(status(&run), 1);
+    assert!(
+        stderr(&run).contains("3 PMC samples in app.exe are of profile source 29"),
+        "{}",
+        stderr(&run)
+    );
+    let whole = synthetic(4, 26);
+    let first = u32::from_le_bytes(whole[..4].try_into().unwrap()) as usize;
+    let (run, _dir) = run_on(&whole[..whole.len() - 5], &["/summary"]);
+    assert_eq!(status(&run), 1);
+    assert!(
+        stderr(&run).contains(&format!("buffer 1 at offset {first:#010X}: its size is")),
+        "{}",
+        stderr(&run)
+    );
+}

@@ -23,7 +23,7 @@ use sptdump_testkit::fixtures::APP_GUID;
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 39] = [
+const LINE_TYPES: [&str; 42] = [
     "file",
     "header",
     "string",
@@ -63,6 +63,9 @@ const LINE_TYPES: [&str; 39] = [
     "spd_blocks",
     "spd_blocks_function",
     "spd_block_compare",
+    "etl_header",
+    "etl_binary",
+    "etl_unattributed",
 ];
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -396,6 +399,10 @@ fn runs() -> &'static [Run] {
         }
 
         let sample = std::fs::read(crate_root().join("testdata/sample.spt")).unwrap();
+        // A synthetic ETL: a binary with a PDB identity and one without, PMC and LBR.
+        let etl = dir.path().join("synthetic.etl");
+        std::fs::write(&etl, crate::etl::synthetic(8, 26)).unwrap();
+        let etl = etl.to_str().expect("UTF-8 path").to_owned();
 
         let pe = "testdata/pe/trace.spt";
         let special: &[&[&str]] = &[
@@ -451,6 +458,7 @@ fn runs() -> &'static [Run] {
                 "testdata/pe/inline.spt",
             ],
             &["/json", "/summary", "/top:2", PDBS, app],
+            &["/json", "/all", "/check", "/top:2", &etl],
             &["/json", "/event", PDBS, app],
             &["/json", "/all", "/summary", "/top:0", app],
             &[
