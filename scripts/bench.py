@@ -3,6 +3,7 @@
 
 usage: scripts/bench.py [--size MIB] [--big MIB] [--runs N] [--yardstick PATH/TO/yardstick.c]
                         [--refcount PATH/TO/refcount.c] [--inline-only] [--spd-only] [--lbr-only] [--symbols-only]
+                        [--blocks-only] [--etl-only]
 
 The yardstick is a C program kept beside the repository (../shared/perf/yardstick.c, or the
 path given with --yardstick, or $SPTDUMP_YARDSTICK). Without it the sptdump commands are still
@@ -418,6 +419,48 @@ def against_probe(table, updates, per_key):
           f"{min(u[0] for u in updates):.1f} to {max(u[0] for u in updates):.1f} ns)")
 
 
+def etl_bench(runs):
+    """/summary of an ETL against xpress.c (../shared/perf beside the repository), on the
+    shared suite's public recording and on about 1 GiB made of its buffers repeated: CPU
+    medians, round-robin (bound 2.5 x xpress.c), and sptdump's peak RSS on the big one (bound
+    64 MiB); then /summary of the SPT that /spt writes of it. Skipped, with a note, without
+    the suite."""
+    shared = os.environ.get("SPTDUMP_SHARED") or os.path.join(ROOT, "..", "shared")
+    etl = os.path.join(shared, "etl", "net.4.5.2.x64.etl")
+    source = os.path.join(shared, "perf", "xpress.c")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not (os.path.exists(etl) and os.path.exists(source) and cc):
+        print(f"/summary of an ETL: skipped (needs {etl}, {source} and a C compiler)")
+        return
+    sh(["cargo", "build", "--release", "--quiet", "--bin", "sptdump"], cwd=ROOT)
+    xpress = os.path.join(WORK, "xpress")
+    sh([cc, "-O2", "-o", xpress, source])
+    big = os.path.join(WORK, "net-1gib.etl")
+    if not os.path.exists(big):
+        data = open(etl, "rb").read()
+        first = int.from_bytes(data[:4], "little")
+        rest = data[first:]
+        with open(big, "wb") as f:
+            f.write(data[:first])
+            for _ in range((1 << 30) // len(rest)):
+                f.write(rest)
+    spt = os.path.join(WORK, "net.spt")
+    sh([SPTDUMP, f"/spt:{spt}", etl])
+    for name, path, n in [("public recording", etl, max(runs, 21)), ("1 GiB of its buffers", big, runs)]:
+        cpu = cpu_medians({"sptdump": [SPTDUMP, "/summary", path], "xpress": [xpress, path]}, n)
+        ratio = cpu["sptdump"] / cpu["xpress"]
+        verdict = "met" if ratio <= 2.5 else "MISSED"
+        print(f"/summary of the {name} ({os.path.getsize(path):,} bytes), {n} runs, CPU medians")
+        print(f"  sptdump {cpu['sptdump']:.3f} s   xpress.c {cpu['xpress']:.3f} s   "
+              f"{ratio:.2f} x (bound 2.5 x: {verdict})")
+    cpu = cpu_medians({"etl": [SPTDUMP, "/summary", etl], "spt": [SPTDUMP, "/summary", spt]}, max(runs, 21))
+    print(f"  /summary of the recording {cpu['etl']:.3f} s, of the SPT /spt wrote of it {cpu['spt']:.4f} s")
+    if os.path.exists("/usr/bin/time"):
+        rss = peak_rss([SPTDUMP, "/summary", big])
+        verdict = "met" if rss <= 64 * 1024 else "MISSED"
+        print(f"  peak RSS on 1 GiB {rss / 1024:.1f} MiB (bound 64 MiB: {verdict})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=256, help="MiB of the timed trace (256)")
@@ -439,7 +482,13 @@ def main():
                     help="only the LBR views against /summary on an LBR walk of lbr.exe")
     ap.add_argument("--blocks-only", action="store_true",
                     help="only /compare TRACE SPD's blocks against /summary, and spddump /compare")
+    ap.add_argument("--etl-only", action="store_true",
+                    help="only /summary of an ETL against xpress.c, and its peak RSS on 1 GiB")
     args = ap.parse_args()
+    if args.etl_only:
+        os.makedirs(WORK, exist_ok=True)
+        etl_bench(args.runs)
+        return
     if args.symbols_only:
         os.makedirs(WORK, exist_ok=True)
         symbols_bench(args.runs)
