@@ -11,7 +11,7 @@ use std::io::{self, Cursor, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::Path;
 
-use crate::etl::buffer::{BUFFER_HEADER, BufferHeader, Buffers, Refused};
+use crate::etl::buffer::{BUFFER_HEADER, Buffer, BufferHeader, Buffers, Refused};
 use crate::etl::recording::Recording;
 use crate::format::diag::{Code, Diagnostic};
 use crate::format::error::{Error, Result, read_full, shrunk};
@@ -180,18 +180,45 @@ impl Input {
 
     /// Reads the whole input as an ETL, one buffer at a time, into a recording; `seen` is
     /// told of each buffer read (its index). A damaged buffer refuses the file.
-    pub fn recording(self, mut seen: impl FnMut(u64)) -> std::result::Result<Recording, Refused> {
-        let reader: Box<dyn Read> = match self.source {
-            Source::File(file, _) => Box::new(io::BufReader::with_capacity(1 << 16, file)),
-            Source::Pipe(reader, _) => reader,
-        };
-        let mut buffers = Buffers::new(reader);
+    pub fn recording(
+        &mut self,
+        mut seen: impl FnMut(u64),
+    ) -> std::result::Result<Recording, Refused> {
         let mut recording = Recording::new();
-        while let Some(buffer) = buffers.next_buffer()? {
-            recording.add(&buffer);
+        self.buffers(|buffer| {
+            recording.add(buffer);
             seen(buffer.index);
-        }
+        })?;
         Ok(recording)
+    }
+
+    /// Reads the input as an ETL from where it is, handing each buffer to `each`.
+    pub fn buffers(
+        &mut self,
+        mut each: impl FnMut(&Buffer<'_>),
+    ) -> std::result::Result<(), Refused> {
+        let reader: &mut dyn Read = match &mut self.source {
+            Source::File(file, _) => file.as_mut(),
+            Source::Pipe(reader, _) => reader.as_mut(),
+        };
+        let mut buffers = Buffers::new(io::BufReader::with_capacity(1 << 16, reader));
+        while let Some(buffer) = buffers.next_buffer()? {
+            each(&buffer);
+        }
+        Ok(())
+    }
+
+    /// Goes back to the start of a file, to read it again; false on a pipe, which is read
+    /// once.
+    pub fn rewind(&mut self) -> Result<bool> {
+        match &mut self.source {
+            Source::File(file, _) => {
+                file.seek(SeekFrom::Start(0))
+                    .map_err(|e| Error::read(0, e))?;
+                Ok(true)
+            }
+            Source::Pipe(..) => Ok(false),
+        }
     }
 
     /// Reads the header's 32 bytes. When the input is shorter, returns the error diagnostic.

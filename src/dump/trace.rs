@@ -115,6 +115,17 @@ fn dump<P: Printer>(
         },
         Err(e) => return Ok((unreadable(printer, file, &e.to_string(), plan)?, None)),
     };
+    // An ETL's /event lists its samples (its sections do), not the aggregation's records.
+    let of_etl;
+    let plan = match etl {
+        Some(_) if plan.sections.event => {
+            let mut p = plan.clone();
+            p.sections.event = false;
+            of_etl = p;
+            &of_etl
+        }
+        _ => plan,
+    };
     let mut out = Out::new(printer);
     let (outcome, kept) = match steps(&mut out, file, input, plan, alone, etl.as_ref()) {
         Ok(Stepped::Done(kept)) => (Outcome::Done(Tally::default(), 0), kept),

@@ -84,6 +84,9 @@ pub struct Recording {
     pub image_events: u64,
     /// Image unloads.
     pub unloads: u64,
+    /// The time stamp of the log-file header's event: the recording's start, in the events'
+    /// own clock.
+    pub origin: Option<u64>,
     threads: FxHashMap<u32, u32>,
     images: Vec<LoadedImage>,
     image_at: FxHashMap<(u32, u64), usize>,
@@ -125,6 +128,10 @@ impl Recording {
             self.events += 1;
             *self.kinds.entry(event.kind).or_default() += 1;
             match kernel::read(&event, self.pointer()) {
+                Read::Known(k @ Kernel::LogHeader(_)) => {
+                    self.origin.get_or_insert(event.header.time());
+                    self.known(k);
+                }
                 Read::Known(k) => self.known(k),
                 Read::Short => self.short += 1,
                 Read::Other => {}
@@ -198,6 +205,34 @@ impl Recording {
     /// The samples, LBR records and stack walks attributed to binaries.
     pub fn attribute(&self) -> Attributed {
         Attribution::new(self).run(self)
+    }
+
+    /// Where addresses fall, by the recording's images: for reading its events again.
+    pub fn places(&self) -> Places<'_> {
+        Places {
+            recording: self,
+            attribution: Attribution::new(self),
+        }
+    }
+}
+
+/// The binary and RVA of an address in a process, by a recording's images and threads.
+pub struct Places<'a> {
+    recording: &'a Recording,
+    attribution: Attribution,
+}
+
+impl Places<'_> {
+    /// The process of a thread, when a thread event names it.
+    pub fn process(&self, thread: u32) -> Option<u32> {
+        self.recording.threads.get(&thread).copied()
+    }
+
+    /// The binary's name and the RVA of `address` in `process` (or, when unknown, in no
+    /// process: then only the kernel's half is placed).
+    pub fn place(&self, process: Option<u32>, address: u64) -> Option<(&str, u32)> {
+        let (key, base) = self.attribution.locate(process, address)?;
+        Some((self.attribution.keys[key].0.as_str(), rva(address, base)))
     }
 }
 

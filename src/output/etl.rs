@@ -22,6 +22,29 @@ pub struct EtlHeaderSection<'a>(pub &'a Recording, pub &'a Attributed);
 /// The binaries the samples fall in, and the samples in none (`/progid` of an ETL).
 pub struct EtlBinariesSection<'a>(pub &'a Attributed);
 
+/// The heading of an ETL's samples, one per line (`/event` of an ETL).
+pub struct EtlEventsHeading;
+
+/// One sample or LBR record of an ETL (`/event`), in the order of the file.
+pub struct EtlEvent<'a> {
+    /// Seconds from the log-file header's event.
+    pub time: f64,
+    /// `timer`, `pmc` or `lbr`.
+    pub kind: &'static str,
+    /// A PMC sample's profile source.
+    pub source: Option<u16>,
+    /// The process, when known.
+    pub process: Option<u32>,
+    /// The thread.
+    pub thread: u32,
+    /// The instruction pointer; of an LBR record, its newest branch's source.
+    pub address: u64,
+    /// The binary it falls in and its RVA there.
+    pub place: Option<(&'a str, u32)>,
+    /// An LBR record's pairs.
+    pub pairs: Option<usize>,
+}
+
 /// A FILETIME (100 ns since 1601-01-01, UTC) in ISO 8601, to the millisecond:
 /// `2020-07-29T00:07:00.623Z`.
 pub fn iso8601(filetime: u64) -> String {
@@ -182,6 +205,68 @@ impl Render for EtlBinariesSection<'_> {
             lbr: u.lbr,
         })
     }
+}
+
+impl Render for EtlEventsHeading {
+    fn text(&self, t: &mut Text<'_>) -> io::Result<()> {
+        t.section(format_args!(
+            "Samples, in the order of the file (each processor's buffers in turn)"
+        ))
+    }
+
+    fn json(&self, _: &mut Json<'_>) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Render for EtlEvent<'_> {
+    fn text(&self, t: &mut Text<'_>) -> io::Result<()> {
+        let kind = match (self.kind, self.source, self.pairs) {
+            (_, Some(source), _) => format!("pmc:{source}"),
+            ("lbr", _, Some(n)) => format!("lbr:{n}"),
+            (kind, ..) => kind.to_owned(),
+        };
+        let process = self.process.map_or("?".to_owned(), |p| p.to_string());
+        let place = match self.place {
+            Some((name, rva)) => format!("{name}+{rva:#010X}"),
+            None => "(in no binary)".to_owned(),
+        };
+        writeln!(
+            t,
+            "  {:>12.6}  {kind:<8}  process {process:<6}  thread {:<6}  {:#018X}  {place}",
+            self.time, self.thread, self.address
+        )
+    }
+
+    fn json(&self, j: &mut Json<'_>) -> io::Result<()> {
+        j.line(&EventLine {
+            path: j.path,
+            time: self.time,
+            kind: self.kind,
+            source: self.source,
+            process: self.process,
+            thread: self.thread,
+            address: self.address,
+            binary: self.place.map(|(name, _)| name),
+            rva: self.place.map(|(_, rva)| rva),
+            pairs: self.pairs,
+        })
+    }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename = "etl_event")]
+struct EventLine<'a> {
+    path: &'a str,
+    time: f64,
+    kind: &'a str,
+    source: Option<u16>,
+    process: Option<u32>,
+    thread: u32,
+    address: u64,
+    binary: Option<&'a str>,
+    rva: Option<u32>,
+    pairs: Option<usize>,
 }
 
 #[derive(Serialize)]

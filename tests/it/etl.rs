@@ -482,3 +482,45 @@ fn an_unknown_pmc_source_and_a_damaged_recording_are_refused() {
         stderr(&run)
     );
 }
+
+/// `/event` of an ETL lists its samples and LBR records in the order of the file, placed by
+/// the whole recording's images; a pipe, read once, gets a note instead.
+#[test]
+fn the_samples_of_a_recording_are_listed_one_per_line() {
+    use crate::support::{json_lines, status, stderr};
+    let (run, dir) = run_on(&synthetic(4, 26), &["/json", "/event"]);
+    assert_eq!(status(&run), 0, "{}", stderr(&run));
+    let lines = json_lines(&run);
+    let events = of_type(&lines, "etl_event");
+    assert_eq!(events.len(), 11 + 3 + 5, "samples and LBR records");
+    let first = events[0];
+    assert_eq!(
+        (first["kind"].as_str(), first["binary"].as_str()),
+        (Some("timer"), Some("app.exe"))
+    );
+    assert_eq!(
+        (first["rva"].as_u64(), first["process"].as_u64()),
+        (Some(0x1000), Some(7))
+    );
+    let pmc: Vec<_> = events.iter().filter(|e| e["kind"] == "pmc").collect();
+    assert_eq!(pmc.len(), 3);
+    assert_eq!(
+        (pmc[0]["source"].as_u64(), pmc[0]["rva"].as_u64()),
+        (Some(26), Some(0x1004))
+    );
+    let unknown = events.iter().find(|e| e["thread"] == 99).unwrap();
+    assert!(unknown["process"].is_null() && unknown["binary"].is_null());
+    let lbr: Vec<_> = events.iter().filter(|e| e["kind"] == "lbr").collect();
+    assert_eq!((lbr.len(), lbr[0]["pairs"].as_u64()), (5, Some(2)));
+    assert!(
+        of_type(&lines, "lbr").is_empty(),
+        "not the aggregation's records"
+    );
+    let piped = std::process::Command::new(env!("CARGO_BIN_EXE_sptdump"))
+        .args(["/event", "-"])
+        .stdin(std::fs::File::open(dir.path().join("r.etl")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(status(&piped), 0);
+    assert!(stderr(&piped).contains("/event of an ETL reads it a second time"));
+}

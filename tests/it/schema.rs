@@ -23,7 +23,7 @@ use sptdump_testkit::fixtures::APP_GUID;
 use sptdump_testkit::shared;
 
 /// Every line type, in the order `schema/line.json` lists them.
-const LINE_TYPES: [&str; 42] = [
+const LINE_TYPES: [&str; 43] = [
     "file",
     "header",
     "string",
@@ -66,6 +66,7 @@ const LINE_TYPES: [&str; 42] = [
     "etl_header",
     "etl_binary",
     "etl_unattributed",
+    "etl_event",
 ];
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -672,6 +673,7 @@ fn every_line_of_every_json_mode_validates() {
             // Shares (compare, source_line and dyninst lines) are fractions; every other
             // number is a count or an offset, a plain integer.
             let shares = [
+                "etl_event",
                 "compare",
                 "source_line",
                 "compare_function",
