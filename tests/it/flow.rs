@@ -982,3 +982,121 @@ fn an_edge_seen_as_zero_is_dearer_to_raise_than_one_seen() {
         cost::FALL.raise + 1
     );
 }
+
+/// Rebalancing alone, on the minimum-cost flow as it comes (not spread evenly).
+const REBALANCE: Options = Options {
+    even: false,
+    rebalance: true,
+    join: false,
+};
+
+/// A root seen 100 times branches to a block seen 40 times and into an unsampled diamond
+/// that meets again at a block seen 60 times. The edge to the seen block is left out of the
+/// subgraph (profi's `ignoreJump`: an edge from the root to a known block), so the diamond
+/// is a subgraph of one end, and its 60 split evenly.
+#[test]
+fn the_roots_edge_to_a_seen_block_is_left_out_of_its_subgraph() {
+    let graph = Graph {
+        blocks: vec![Some(100), Some(40), None, None, Some(60)],
+        edges: vec![
+            edge(None, Some(0), EdgeKind::Entry, None),
+            edge(Some(0), Some(1), EdgeKind::Jump, None),
+            edge(Some(0), Some(2), EdgeKind::Jump, None),
+            edge(Some(0), Some(3), EdgeKind::Fall, None),
+            edge(Some(2), Some(4), EdgeKind::Jump, None),
+            edge(Some(3), Some(4), EdgeKind::Fall, None),
+            edge(Some(1), None, EdgeKind::Exit, None),
+            edge(Some(4), None, EdgeKind::Exit, None),
+        ],
+    };
+    let flow = flow::solve_with(&graph, REBALANCE).unwrap();
+    assert_eq!(flow.blocks, [100, 40, 30, 30, 60]);
+    assert_eq!(flow.edges, [100, 40, 30, 30, 30, 30, 40, 60]);
+}
+
+/// An unsampled block of the diamond also branches to a block seen 0 times: an edge to a
+/// known block without flow is left out too, and the diamond still splits evenly.
+#[test]
+fn an_edge_to_a_block_without_flow_is_left_out_of_the_subgraph() {
+    let graph = Graph {
+        blocks: vec![Some(100), None, None, Some(100), Some(0)],
+        edges: vec![
+            edge(None, Some(0), EdgeKind::Entry, None),
+            edge(Some(0), Some(1), EdgeKind::Jump, None),
+            edge(Some(0), Some(2), EdgeKind::Fall, None),
+            edge(Some(1), Some(3), EdgeKind::Jump, None),
+            edge(Some(2), Some(3), EdgeKind::Fall, None),
+            edge(Some(2), Some(4), EdgeKind::Jump, None),
+            edge(Some(3), None, EdgeKind::Exit, None),
+            edge(Some(4), None, EdgeKind::Exit, None),
+        ],
+    };
+    let flow = flow::solve_with(&graph, REBALANCE).unwrap();
+    assert_eq!(flow.blocks, [100, 50, 50, 100, 0]);
+    assert_eq!(flow.edges, [100, 50, 50, 50, 50, 0, 100, 0]);
+}
+
+/// Unsampled blocks that hold a cycle, or run back into the root, have no order to split
+/// them in: rebalancing leaves their flow as the minimum-cost flow made it, which conserves.
+#[test]
+fn a_subgraph_with_a_cycle_is_not_rebalanced() {
+    // 0 -> 1 -> 2 -> 1 (a cycle of unsampled blocks), 2 -> 4; 0 -> 3 -> 4.
+    let cycle = Graph {
+        blocks: vec![Some(100), None, None, None, Some(100)],
+        edges: vec![
+            edge(None, Some(0), EdgeKind::Entry, None),
+            edge(Some(0), Some(1), EdgeKind::Jump, None),
+            edge(Some(1), Some(2), EdgeKind::Fall, None),
+            edge(Some(2), Some(1), EdgeKind::Jump, None),
+            edge(Some(2), Some(4), EdgeKind::Fall, None),
+            edge(Some(0), Some(3), EdgeKind::Fall, None),
+            edge(Some(3), Some(4), EdgeKind::Fall, None),
+            edge(Some(4), None, EdgeKind::Exit, None),
+        ],
+    };
+    // 0 -> 1 -> 0 (back into the root), 0 -> 2 -> 3.
+    let back = Graph {
+        blocks: vec![Some(100), None, None, Some(100)],
+        edges: vec![
+            edge(None, Some(0), EdgeKind::Entry, None),
+            edge(Some(0), Some(1), EdgeKind::Jump, None),
+            edge(Some(1), Some(0), EdgeKind::Jump, None),
+            edge(Some(0), Some(2), EdgeKind::Fall, None),
+            edge(Some(2), Some(3), EdgeKind::Fall, None),
+            edge(Some(3), None, EdgeKind::Exit, None),
+        ],
+    };
+    for graph in [cycle, back] {
+        let alone = flow::solve_with(&graph, MIN_COST).unwrap();
+        let flow = flow::solve_with(&graph, REBALANCE).unwrap();
+        check_flow(&graph, &flow).unwrap();
+        assert_eq!(flow.edges, alone.edges, "{graph:?}");
+    }
+}
+
+/// Rebalancing starts at blocks with a seen count (profi's): an unsampled block whose own
+/// children meet again is split only as part of its root's subgraph, and here its root's
+/// has two ends (a block seen 80 times and one seen 20), so nothing is moved.
+#[test]
+fn an_unsampled_block_is_no_root_of_a_subgraph() {
+    let graph = Graph {
+        blocks: vec![Some(100), None, None, None, Some(80), None, Some(20)],
+        edges: vec![
+            edge(None, Some(0), EdgeKind::Entry, None),
+            edge(Some(0), Some(1), EdgeKind::Jump, None),
+            edge(Some(0), Some(5), EdgeKind::Fall, None),
+            edge(Some(1), Some(2), EdgeKind::Jump, None),
+            edge(Some(1), Some(3), EdgeKind::Fall, None),
+            edge(Some(2), Some(4), EdgeKind::Jump, None),
+            edge(Some(3), Some(4), EdgeKind::Fall, None),
+            edge(Some(5), Some(6), EdgeKind::Fall, None),
+            edge(Some(4), None, EdgeKind::Exit, None),
+            edge(Some(6), None, EdgeKind::Exit, None),
+        ],
+    };
+    let alone = flow::solve_with(&graph, MIN_COST).unwrap();
+    // The minimum-cost flow sends the 80 one way: what an even split would change.
+    assert_ne!(alone.blocks[2], alone.blocks[3], "{alone:?}");
+    let flow = flow::solve_with(&graph, REBALANCE).unwrap();
+    assert_eq!(flow.edges, alone.edges);
+}
