@@ -80,6 +80,9 @@ etls=0
 for f in ${vectors:+"$vectors"/../../etl/*.etl}; do
     [ -f "$f" ] || continue
     head -c 262144 "$f" > "$here/corpus/etl/$(basename "$f")"
+    # The whole driver reads an ETL where it reads a trace: its target gets them too, cut
+    # shorter (every option set runs on each input).
+    head -c 65536 "$f" > "$here/corpus/dump/$(basename "$f")"
     etls=$((etls + 1))
 done
-echo "seeded $etls ETLs into $here/corpus/etl"
+echo "seeded $etls ETLs into $here/corpus/{etl,dump}"
