@@ -364,3 +364,46 @@ mod tests {
         assert_eq!(Events::new(&bytes).count(), 1);
     }
 }
+
+#[cfg(test)]
+mod twins {
+    use super::*;
+    use sptdump_testkit::etl::{classic, perf_info, system};
+
+    /// The one event of `e`, with its header type set to `kind`.
+    fn as_kind(mut e: Vec<u8>, kind: u8) -> Event<'static> {
+        e[2] = kind;
+        let bytes: &'static [u8] = Vec::leak(e);
+        Events::new(bytes).next().unwrap().unwrap()
+    }
+
+    /// The header types of 32-bit recordings, and the compact and instance ones, read as
+    /// their verified twins (inferred, SPEC 19): the same fields where the twin has them.
+    #[test]
+    fn every_twin_of_a_verified_header_reads_as_it() {
+        let system = system(0x0501, 10, 20, 30, &[1; 12]);
+        let want = as_kind(system.clone(), 0x02);
+        assert_eq!(as_kind(system.clone(), 0x01).header, want.header);
+        assert_eq!(as_kind(system.clone(), 0x01).payload, want.payload);
+        // A compact header stops before the kernel and user time: 8 more bytes of payload.
+        for compact in [0x03, 0x04] {
+            let e = as_kind(system.clone(), compact);
+            assert_eq!(e.header, want.header);
+            assert_eq!(e.payload.len(), want.payload.len() + 8);
+        }
+        let perf = perf_info(0x0F2E, 40, &[4; 16]);
+        let (a, b) = (as_kind(perf.clone(), 0x10), as_kind(perf, 0x11));
+        assert_eq!((a.header, a.payload), (b.header, b.payload));
+        let g = Uuid::from_u128(0xAB);
+        let classic = classic(g.as_u128(), 36, 11, 21, 31, &[5; 8]);
+        let want = as_kind(classic.clone(), 0x14);
+        for twin in [0x09, 0x0a, 0x15] {
+            let e = as_kind(classic.clone(), twin);
+            assert_eq!(
+                (e.header, e.payload),
+                (want.header, want.payload),
+                "{twin:#04x}"
+            );
+        }
+    }
+}

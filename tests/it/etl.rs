@@ -274,6 +274,12 @@ const APP_GUID: u128 = 0x1234_5678_9ABC_4DEF_8123_4567_89AB_CDEF;
 /// samples of `source`, LBR records (one of them crossing into jit.dll) and stack walks,
 /// and samples in no image and of a thread no event names.
 pub(crate) fn synthetic(pointer: u8, source: u16) -> Vec<u8> {
+    synthetic_of(pointer, source, APP_GUID, 3, &[])
+}
+
+/// [`synthetic`] with App.exe's PDB identity `guid` and `age`, and `more` events in its
+/// second buffer.
+fn synthetic_of(pointer: u8, source: u16, guid: u128, age: u32, more: &[Vec<u8>]) -> Vec<u8> {
     use sptdump_testkit::etl::{self, LogHeader};
     let kernel = if pointer == 8 {
         0xFFFF_F800_0000_0000
@@ -297,7 +303,7 @@ pub(crate) fn synthetic(pointer: u8, source: u16) -> Vec<u8> {
             0x1_0000,
             "\\Device\\HarddiskVolume2\\app\\App.exe",
         ),
-        etl::pdb_id(7, 0x40_0000, APP_GUID, 3, "app.pdb"),
+        etl::pdb_id(7, 0x40_0000, guid, age, "app.pdb"),
         etl::image(
             pointer,
             7,
@@ -343,6 +349,7 @@ pub(crate) fn synthetic(pointer: u8, source: u16) -> Vec<u8> {
         70,
         &[kernel + 0x100, kernel + 0x200, 0x40_1000, 0x40_1100],
     ));
+    second.extend_from_slice(more);
     etl::file(&[first, second], true)
 }
 
@@ -523,4 +530,77 @@ fn the_samples_of_a_recording_are_listed_one_per_line() {
         .unwrap();
     assert_eq!(status(&piped), 0);
     assert!(stderr(&piped).contains("/event of an ETL reads it a second time"));
+}
+
+/// The build of `testdata/pe/app.exe`: its PDB's GUID and age.
+const PE_APP_GUID: u128 = 0x7A76D39E_EF6D_104E_4C4C_44205044422E;
+
+/// A recording of the real app.exe's build: `/match` says its SPD fits the binary the
+/// samples fall in, and `/functions` names them with its PDB, as for a trace.
+#[test]
+fn a_recording_is_matched_and_named_as_a_trace_is() {
+    use crate::support::{crate_root, json_lines, status, stderr};
+    use sptdump_testkit::etl;
+    // Timer samples in mix_round (0x1055) and hash_bytes (0x1018).
+    let more: Vec<Vec<u8>> = [0x40_1055u64, 0x40_1055, 0x40_1018]
+        .iter()
+        .map(|&ip| etl::sample(8, 70, ip, None))
+        .collect();
+    let bytes = synthetic_of(8, 26, PE_APP_GUID, 1, &more);
+    let pe = crate_root().join("testdata/pe");
+    let (run, _dir) = run_on(
+        &bytes,
+        &[
+            "/json",
+            &format!("/match:{}", pe.join("app.spd").display()),
+            &format!("/pdb:{}", pe.join("app.pdb").display()),
+            "/functions",
+            "/top:0",
+        ],
+    );
+    assert_eq!(status(&run), 0, "{}", stderr(&run));
+    let lines = json_lines(&run);
+    let matched = of_type(&lines, "match");
+    assert_eq!(matched.len(), 1);
+    assert_eq!(matched[0]["status"], "match", "{}", matched[0]);
+    let named: Vec<&str> = of_type(&lines, "functions")
+        .iter()
+        .filter(|f| f["source"] == "ETW_INSTR")
+        .flat_map(|f| f["top"].as_array().unwrap())
+        .filter_map(|t| t["key"].as_str())
+        .collect();
+    assert!(named.contains(&"app.exe!mix_round"), "{named:?}");
+    assert!(named.contains(&"app.exe!hash_bytes"), "{named:?}");
+}
+
+/// An event of a header type no reader knows ends its buffer's events with a warning at its
+/// offset; the buffers after it are read, and the run succeeds.
+#[test]
+fn an_unknown_event_skips_the_rest_of_its_buffer_with_a_warning() {
+    use crate::support::{json_lines, status, stderr};
+    use sptdump_testkit::etl::{self, LogHeader};
+    let mut unknown = etl::sample(8, 70, 0x40_1000, None);
+    unknown[2] = 0x07;
+    let first = vec![LogHeader::default().event(), etl::thread(7, 70)];
+    let second = vec![
+        etl::sample(8, 70, 0x40_1000, None),
+        unknown,
+        etl::sample(8, 70, 0x40_1000, None),
+    ];
+    let third = vec![etl::sample(8, 70, 0x40_1000, None)];
+    let bytes = etl::file(&[first, second, third], false);
+    let second_at = u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u64;
+    let (run, _dir) = run_on(&bytes, &["/json", "/header"]);
+    assert_eq!(status(&run), 0, "{}", stderr(&run));
+    let lines = json_lines(&run);
+    let d = of_type(&lines, "diagnostic");
+    assert_eq!(d.len(), 1, "{lines:?}");
+    assert_eq!(d[0]["code"], "etl-unknown-header");
+    // The buffer's header, then the first sample's 32 bytes (16 of header, 16 of payload).
+    assert_eq!(d[0]["offset"], second_at + 72 + 32);
+    assert_eq!(
+        of_type(&lines, "etl_header")[0]["timer"],
+        2,
+        "the sample after it is skipped, the next buffer's read"
+    );
 }
