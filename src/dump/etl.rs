@@ -178,6 +178,25 @@ pub(super) fn sections<P: Printer>(
         );
         out.print(|p| p.note(file, &message))?;
     }
+    // The opcodes PMC samples were written under: by source ids, inferred.
+    let mut sources: Vec<u16> = etl
+        .attributed
+        .binaries
+        .iter()
+        .filter(|b| b.identity.is_some())
+        .flat_map(|b| b.pmc.keys().copied())
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    for source in sources {
+        if let Some(opcode) = crate::etl::spt::pmc_opcode(source) {
+            let message = format!(
+                "PMC samples of profile source {source} are read as {opcode} (by the source ids \
+                 xperf -pmcsources lists on Intel machines: inferred)"
+            );
+            out.print(|p| p.note(file, &message))?;
+        }
+    }
     for (name, samples) in &etl.left_out {
         let message = format!(
             "{name} has {samples} samples but no PDB identity (no DbgID_RSDS event): the SPT cannot name it, and leaves them out"

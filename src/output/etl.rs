@@ -120,9 +120,11 @@ impl Render for EtlHeaderSection<'_> {
             }
         }
         let (timer, pmc, lbr) = totals(a);
+        // No public recording holds PMC samples or LBR records: their layouts are inferred.
+        let inferred = |n: u64| if n > 0 { " (layout inferred)" } else { "" };
         writeln!(t, "  Timer samples         {timer}")?;
-        writeln!(t, "  PMC samples           {pmc}")?;
-        writeln!(t, "  LBR records           {lbr}")
+        writeln!(t, "  PMC samples           {pmc}{}", inferred(pmc))?;
+        writeln!(t, "  LBR records           {lbr}{}", inferred(lbr))
     }
 
     fn json(&self, j: &mut Json<'_>) -> io::Result<()> {
@@ -142,6 +144,11 @@ impl Render for EtlHeaderSection<'_> {
             timer,
             pmc,
             lbr,
+            inferred: [("pmc", pmc), ("lbr", lbr)]
+                .into_iter()
+                .filter(|&(_, n)| n > 0)
+                .map(|(what, _)| what)
+                .collect(),
         })
     }
 }
@@ -284,6 +291,7 @@ struct HeaderLine<'a> {
     timer: u64,
     pmc: u64,
     lbr: u64,
+    inferred: Vec<&'static str>,
 }
 
 #[derive(Serialize)]
