@@ -16,6 +16,7 @@ use crate::format::diag::{Code, Diagnostic};
 use crate::format::error::Error;
 use crate::input::Input;
 use crate::output::etl::{EtlBinariesSection, EtlEvent, EtlEventsHeading, EtlHeaderSection};
+use crate::output::text::clean;
 use crate::output::{FileInfo, Printer};
 
 /// An ETL read: what it recorded, its samples by binary, and what the aggregation left out.
@@ -199,7 +200,8 @@ pub(super) fn sections<P: Printer>(
     }
     for (name, samples) in &etl.left_out {
         let message = format!(
-            "{name} has {samples} samples but no PDB identity (no DbgID_RSDS event): the SPT cannot name it, and leaves them out"
+            "{} has {samples} samples but no PDB identity (no DbgID_RSDS event): the SPT cannot name it, and leaves them out",
+            clean(name)
         );
         out.print(|p| p.note(file, &message))?;
     }

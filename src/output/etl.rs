@@ -12,6 +12,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use super::text::clean;
 use super::{Json, Render, Text};
 use crate::etl::recording::{Attributed, Recording};
 use crate::format::progid::registry_form;
@@ -170,7 +171,7 @@ impl Render for EtlBinariesSection<'_> {
             let pdb = b
                 .identity
                 .as_ref()
-                .map_or(String::new(), |id| format!(" ({})", id.pdb));
+                .map_or(String::new(), |id| format!(" ({})", clean(&id.pdb)));
             writeln!(
                 t,
                 "  {id}  timer {:<9} pmc {:<9} lbr {:<9} processes {:<4} {}{pdb}",
@@ -178,7 +179,7 @@ impl Render for EtlBinariesSection<'_> {
                 b.pmc_total(),
                 b.lbr,
                 b.processes.len(),
-                b.name
+                clean(&b.name)
             )?;
         }
         let u = a.unattributed;
@@ -235,7 +236,7 @@ impl Render for EtlEvent<'_> {
         };
         let process = self.process.map_or("?".to_owned(), |p| p.to_string());
         let place = match self.place {
-            Some((name, rva)) => format!("{name}+{rva:#010X}"),
+            Some((name, rva)) => format!("{}+{rva:#010X}", clean(name)),
             None => "(in no binary)".to_owned(),
         };
         writeln!(

@@ -604,3 +604,25 @@ fn an_unknown_event_skips_the_rest_of_its_buffer_with_a_warning() {
         "the sample after it is skipped, the next buffer's read"
     );
 }
+
+/// Names from a recording are data: a file name with terminal controls is shown escaped.
+#[test]
+fn names_from_a_recording_never_reach_the_terminal_as_controls() {
+    use crate::support::{status, stdout};
+    use sptdump_testkit::etl::{self, LogHeader};
+    let first = vec![
+        LogHeader::default().event(),
+        etl::thread(7, 70),
+        etl::image(8, 7, 0x40_0000, 0x1000, "\\Device\\x\\evil\u{1b}[2J.dll"),
+        etl::pdb_id(7, 0x40_0000, 5, 1, "e\u{1b}vil.pdb"),
+    ];
+    let second = vec![etl::sample(8, 70, 0x40_0010, None)];
+    let (run, _dir) = run_on(&etl::file(&[first, second], false), &["/progid"]);
+    assert_eq!(status(&run), 0);
+    let out = stdout(&run);
+    assert!(!out.contains('\u{1b}'), "{out}");
+    assert!(
+        out.contains("evil\\u{1b}[2j.dll (e\\u{1b}vil.pdb)"),
+        "{out}"
+    );
+}
