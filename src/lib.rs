@@ -18,7 +18,7 @@
 //! format     pure SPT: header, string table, program IDs, layout, records, decoder,
 //!            diagnostics; no I/O beyond std::io::Read
 //! etl        pure ETL, beside format: buffers, their decompression, events, the kernel's
-//!            payloads
+//!            payloads, a recording attributed to binaries, sptdump's aggregation of it
 //! ```
 //!
 //! The command line's options and their SPTDump spellings are read here too ([`cli::parse`]),

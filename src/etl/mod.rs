@@ -10,7 +10,9 @@
 //! [`buffer`] reads the buffers one at a time and [`xpress`] decompresses the compressed
 //! ones; [`event`] walks a buffer's events by their header kinds; [`kernel`] decodes the
 //! payloads section 19 reads (the log-file header, samples, threads, images, PDB
-//! identities, LBR records, stack walks).
+//! identities, LBR records, stack walks); [`recording`] gathers them in one pass and
+//! attributes the samples to binaries; [`spt`] aggregates that into an SPT, as SPTAggregate
+//! would by our reading.
 
 pub mod buffer;
 pub mod event;
