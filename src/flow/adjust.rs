@@ -328,13 +328,16 @@ fn path(
     to: usize,
 ) -> Option<Vec<u32>> {
     let nodes = graph.blocks.len() + 2;
-    let without_flow = nodes as u64 + 1;
+    // An edge without flow costs more than any simple path's edges with flow (at most
+    // nodes - 1): fewer edges without flow always wins.
+    let without_flow = nodes as u64;
     let mut distance = vec![u64::MAX; nodes];
     let mut parent = vec![u32::MAX; nodes];
     let mut heap = BinaryHeap::from([Reverse((0u64, from))]);
     distance[from] = 0;
     while let Some(Reverse((d, v))) = heap.pop() {
-        if d > distance[v] {
+        // A stale entry: the node was reached shorter since it was pushed.
+        if d != distance[v] {
             continue;
         }
         if v == to {

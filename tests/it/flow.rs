@@ -1100,3 +1100,55 @@ fn an_unsampled_block_is_no_root_of_a_subgraph() {
     let flow = flow::solve_with(&graph, REBALANCE).unwrap();
     assert_eq!(flow.edges, alone.edges);
 }
+
+/// Joining takes the path with the fewest edges that carry no flow, then the fewest edges: a
+/// loop seen 50 times that nothing enters is joined from the entry through the two blocks
+/// that ran (one edge without flow), not through the unsampled block beside them (two edges
+/// without flow, though it is the first block and the shorter way), and leaves by its own
+/// exit.
+#[test]
+fn a_loop_is_joined_along_the_flow_where_it_can_be() {
+    // 0: unsampled, 1 and 2: seen 10, 3 and 4: the loop.
+    let graph = Graph {
+        blocks: vec![None, Some(10), Some(10), Some(50), Some(50)],
+        edges: vec![
+            edge(None, Some(1), EdgeKind::Entry, None),
+            edge(Some(1), Some(2), EdgeKind::Fall, None),
+            edge(Some(2), None, EdgeKind::Exit, None),
+            edge(None, Some(0), EdgeKind::Entry, None),
+            edge(Some(0), Some(3), EdgeKind::Fall, None),
+            edge(Some(2), Some(3), EdgeKind::Jump, None),
+            edge(Some(3), Some(4), EdgeKind::Fall, Some(50)),
+            edge(Some(4), Some(3), EdgeKind::Jump, Some(50)),
+            edge(Some(4), None, EdgeKind::Exit, None),
+        ],
+    };
+    let flow = flow::solve(&graph).unwrap();
+    assert_eq!(flow.joined, 1);
+    assert_eq!(flow.blocks, [0, 11, 11, 51, 51]);
+    assert_eq!(flow.edges, [11, 11, 10, 0, 0, 1, 51, 50, 1]);
+}
+
+/// Of two joining paths of the same length, both along flow but for the edge into the
+/// loop, the one through the lower block is taken.
+#[test]
+fn a_join_between_equal_paths_takes_the_lower_block() {
+    let graph = Graph {
+        blocks: vec![Some(5), Some(5), Some(50), Some(50)],
+        edges: vec![
+            edge(None, Some(0), EdgeKind::Entry, None),
+            edge(None, Some(1), EdgeKind::Entry, None),
+            edge(Some(0), None, EdgeKind::Exit, None),
+            edge(Some(1), None, EdgeKind::Exit, None),
+            edge(Some(0), Some(2), EdgeKind::Jump, None),
+            edge(Some(1), Some(2), EdgeKind::Jump, None),
+            edge(Some(2), Some(3), EdgeKind::Fall, Some(50)),
+            edge(Some(3), Some(2), EdgeKind::Jump, Some(50)),
+            edge(Some(3), None, EdgeKind::Exit, None),
+        ],
+    };
+    let flow = flow::solve(&graph).unwrap();
+    assert_eq!(flow.joined, 1);
+    assert_eq!(flow.blocks, [6, 5, 51, 51]);
+    assert_eq!(flow.edges, [6, 5, 5, 5, 1, 0, 51, 50, 1]);
+}
