@@ -8,7 +8,7 @@
 //! One module per part of the file: [`header`], [`strtab`], [`progid`] (and [`tables`], the
 //! two tables together), [`layout`] (where the parts lie and whether they fit), [`opcode`]
 //! and [`record`] (the records of the event stream) and [`decode`] (the one-pass stream
-//! decoder), and [`write`], which writes a file. Every problem found is a
+//! decoder), and [`mod@write`], which writes a file. Every problem found is a
 //! [`diag::Diagnostic`]; [`error::Error`] is for the input or output failing, not the file.
 //! Nothing here does I/O beyond [`std::io::Read`] and [`std::io::Write`].
 
