@@ -136,7 +136,44 @@ pub(super) fn sections<P: Printer>(
     if sections.header {
         out.print(|p| p.show(&EtlHeaderSection(&etl.recording, &etl.attributed)))?;
     }
-    let r = &etl.recording;
+    skipped(out, file, &etl.recording)?;
+    if sections.progid {
+        out.print(|p| p.show(&EtlBinariesSection(&etl.attributed)))?;
+    }
+    match etl.events.take() {
+        Some(Ok(mut input)) => events(out, etl, &mut input)?,
+        Some(Err(())) => {
+            let message = "/event of an ETL reads it a second time: give a file, not a pipe";
+            out.print(|p| p.note(file, message))?;
+        }
+        None => {}
+    }
+    if let Some(path) = &plan.spt {
+        let message = format!(
+            "wrote {}: sptdump's aggregation of the recording, {} binaries (SPEC 19)",
+            path.display(),
+            etl.attributed.binaries.len() - etl.left_out.len()
+        );
+        out.print(|p| p.note(file, &message))?;
+    }
+    pmc_sources(out, file, &etl.attributed)?;
+    for (name, samples) in &etl.left_out {
+        let message = format!(
+            "{} has {samples} samples but no PDB identity (no DbgID_RSDS event): the SPT cannot name it, and leaves them out",
+            clean(name)
+        );
+        out.print(|p| p.note(file, &message))?;
+    }
+    Ok(())
+}
+
+/// The buffers whose events stopped early: a warning at each of the first, a note for the
+/// rest.
+fn skipped<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    r: &Recording,
+) -> Result<(), Error> {
     for s in &r.skipped {
         let u = s.unreadable;
         let what = match u.size {
@@ -160,28 +197,16 @@ pub(super) fn sections<P: Printer>(
         let more = r.skipped_count - r.skipped.len() as u64;
         out.print(|p| p.note(file, &format!("{more} more buffers stop early likewise")))?;
     }
-    if sections.progid {
-        out.print(|p| p.show(&EtlBinariesSection(&etl.attributed)))?;
-    }
-    match etl.events.take() {
-        Some(Ok(mut input)) => events(out, etl, &mut input)?,
-        Some(Err(())) => {
-            let message = "/event of an ETL reads it a second time: give a file, not a pipe";
-            out.print(|p| p.note(file, message))?;
-        }
-        None => {}
-    }
-    if let Some(path) = &plan.spt {
-        let message = format!(
-            "wrote {}: sptdump's aggregation of the recording, {} binaries (SPEC 19)",
-            path.display(),
-            etl.attributed.binaries.len() - etl.left_out.len()
-        );
-        out.print(|p| p.note(file, &message))?;
-    }
-    // The opcodes PMC samples were written under: by source ids, inferred.
-    let mut sources: Vec<u16> = etl
-        .attributed
+    Ok(())
+}
+
+/// Which SPT event each PMC profile source was read as: by source ids, inferred.
+fn pmc_sources<P: Printer>(
+    out: &mut Out<'_, P>,
+    file: &FileInfo<'_>,
+    attributed: &Attributed,
+) -> Result<(), Error> {
+    let mut sources: Vec<u16> = attributed
         .binaries
         .iter()
         .filter(|b| b.identity.is_some())
@@ -197,13 +222,6 @@ pub(super) fn sections<P: Printer>(
             );
             out.print(|p| p.note(file, &message))?;
         }
-    }
-    for (name, samples) in &etl.left_out {
-        let message = format!(
-            "{} has {samples} samples but no PDB identity (no DbgID_RSDS event): the SPT cannot name it, and leaves them out",
-            clean(name)
-        );
-        out.print(|p| p.note(file, &message))?;
     }
     Ok(())
 }

@@ -402,6 +402,14 @@ impl Attribution {
             })
             .collect();
         let mut out = Attributed::default();
+        self.samples(r, &mut binaries, &mut out);
+        self.lbr(r, &mut binaries, &mut out);
+        self.stacks(r, &mut out);
+        ordered(binaries, out)
+    }
+
+    /// The timer and PMC samples, each by its binary and RVA.
+    fn samples(&self, r: &Recording, binaries: &mut [EtlBinary], out: &mut Attributed) {
         for (&(thread, ip, kind), &hits) in &r.samples {
             let process = r.threads.get(&thread).copied();
             let Some((key, base)) = self.locate(process, ip) else {
@@ -422,6 +430,10 @@ impl Attribution {
             let rva = rva(ip, base);
             *b.samples.entry((kind, rva)).or_default() += hits;
         }
+    }
+
+    /// The LBR records' runs of pairs within one binary.
+    fn lbr(&self, r: &Recording, binaries: &mut [EtlBinary], out: &mut Attributed) {
         for ((process, _thread, pairs), &hits) in &r.lbr {
             let runs = runs(pairs.iter().map(|&(from, to)| {
                 let a = self.locate(Some(*process), from);
@@ -449,6 +461,10 @@ impl Attribution {
                 });
             }
         }
+    }
+
+    /// The stack walks' runs of frames within one binary.
+    fn stacks(&self, r: &Recording, out: &mut Attributed) {
         for ((process, frames), &hits) in &r.stacks {
             let located = frames.iter().map(|&f| {
                 self.locate(Some(*process), f)
@@ -464,40 +480,44 @@ impl Attribution {
                 }
             }
         }
-        let mut order: Vec<usize> = (0..binaries.len())
-            .filter(|&i| binaries[i].total() > 0)
-            .collect();
-        order.sort_by(|&a, &b| {
-            let (x, y) = (&binaries[a], &binaries[b]);
-            y.total()
-                .cmp(&x.total())
-                .then_with(|| x.name.cmp(&y.name))
-                .then_with(|| x.identity.cmp(&y.identity))
-        });
-        let mut new_index = vec![usize::MAX; binaries.len()];
-        for (new, &old) in order.iter().enumerate() {
-            new_index[old] = new;
-        }
-        for run in &mut out.lbr {
-            run.binary = new_index[run.binary];
-        }
-        // A stack's frames in a binary no sample fell in are left out with that binary: a
-        // stack is the context of a sample, and the binaries listed are those with samples.
-        out.stacks.retain(|run| new_index[run.binary] != usize::MAX);
-        for run in &mut out.stacks {
-            run.binary = new_index[run.binary];
-        }
-        out.lbr
-            .sort_by(|a, b| (a.binary, &a.pairs).cmp(&(b.binary, &b.pairs)));
-        out.stacks
-            .sort_by(|a, b| (a.binary, &a.frames).cmp(&(b.binary, &b.frames)));
-        let mut slots: Vec<Option<EtlBinary>> = binaries.into_iter().map(Some).collect();
-        out.binaries = order
-            .iter()
-            .map(|&i| slots[i].take().expect("each once"))
-            .collect();
-        out
     }
+}
+
+/// The binaries with samples, most samples first, and the runs renumbered to them.
+fn ordered(binaries: Vec<EtlBinary>, mut out: Attributed) -> Attributed {
+    let mut order: Vec<usize> = (0..binaries.len())
+        .filter(|&i| binaries[i].total() > 0)
+        .collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&binaries[a], &binaries[b]);
+        y.total()
+            .cmp(&x.total())
+            .then_with(|| x.name.cmp(&y.name))
+            .then_with(|| x.identity.cmp(&y.identity))
+    });
+    let mut new_index = vec![usize::MAX; binaries.len()];
+    for (new, &old) in order.iter().enumerate() {
+        new_index[old] = new;
+    }
+    for run in &mut out.lbr {
+        run.binary = new_index[run.binary];
+    }
+    // A stack's frames in a binary no sample fell in are left out with that binary: a
+    // stack is the context of a sample, and the binaries listed are those with samples.
+    out.stacks.retain(|run| new_index[run.binary] != usize::MAX);
+    for run in &mut out.stacks {
+        run.binary = new_index[run.binary];
+    }
+    out.lbr
+        .sort_by(|a, b| (a.binary, &a.pairs).cmp(&(b.binary, &b.pairs)));
+    out.stacks
+        .sort_by(|a, b| (a.binary, &a.frames).cmp(&(b.binary, &b.frames)));
+    let mut slots: Vec<Option<EtlBinary>> = binaries.into_iter().map(Some).collect();
+    out.binaries = order
+        .iter()
+        .map(|&i| slots[i].take().expect("each once"))
+        .collect();
+    out
 }
 
 /// Splits located items into runs of consecutive items in one binary; an item in none
