@@ -50,7 +50,8 @@ pub use graph::{Edge, EdgeKind, Flow, FlowError, Graph, MAX_BLOCKS, Observed};
 /// hold the minimum-cost flow alone to a reference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
-    /// Spread each augmentation evenly over the shortest paths, not along one.
+    /// Spread each augmentation evenly over the shortest paths. Without it, each goes along
+    /// one: the first the search finds, which of parallel edges is the earlier.
     pub even: bool,
     /// Split the flow through unsampled subgraphs evenly at each branch.
     pub rebalance: bool,

@@ -83,9 +83,10 @@ impl Network {
         self.arcs[(arc ^ 1) as usize].residual += amount;
     }
 
-    /// The flow an arc carries: what its reverse can send back.
+    /// The flow an element's arc carries: what its reverse can send back. An element's arcs
+    /// are the first of their pairs, so their reverse is the next arc.
     fn carried(&self, arc: u32) -> u64 {
-        self.arcs[(arc ^ 1) as usize].residual
+        self.arcs[arc as usize + 1].residual
     }
 }
 
@@ -330,7 +331,9 @@ impl Search {
             if d > limit {
                 break;
             }
-            if self.done[v as usize] == self.epoch || d > self.distance[v as usize] {
+            // A node is pushed again only nearer, so the entry of a node not finished yet is
+            // its latest, and any other is stale.
+            if self.done[v as usize] == self.epoch {
                 continue;
             }
             self.done[v as usize] = self.epoch;
@@ -488,9 +491,7 @@ impl Search {
         for i in 0..self.dag.len() {
             let arc = self.dag[i];
             let sent = std::mem::take(&mut self.pushed[arc as usize]);
-            if sent > 0 {
-                network.push(arc, sent);
-            }
+            network.push(arc, sent);
         }
         network.supply[source as usize] -= delivered as i64;
         network.supply[target as usize] += delivered as i64;
