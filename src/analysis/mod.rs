@@ -7,7 +7,8 @@
 //! folds them by key into a `profile`, which `functions` turns into inclusive and exclusive
 //! hits, and `sampled` makes stacks of one address of the samples without any; [`check`]
 //! judges whether a trace is fit for SPDConvert, and `compare` how two traces differ;
-//! `lines` finds the hottest source lines; [`lbr`] is LBR as SPGO reads it, as branch
+//! `lines` finds the hottest source lines; `graphs` lays the image's and the SPD's graphs
+//! out as the rows of `/parquet`'s blocks and edges; [`lbr`] is LBR as SPGO reads it, as branch
 //! sequences, into instruction counts and coverage, and [`spd`] a trace beside an SPD and
 //! an SPD alone. `keys` is the one rule for what an address is
 //! attributed to and how that is named. `share` splits a profile's binaries between two
@@ -20,6 +21,7 @@ pub mod compare;
 mod counted;
 pub(crate) mod fold;
 pub mod functions;
+pub(crate) mod graphs;
 pub(crate) mod joined;
 pub(crate) mod keys;
 pub mod lbr;

@@ -7,7 +7,14 @@
 //! DIR/arcs/NAME.parquet      trace binary guid age source from_rva to_rva hits
 //!                            from_function to_function
 //! DIR/stacks/NAME.parquet    trace binary guid age frames hits function
+//! DIR/blocks/NAME.parquet    trace binary guid age graph function hash function_rva block
+//!                            block_rva instructions observed flow spd_count
+//! DIR/edges/NAME.parquet     trace binary guid age graph function hash function_rva
+//!                            from_block to_block kind observed flow spd_count
 //! ```
+//!
+//! The blocks and edges (section 13, "Blocks") are written for a trace with a binary whose
+//! LBR records could be read on blocks (`analysis::graphs`), and only then.
 //!
 //! NAME is the trace's file name without its extension (`stdin` for standard input). A file
 //! is written beside its final name (`.NAME.parquet.partial`, which engines skip) and
@@ -44,6 +51,7 @@ use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 
 use crate::analysis::Counted;
+use crate::analysis::graphs::{BinaryGraph, BlockRow, EdgeRow, Of};
 use crate::engine::threads;
 use crate::format::record::SampleKind;
 use crate::format::stackorder::StackOrder;
@@ -94,6 +102,40 @@ const STACKS: &str = "message stacks {
     optional binary function (STRING);
 }";
 
+const BLOCKS: &str = "message blocks {
+    required binary trace (STRING);
+    required binary binary (STRING);
+    optional binary guid (STRING);
+    optional int32 age (INTEGER(32, false));
+    required binary graph (STRING);
+    required binary function (STRING);
+    optional binary hash (STRING);
+    required int32 function_rva (INTEGER(32, false));
+    required int32 block (INTEGER(32, false));
+    optional int32 block_rva (INTEGER(32, false));
+    required int32 instructions (INTEGER(32, false));
+    optional fixed_len_byte_array(16) observed (DECIMAL(38, 0));
+    optional fixed_len_byte_array(16) flow (DECIMAL(38, 0));
+    optional fixed_len_byte_array(16) spd_count (DECIMAL(38, 0));
+}";
+
+const EDGES: &str = "message edges {
+    required binary trace (STRING);
+    required binary binary (STRING);
+    optional binary guid (STRING);
+    optional int32 age (INTEGER(32, false));
+    required binary graph (STRING);
+    required binary function (STRING);
+    optional binary hash (STRING);
+    required int32 function_rva (INTEGER(32, false));
+    optional int32 from_block (INTEGER(32, false));
+    optional int32 to_block (INTEGER(32, false));
+    required binary kind (STRING);
+    optional fixed_len_byte_array(16) observed (DECIMAL(38, 0));
+    optional fixed_len_byte_array(16) flow (DECIMAL(38, 0));
+    optional fixed_len_byte_array(16) spd_count (DECIMAL(38, 0));
+}";
+
 /// What was written.
 #[derive(Debug, Default)]
 pub(crate) struct Written {
@@ -124,20 +166,40 @@ pub(crate) fn file_name(trace: &str) -> String {
     }
 }
 
-/// The tables, in order: a name (the folder) and its schema.
-const TABLES: [(&str, &str); 3] = [("samples", SAMPLES), ("arcs", ARCS), ("stacks", STACKS)];
+/// The tables, in order: a name (the folder) and its schema. The last two are written only
+/// for a trace with a graph.
+const TABLES: [(&str, &str); 5] = [
+    ("samples", SAMPLES),
+    ("arcs", ARCS),
+    ("stacks", STACKS),
+    ("blocks", BLOCKS),
+    ("edges", EDGES),
+];
 
-/// Writes the three tables of `counted`, the trace named `trace` on the command line, under
-/// `dir`.
+/// What a trace's tables are written from: its counts, and its binaries' graphs.
+#[derive(Clone, Copy)]
+pub(crate) struct Tabled<'a> {
+    pub counted: &'a Counted<'a>,
+    pub graphs: &'a [BinaryGraph<'a>],
+}
+
+/// Writes the tables of `counted`, the trace named `trace` on the command line, under `dir`:
+/// the samples, arcs and stacks, and the blocks and edges of `graphs` when there are any.
 ///
 /// Every table's folder is made, and its file checked not to exist, before any is written:
 /// a trace whose tables cannot all be written writes none. The tables are then written two
 /// at a time when there is a second core, each by one thread, whole; once one fails, none is
 /// started after it, and the first that failed, in table order, is the error.
-pub(crate) fn write(dir: &Path, trace: &str, counted: &Counted<'_>) -> Result<Written, Failed> {
+pub(crate) fn write(
+    dir: &Path,
+    trace: &str,
+    counted: &Counted<'_>,
+    graphs: &[BinaryGraph<'_>],
+) -> Result<Written, Failed> {
     let name = format!("{}.parquet", file_name(trace));
-    let mut places = Vec::with_capacity(TABLES.len());
-    for (table, schema) in TABLES {
+    let tables = if graphs.is_empty() { 3 } else { TABLES.len() };
+    let mut places = Vec::with_capacity(tables);
+    for (table, schema) in TABLES.into_iter().take(tables) {
         let folder = dir.join(table);
         fs::create_dir_all(&folder).map_err(|error| Failed {
             path: folder.clone(),
@@ -167,7 +229,7 @@ pub(crate) fn write(dir: &Path, trace: &str, counted: &Counted<'_>) -> Result<Wr
         while !failed.load(Ordering::Relaxed) {
             let at = next.fetch_add(1, Ordering::Relaxed);
             let Some(place) = places.get(at) else { break };
-            let result = place.write(&ids, counted);
+            let result = place.write(&ids, Tabled { counted, graphs });
             failed.fetch_or(result.is_err(), Ordering::Relaxed);
             done.push((at, result));
         }
@@ -204,11 +266,8 @@ struct Place {
 impl Place {
     /// Writes the table, renamed to its path when whole; gives the path and whether a count
     /// was clamped. A table that fails leaves nothing behind.
-    fn write(
-        &self,
-        ids: &Identities<'_>,
-        counted: &Counted<'_>,
-    ) -> Result<(PathBuf, bool), Failed> {
+    fn write(&self, ids: &Identities<'_>, of: Tabled<'_>) -> Result<(PathBuf, bool), Failed> {
+        let counted = of.counted;
         let result = File::create(&self.partial).and_then(|file| {
             let schema = Arc::new(parse_message_type(self.schema).map_err(io::Error::from)?);
             let mut w = SerializedFileWriter::new(BufWriter::new(file), schema, properties())
@@ -216,7 +275,9 @@ impl Place {
             let clamped = match self.table {
                 "samples" => samples(&mut w, ids, counted),
                 "arcs" => arcs(&mut w, ids, counted),
-                _ => stacks(&mut w, ids, counted),
+                "stacks" => stacks(&mut w, ids, counted),
+                "blocks" => blocks(&mut w, ids, of.graphs),
+                _ => edges(&mut w, ids, of.graphs),
             }
             .map_err(io::Error::from)?;
             let mut inner = w.into_inner().map_err(io::Error::from)?;
@@ -419,6 +480,125 @@ fn stacks<W: Write + Send>(
         g.close()?;
     }
     Ok(clamped)
+}
+
+/// The blocks table: a row group per binary and graph.
+fn blocks<W: Write + Send>(
+    w: &mut SerializedFileWriter<W>,
+    ids: &Identities<'_>,
+    graphs: &[BinaryGraph<'_>],
+) -> Result<bool> {
+    let mut clamped = false;
+    for graph in graphs {
+        let rows = &graph.blocks;
+        let mut g = w.next_row_group()?;
+        function_columns(&mut g, ids, graph, rows.iter().map(|r| r.of))?;
+        let u32s: [fn(&BlockRow<'_>) -> Option<u32>; 3] =
+            [|r| Some(r.block), |r| r.rva, |r| Some(r.instructions)];
+        for (get, levels) in
+            u32s.into_iter()
+                .zip([Levels::Required, Levels::Optional, Levels::Required])
+        {
+            column::<Int32Type, W>(&mut g, levels, |c| {
+                rows.iter()
+                    .try_for_each(|r| c.optional(get(r).map(|n| n as i32)))
+            })?;
+        }
+        counts_columns(
+            &mut g,
+            rows.iter().map(|r| {
+                [
+                    r.observed,
+                    r.flow.map(u128::from),
+                    r.spd_count.map(u128::from),
+                ]
+            }),
+            &mut clamped,
+        )?;
+        g.close()?;
+    }
+    Ok(clamped)
+}
+
+/// The edges table: a row group per binary and graph.
+fn edges<W: Write + Send>(
+    w: &mut SerializedFileWriter<W>,
+    ids: &Identities<'_>,
+    graphs: &[BinaryGraph<'_>],
+) -> Result<bool> {
+    let mut clamped = false;
+    for graph in graphs {
+        let rows = &graph.edges;
+        let mut g = w.next_row_group()?;
+        function_columns(&mut g, ids, graph, rows.iter().map(|r| r.of))?;
+        for end in [|r: &EdgeRow<'_>| r.from, |r: &EdgeRow<'_>| r.to] {
+            column::<Int32Type, W>(&mut g, Levels::Optional, |c| {
+                rows.iter()
+                    .try_for_each(|r| c.optional(end(r).map(|n| n as i32)))
+            })?;
+        }
+        column::<ByteArrayType, W>(&mut g, Levels::Required, |c| {
+            rows.iter()
+                .try_for_each(|r| c.value(ByteArray::from(r.kind)))
+        })?;
+        counts_columns(
+            &mut g,
+            rows.iter().map(|r| {
+                [
+                    r.observed,
+                    r.flow.map(u128::from),
+                    r.spd_count.map(u128::from),
+                ]
+            }),
+            &mut clamped,
+        )?;
+        g.close()?;
+    }
+    Ok(clamped)
+}
+
+/// The columns a graph's rows start with: the binary's identity, the graph, and the
+/// function of each row (its name, hash and RVA).
+fn function_columns<'r, W: Write + Send>(
+    g: &mut SerializedRowGroupWriter<'_, W>,
+    ids: &Identities<'_>,
+    graph: &BinaryGraph<'_>,
+    of: impl Iterator<Item = Of<'r>> + Clone,
+) -> Result<()> {
+    let rows = of.clone().count();
+    ids.columns(g, &ids.of(graph.progid), rows)?;
+    let name = ByteArray::from(graph.graph.name());
+    column::<ByteArrayType, W>(g, Levels::Required, |c| c.repeat(Some(&name), rows))?;
+    column::<ByteArrayType, W>(g, Levels::Required, |c| {
+        of.clone()
+            .try_for_each(|o| c.value(ByteArray::from(o.function)))
+    })?;
+    column::<ByteArrayType, W>(g, Levels::Optional, |c| {
+        of.clone().try_for_each(|o| {
+            c.optional(
+                o.hash
+                    .map(|h| ByteArray::from(format!("{h:016X}").into_bytes())),
+            )
+        })
+    })?;
+    column::<Int32Type, W>(g, Levels::Required, |c| {
+        of.clone().try_for_each(|o| c.value(o.rva as i32))
+    })
+}
+
+/// The `observed`, `flow` and `spd_count` columns, each a decimal or a null per row.
+fn counts_columns<W: Write + Send>(
+    g: &mut SerializedRowGroupWriter<'_, W>,
+    rows: impl Iterator<Item = [Option<u128>; 3]> + Clone,
+    clamped: &mut bool,
+) -> Result<()> {
+    for i in 0..3 {
+        column::<FixedLenByteArrayType, W>(g, Levels::Optional, |c| {
+            rows.clone()
+                .try_for_each(|counts| c.optional(counts[i].map(|n| decimal(n, clamped))))
+        })?;
+    }
+    Ok(())
 }
 
 /// The `source` column: an IP event's name, `LBR` or `ETW_CALLSTACK`, on every row.
@@ -656,7 +836,7 @@ mod tests {
             symbols: &SymbolMap::none(),
         };
         let dir = tempfile::tempdir().unwrap();
-        let written = write(dir.path(), "huge.spt", &counted).unwrap();
+        let written = write(dir.path(), "huge.spt", &counted, &[]).unwrap();
         assert!(written.clamped);
         // In table order, whichever thread wrote each.
         let files: Vec<PathBuf> = ["samples", "arcs", "stacks"]
@@ -678,7 +858,11 @@ mod tests {
             ..counted
         };
         let dir = tempfile::tempdir().unwrap();
-        assert!(!write(dir.path(), "fits.spt", &counted).unwrap().clamped);
+        assert!(
+            !write(dir.path(), "fits.spt", &counted, &[])
+                .unwrap()
+                .clamped
+        );
     }
 
     #[test]

@@ -152,7 +152,7 @@ impl Declared for Cfg {
 
 /// The binaries with an SPD attached whose LBR records were mapped onto its blocks, each
 /// with its name and its records on the SPD's blocks (with the flow on its graph).
-fn on_spds<'w>(profile: &Profile<'w>) -> Vec<(u16, String, TraceOnBlocks<'w>)> {
+pub(super) fn on_spds<'w>(profile: &Profile<'w>) -> Vec<(u16, String, TraceOnBlocks<'w>)> {
     let Some(blocks) = profile.records.blocks.as_ref() else {
         return Vec::new();
     };

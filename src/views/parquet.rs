@@ -1,5 +1,7 @@
 //! `/parquet:DIR`: the counts as Parquet tables (samples, arcs, stacks), a file per trace
-//! under a folder per table, for DuckDB, Spark or pandas to sum across a fleet's traces.
+//! under a folder per table, for DuckDB, Spark or pandas to sum across a fleet's traces; and
+//! where a binary's LBR records can be read on blocks (its image and PDB, or its SPD matched),
+//! its blocks and edges with their flow (`analysis::graphs`).
 
 use std::path::{Path, PathBuf};
 
@@ -29,7 +31,11 @@ impl Declared for Parquet {
             "parquet",
             12,
             Writes::Directory("Parquet tables"),
-            Reads::SAMPLES.and(Reads::STACK_ARCS).and(Reads::STACKS),
+            Reads::SAMPLES
+                .and(Reads::STACK_ARCS)
+                .and(Reads::STACKS)
+                .and(Reads::LBR_RECORDS)
+                .and(Reads::SPD_BLOCKS),
         )
     };
     type Asked = Option<PathBuf>;
@@ -37,7 +43,8 @@ impl Declared for Parquet {
         "parquet",
         "DIR",
         "write the counts as Parquet tables (samples, arcs, stacks; a file per trace)\n\
-         under DIR, for DuckDB, Spark or pandas to sum",
+         under DIR, for DuckDB, Spark or pandas to sum; with /image and /pdb, or an\n\
+         SPD matched, the LBR records' blocks and edges with their flow too",
         |a, v| {
             *a = Some(PathBuf::from(v));
             Ok(())
@@ -60,13 +67,21 @@ impl Declared for Parquet {
         out: &mut Out<'_, P>,
     ) -> Result<(), Error> {
         use super::file::cannot_write;
+        use crate::analysis::graphs;
         use crate::output::parquet;
 
+        let on_spds = super::cfg::on_spds(profile);
+        let mut graphs: Vec<_> = profile.ranges.iter().flat_map(graphs::on_images).collect();
+        graphs.extend(
+            on_spds
+                .iter()
+                .filter_map(|(progid, _, on)| graphs::on_spd(*progid, on)),
+        );
         let Some(counted) = profile.counted() else {
             return Ok(());
         };
         let file = profile.file;
-        match parquet::write(&self.0, file.path, &counted) {
+        match parquet::write(&self.0, file.path, &counted, &graphs) {
             Ok(written) => {
                 if written.clamped {
                     let message = "a count above 10^38 - 1, more than decimal(38,0) holds, was \

@@ -27,6 +27,8 @@ mod matching;
 mod merge;
 #[cfg(feature = "parquet")]
 mod parquet;
+#[cfg(feature = "parquet")]
+mod parquet_blocks;
 mod plan;
 mod properties;
 mod ranges;
