@@ -417,3 +417,103 @@ fn without_a_graph_there_are_no_block_tables() {
     }
     assert!(dir.path().join("samples/lbr.parquet").exists());
 }
+
+/// `testdata/pe/lbr.spd`, an SPD of lbr.exe as a training run would give it: each function
+/// that lbr.spt's records saw, placed where lbr.pdb places it, its blocks the image's
+/// (section 14, as `/cfg` shows them), each block's count and each successor's the flow
+/// sptdump infers from lbr.spt. A stand-in for what SPDConvert makes of a trace (its method
+/// is not published), built from an execution and the PDB's addresses; the fleet's queries
+/// set other runs of lbr.exe beside it. Each block's range runs on over the padding after
+/// it, so that the ranges tile the code; every exit leads to one last block without code,
+/// the function's exit, as an SPD has one; no call sites are stored.
+fn lbr_spd() -> Vec<u8> {
+    let cfg = run_in(
+        &fixtures::dir(),
+        &[
+            "/cfg",
+            "/top:all",
+            "/json",
+            "/image:lbr.exe",
+            "/pdb:lbr.pdb",
+            "lbr.spt",
+        ],
+    );
+    assert!(cfg.status.success(), "{}", stderr(&cfg));
+    let lines = json_lines(&cfg);
+    let mut by_rva: BTreeMap<u64, (String, Vec<&Value>, Vec<&Value>)> = BTreeMap::new();
+    for l in &lines {
+        let kind = l["type"].as_str();
+        if !matches!(kind, Some("cfg_block" | "cfg_edge")) {
+            continue;
+        }
+        let rva = l["function_rva"].as_u64().unwrap();
+        let name = l["function"].as_str().unwrap().to_owned();
+        let f = by_rva.entry(rva).or_insert((name, Vec::new(), Vec::new()));
+        match kind {
+            Some("cfg_block") => f.1.push(l),
+            _ => f.2.push(l),
+        }
+    }
+    let (guid, age) = {
+        let (bytes, age) = fixtures::codeview("lbr");
+        (sptdump_testkit::builder::Guid(bytes).to_string(), age)
+    };
+    let mut spd = SpdBuilder::new("lbr.exe", &guid, age);
+    spd.functions = by_rva
+        .into_iter()
+        .map(|(rva, (name, blocks, edges))| {
+            let rva = rva as u32;
+            let (placed, size) = fixtures::placed("lbr", "lbr", &name);
+            assert_eq!(placed, rva, "{name}");
+            // The SPD's ranges tile the function's code: the padding the image's blocks
+            // leave out goes to the block before it.
+            let starts: Vec<u32> = blocks
+                .iter()
+                .map(|b| b["rva"].as_u64().unwrap() as u32)
+                .collect();
+            let blocks = blocks.iter().enumerate().map(|(i, b)| {
+                let id = b["id"].as_u64().unwrap();
+                // An exit leads to the block after the last, which holds no code.
+                let exit = starts.len() as u32 + 1;
+                let successors: Vec<(u32, u64)> = edges
+                    .iter()
+                    .filter(|e| e["from"].as_u64() == Some(id))
+                    .map(|e| {
+                        let to = e["to"].as_u64().map_or(exit, |to| to as u32);
+                        (to, e["flow"].as_u64().unwrap())
+                    })
+                    .collect();
+                let start = starts[i];
+                let end = starts.get(i + 1).copied().unwrap_or(rva + size);
+                sptdump_testkit::spd::SpdBlock::new(
+                    b["flow"].as_u64().unwrap(),
+                    b["instructions"].as_u64().unwrap() as u32,
+                    &[(start - rva, end - start)],
+                    &successors,
+                )
+            });
+            let exits = edges.iter().filter(|e| e["to"].is_null());
+            let left: u64 = exits.map(|e| e["flow"].as_u64().unwrap()).sum();
+            let mut blocks: Vec<_> = blocks.collect();
+            blocks.push(sptdump_testkit::spd::SpdBlock::new(left, 0, &[], &[]));
+            sptdump_testkit::spd::SpdFunction::new(&name, rva, size, blocks)
+        })
+        .collect();
+    spd.build()
+}
+
+#[test]
+fn lbr_spd_is_up_to_date() {
+    let path = fixtures::dir().join("lbr.spd");
+    let built = lbr_spd();
+    if sptdump_testkit::golden::blessing() {
+        std::fs::write(&path, &built).unwrap();
+        return;
+    }
+    let on_disk = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        on_disk == built,
+        "{} is stale: run SPTDUMP_BLESS=1 cargo test --test it parquet_blocks::",
+        path.display()
+    );
+}
