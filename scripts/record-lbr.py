@@ -23,6 +23,12 @@ test kit builds testdata/pe/lbr.spt from it; the tests need neither Python nor u
 
     python3 scripts/record-lbr.py                 # writes testdata/pe/lbr.run.txt
     python3 scripts/record-lbr.py --records 1000 --out other.txt
+
+lbr.exe reads one input: `table`, eight unsigned values in its read-only data, which
+`sum_table` adds up (those above 1000 rotated first, without a branch: the compiler made
+the loop vector code) and whose sum steers `classify`. `--table V,V,V,V,V,V,V,V` writes other values there (the table is found by
+its bytes as built, and must be there once) before each run, as another machine's input
+would be; the header says so. testdata/pe/fleet/ holds runs recorded so: a small fleet.
 """
 
 import argparse
@@ -41,6 +47,8 @@ STACK_SIZE = 0x100000
 # The return address main_entry is given: outside the image and never mapped. The emulator
 # stops when execution reaches it.
 EXITED = 0x7FFE00000000
+# lbr.c's `table`, as built into lbr.exe.
+TABLE = (3, 1400, 15, 9, 2000, 7, 11, 5000)
 
 
 def is_branch(code):
@@ -61,8 +69,16 @@ def is_branch(code):
 
 
 class Recorder:
-    def __init__(self, image, records, depth, period):
+    def __init__(self, image, records, depth, period, table=None):
         self.pe = pefile.PE(image)
+        self.table = None
+        if table is not None:
+            # Where the table lies, by its bytes as built.
+            data = self.pe.get_memory_mapped_image()
+            built = b"".join(v.to_bytes(4, "little") for v in TABLE)
+            at = data.find(built)
+            assert at >= 0 and data.find(built, at + 1) < 0, "the table must be in the image once"
+            self.table = (at, b"".join(v.to_bytes(4, "little") for v in table))
         self.base = self.pe.OPTIONAL_HEADER.ImageBase
         self.entry = self.base + self.pe.OPTIONAL_HEADER.AddressOfEntryPoint
         self.size = self.pe.OPTIONAL_HEADER.SizeOfImage
@@ -81,6 +97,9 @@ class Recorder:
         uc.mem_write(self.base, self.pe.header)
         for s in self.pe.sections:
             uc.mem_write(self.base + s.VirtualAddress, s.get_data()[: s.Misc_VirtualSize])
+        if self.table is not None:
+            at, values = self.table
+            uc.mem_write(self.base + at, values)
         uc.mem_map(STACK_TOP - STACK_SIZE, STACK_SIZE, UC_PROT_ALL)
         # As the x64 calling convention leaves it at a function's first instruction: the
         # return address just pushed, so RSP is 8 past a 16-byte boundary.
@@ -124,10 +143,16 @@ def main():
     parser.add_argument("--depth", type=int, default=16)
     parser.add_argument("--period", type=int, default=37)
     parser.add_argument("--out", default=os.path.join(PE_DIR, "lbr.run.txt"))
+    parser.add_argument("--table", help="eight unsigned values for lbr.exe's table")
     args = parser.parse_args()
+    table = None
+    if args.table is not None:
+        table = [int(v, 0) for v in args.table.split(",")]
+        if len(table) != 8 or not all(0 <= v < 2**32 for v in table):
+            parser.error("--table takes eight unsigned 32-bit values")
 
-    r = Recorder(args.image, args.records, args.depth, args.period)
-    # The program reads no input: every run takes the same branches.
+    r = Recorder(args.image, args.records, args.depth, args.period, table)
+    # The program reads no input but its table: every run takes the same branches.
     per_run = set()
     while len(r.records) < args.records:
         before = r.branches
@@ -154,6 +179,9 @@ def main():
         f"{r.branches}, {per_run} per run",
         "# one record a line, newest pair first: FROM>TO, hexadecimal RVAs",
     ]
+    if table is not None:
+        lines.insert(-1, f"# input: table = {','.join(map(str, table))} (as built: "
+                     f"{','.join(map(str, TABLE))})")
     for record in r.records:
         lines.append(" ".join(f"{a:x}>{b:x}" for a, b in record))
     with open(args.out, "w") as f:

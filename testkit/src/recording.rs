@@ -112,3 +112,28 @@ pub fn lbr_sparse_trace() -> Vec<u8> {
     let records: Vec<_> = lbr_run().records.into_iter().step_by(SPARSE).collect();
     walk::trace("lbr", "lbr.exe", &records, false)
 }
+
+/// The machines of the small fleet in `testdata/pe/fleet/`: runs of `lbr.exe`, each with
+/// another input (its table, said in the recording's header), recorded as [`lbr_run`] was.
+pub const FLEET: [&str; 4] = ["web01", "web02", "web03", "web04"];
+
+/// `testdata/pe/fleet/NAME.run.txt`, read; of `lbr.exe` as built, as [`lbr_run`] must be.
+pub fn fleet_run(name: &str) -> Recording {
+    let path = fixtures::dir()
+        .join("fleet")
+        .join(format!("{name}.run.txt"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let recording = parse(&text);
+    assert_eq!(
+        recording.codeview,
+        fixtures::codeview("lbr"),
+        "{} was recorded of another build of lbr.exe: run scripts/record-lbr.py",
+        path.display()
+    );
+    recording
+}
+
+/// `testdata/pe/fleet/NAME.spt`: [`fleet_run`]'s records as [`lbr_trace`] makes a trace.
+pub fn fleet_trace(name: &str) -> Vec<u8> {
+    walk::trace("lbr", "lbr.exe", &fleet_run(name).records, false)
+}

@@ -517,3 +517,22 @@ fn lbr_spd_is_up_to_date() {
         path.display()
     );
 }
+
+/// The fleet's traces are those of their recordings.
+#[test]
+fn the_fleets_traces_are_up_to_date() {
+    for name in sptdump_testkit::recording::FLEET {
+        let path = fixtures::dir().join("fleet").join(format!("{name}.spt"));
+        let built = sptdump_testkit::recording::fleet_trace(name);
+        if sptdump_testkit::golden::blessing() {
+            std::fs::write(&path, &built).unwrap();
+            continue;
+        }
+        let on_disk = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            on_disk == built,
+            "{} is stale: run SPTDUMP_BLESS=1 cargo test --test it parquet_blocks::",
+            path.display()
+        );
+    }
+}
