@@ -17,7 +17,12 @@ use crate::support::{json_lines, run_in, status, stderr};
 
 /// The LBR records of `lbr.spt` as `/event` shows them stored (newest pair first).
 fn records() -> Vec<Vec<(u32, u32)>> {
-    let o = run_in(&fixtures::dir(), &["/json", "/event", "lbr.spt"]);
+    records_of("lbr.spt")
+}
+
+/// The LBR records of a trace of `testdata/pe/`, as [`records`] reads `lbr.spt`'s.
+fn records_of(trace: &str) -> Vec<Vec<(u32, u32)>> {
+    let o = run_in(&fixtures::dir(), &["/json", "/event", trace]);
     assert_eq!(status(&o), 0, "{}", stderr(&o));
     let records: Vec<Vec<(u32, u32)>> = json_lines(&o)
         .iter()
@@ -31,7 +36,7 @@ fn records() -> Vec<Vec<(u32, u32)>> {
                 .collect()
         })
         .collect();
-    assert!(!records.is_empty(), "lbr.spt holds LBR records");
+    assert!(!records.is_empty(), "{trace} holds LBR records");
     records
 }
 
@@ -39,15 +44,29 @@ fn conditional(mnemonic: &str) -> bool {
     mnemonic.starts_with('j') && mnemonic != "jmp"
 }
 
+/// The same of the fleet's runs (`testdata/pe/fleet/`), each recorded with another input.
+#[test]
+fn every_record_of_the_fleets_traces_is_one_path_through_lbr_exe() {
+    for name in recording::FLEET {
+        assert_paths(&records_of(&format!("fleet/{name}.spt")));
+    }
+}
+
 #[test]
 fn every_record_of_lbr_spt_is_one_path_through_lbr_exe() {
+    assert_paths(&records());
+}
+
+/// Each record is a path through lbr.exe's code: every pair a branch and where it goes, and
+/// the code between two pairs straight on.
+fn assert_paths(records: &[Vec<(u32, u32)>]) {
     let code = fixtures::disassembly("lbr", "lbr");
     let at: HashMap<u32, usize> = code.iter().enumerate().map(|(i, c)| (c.0, i)).collect();
     let after_call = |rva: u32| {
         at.get(&rva)
             .is_some_and(|&i| i > 0 && code[i - 1].1 == "call")
     };
-    for (n, record) in records().iter().enumerate() {
+    for (n, record) in records.iter().enumerate() {
         // Each pair is a branch instruction and one of the places it goes.
         for &(from, to) in record {
             let Some(&i) = at.get(&from) else {
