@@ -82,6 +82,36 @@ pub(crate) struct EdgeRow<'a> {
     pub(crate) spd_count: Option<u64>,
 }
 
+/// What every row of a graph's tables has: whose it is, and its counts.
+pub(crate) trait GraphRow<'a> {
+    /// The function it is of.
+    fn of(&self) -> Of<'a>;
+    /// What was seen, the flow, the SPD's count.
+    fn counts(&self) -> [Option<u128>; 3];
+}
+
+impl<'a> GraphRow<'a> for BlockRow<'a> {
+    fn of(&self) -> Of<'a> {
+        self.of
+    }
+
+    fn counts(&self) -> [Option<u128>; 3] {
+        let (flow, spd) = (self.flow.map(u128::from), self.spd_count.map(u128::from));
+        [self.observed, flow, spd]
+    }
+}
+
+impl<'a> GraphRow<'a> for EdgeRow<'a> {
+    fn of(&self) -> Of<'a> {
+        self.of
+    }
+
+    fn counts(&self) -> [Option<u128>; 3] {
+        let (flow, spd) = (self.flow.map(u128::from), self.spd_count.map(u128::from));
+        [self.observed, flow, spd]
+    }
+}
+
 /// One binary's graph as rows.
 #[derive(Clone, Debug)]
 pub(crate) struct BinaryGraph<'a> {

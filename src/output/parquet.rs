@@ -51,7 +51,7 @@ use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 
 use crate::analysis::Counted;
-use crate::analysis::graphs::{BinaryGraph, BlockRow, EdgeRow, Of};
+use crate::analysis::graphs::{BinaryGraph, BlockRow, EdgeRow, GraphRow, Of};
 use crate::engine::threads;
 use crate::format::record::SampleKind;
 use crate::format::stackorder::StackOrder;
@@ -488,36 +488,24 @@ fn blocks<W: Write + Send>(
     ids: &Identities<'_>,
     graphs: &[BinaryGraph<'_>],
 ) -> Result<bool> {
-    let mut clamped = false;
-    for graph in graphs {
-        let rows = &graph.blocks;
-        let mut g = w.next_row_group()?;
-        function_columns(&mut g, ids, graph, rows.iter().map(|r| r.of))?;
-        let u32s: [fn(&BlockRow<'_>) -> Option<u32>; 3] =
-            [|r| Some(r.block), |r| r.rva, |r| Some(r.instructions)];
-        for (get, levels) in
-            u32s.into_iter()
-                .zip([Levels::Required, Levels::Optional, Levels::Required])
-        {
-            column::<Int32Type, W>(&mut g, levels, |c| {
-                rows.iter()
-                    .try_for_each(|r| c.optional(get(r).map(|n| n as i32)))
-            })?;
-        }
-        counts_columns(
-            &mut g,
-            rows.iter().map(|r| {
-                [
-                    r.observed,
-                    r.flow.map(u128::from),
-                    r.spd_count.map(u128::from),
-                ]
-            }),
-            &mut clamped,
-        )?;
-        g.close()?;
-    }
-    Ok(clamped)
+    graph_table(
+        w,
+        ids,
+        graphs,
+        |g| &g.blocks,
+        |g, rows| {
+            let u32s: [fn(&BlockRow<'_>) -> Option<u32>; 3] =
+                [|r| Some(r.block), |r| r.rva, |r| Some(r.instructions)];
+            let levels = [Levels::Required, Levels::Optional, Levels::Required];
+            for (get, levels) in u32s.into_iter().zip(levels) {
+                column::<Int32Type, W>(g, levels, |c| {
+                    rows.iter()
+                        .try_for_each(|r| c.optional(get(r).map(|n| n as i32)))
+                })?;
+            }
+            Ok(())
+        },
+    )
 }
 
 /// The edges table: a row group per binary and graph.
@@ -526,32 +514,43 @@ fn edges<W: Write + Send>(
     ids: &Identities<'_>,
     graphs: &[BinaryGraph<'_>],
 ) -> Result<bool> {
+    graph_table(
+        w,
+        ids,
+        graphs,
+        |g| &g.edges,
+        |g, rows| {
+            for end in [|r: &EdgeRow<'_>| r.from, |r: &EdgeRow<'_>| r.to] {
+                column::<Int32Type, W>(g, Levels::Optional, |c| {
+                    rows.iter()
+                        .try_for_each(|r| c.optional(end(r).map(|n| n as i32)))
+                })?;
+            }
+            column::<ByteArrayType, W>(g, Levels::Required, |c| {
+                rows.iter()
+                    .try_for_each(|r| c.value(ByteArray::from(r.kind)))
+            })
+        },
+    )
+}
+
+/// A table of graphs' rows: a row group per binary and graph, whose columns are those that
+/// say whose each row is, then what `middle` writes, then the counts. Whether a count was
+/// clamped.
+fn graph_table<'a, R: GraphRow<'a>, W: Write + Send>(
+    w: &mut SerializedFileWriter<W>,
+    ids: &Identities<'_>,
+    graphs: &[BinaryGraph<'a>],
+    rows_of: for<'g> fn(&'g BinaryGraph<'a>) -> &'g [R],
+    middle: impl Fn(&mut SerializedRowGroupWriter<'_, W>, &[R]) -> Result<()>,
+) -> Result<bool> {
     let mut clamped = false;
     for graph in graphs {
-        let rows = &graph.edges;
+        let rows = rows_of(graph);
         let mut g = w.next_row_group()?;
-        function_columns(&mut g, ids, graph, rows.iter().map(|r| r.of))?;
-        for end in [|r: &EdgeRow<'_>| r.from, |r: &EdgeRow<'_>| r.to] {
-            column::<Int32Type, W>(&mut g, Levels::Optional, |c| {
-                rows.iter()
-                    .try_for_each(|r| c.optional(end(r).map(|n| n as i32)))
-            })?;
-        }
-        column::<ByteArrayType, W>(&mut g, Levels::Required, |c| {
-            rows.iter()
-                .try_for_each(|r| c.value(ByteArray::from(r.kind)))
-        })?;
-        counts_columns(
-            &mut g,
-            rows.iter().map(|r| {
-                [
-                    r.observed,
-                    r.flow.map(u128::from),
-                    r.spd_count.map(u128::from),
-                ]
-            }),
-            &mut clamped,
-        )?;
+        function_columns(&mut g, ids, graph, rows.iter().map(GraphRow::of))?;
+        middle(&mut g, rows)?;
+        counts_columns(&mut g, rows.iter().map(GraphRow::counts), &mut clamped)?;
         g.close()?;
     }
     Ok(clamped)

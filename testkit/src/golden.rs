@@ -21,6 +21,18 @@ pub fn blessing() -> bool {
     std::env::var_os(BLESS).is_some_and(|v| v == "1")
 }
 
+/// Holds a generated file of the repository (a bundled trace or SPD) to what its generator
+/// makes now: panics when they differ, naming `bless`, the command that rewrites it; when
+/// [`blessing`], writes `built` there instead.
+pub fn up_to_date(path: &Path, built: &[u8], bless: &str) {
+    if blessing() {
+        std::fs::write(path, built).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        return;
+    }
+    let on_disk = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(on_disk == built, "{} is stale: run {bless}", path.display());
+}
+
 /// Compares `actual` with the golden file at `path`, or, when [`blessing`], writes it there
 /// (creating its folder). `what` names the output in the message (say, "the output of
 /// `$ sptdump /header x.spt`"); `bless` is the command that regenerates the file, for the

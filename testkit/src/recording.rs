@@ -84,8 +84,13 @@ pub fn parse(text: &str) -> Recording {
 /// `testdata/pe/lbr.run.txt`, read; it must be of `lbr.exe` as built in `testdata/pe/`
 /// (the same CodeView identity), else it is to be recorded again.
 pub fn lbr_run() -> Recording {
-    let path = fixtures::dir().join("lbr.run.txt");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    read_run(&fixtures::dir().join("lbr.run.txt"))
+}
+
+/// A recording of `lbr.exe`, read from `path`; it must be of `lbr.exe` as built in
+/// `testdata/pe/` (the same CodeView identity), else it is to be recorded again.
+fn read_run(path: &std::path::Path) -> Recording {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let recording = parse(&text);
     assert_eq!(
         recording.codeview,
@@ -119,18 +124,11 @@ pub const FLEET: [&str; 4] = ["web01", "web02", "web03", "web04"];
 
 /// `testdata/pe/fleet/NAME.run.txt`, read; of `lbr.exe` as built, as [`lbr_run`] must be.
 pub fn fleet_run(name: &str) -> Recording {
-    let path = fixtures::dir()
-        .join("fleet")
-        .join(format!("{name}.run.txt"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let recording = parse(&text);
-    assert_eq!(
-        recording.codeview,
-        fixtures::codeview("lbr"),
-        "{} was recorded of another build of lbr.exe: run scripts/record-lbr.py",
-        path.display()
-    );
-    recording
+    read_run(
+        &fixtures::dir()
+            .join("fleet")
+            .join(format!("{name}.run.txt")),
+    )
 }
 
 /// `testdata/pe/fleet/NAME.spt`: [`fleet_run`]'s records as [`lbr_trace`] makes a trace.

@@ -19,7 +19,7 @@ type Sums<K> = BTreeMap<(String, String), (u128, BTreeSet<K>)>;
 const TRACES: [&str; 3] = ["profile.spt", "trace.spt", "app-only.spt"];
 
 /// Every row of every file of `table` under `dir`, as field name to value.
-fn rows(dir: &Path, table: &str) -> Vec<BTreeMap<String, Field>> {
+pub(crate) fn rows(dir: &Path, table: &str) -> Vec<BTreeMap<String, Field>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(table))
         .unwrap()
         .map(|e| e.unwrap().path())

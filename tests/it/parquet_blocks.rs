@@ -9,40 +9,28 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use serde_json::Value;
 use sptdump::image::spd::{self, table::FunctionTable};
 use sptdump::image::spdprofile::SpdProfile;
 use sptdump_testkit::fixtures::{self, APP_GUID};
-use sptdump_testkit::onspd;
+use sptdump_testkit::golden::up_to_date;
 use sptdump_testkit::spd::SpdBuilder;
+use sptdump_testkit::{onspd, recording};
 
 use crate::support::{crate_root, json_lines, run_in, stderr};
 
 /// A row: its columns by name, nulls as `None`.
 type Row = BTreeMap<String, Option<Field>>;
 
-/// Every row of `table`'s files under `dir`, in file and row order.
+/// Every row of `table`'s files under `dir`, in file and row order, nulls as `None`.
 fn rows(dir: &Path, table: &str) -> Vec<Row> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(table))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for path in files {
-        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
-        for row in reader.get_row_iter(None).unwrap() {
-            let row = row.unwrap();
-            let fields = row.get_column_iter().map(|(name, field)| {
-                let value = (*field != Field::Null).then(|| field.clone());
-                (name.clone(), value)
-            });
-            out.push(fields.collect());
-        }
-    }
-    out
+    let rows = super::parquet::rows(dir, table).into_iter();
+    let row = |r: BTreeMap<String, Field>| {
+        let fields = r.into_iter();
+        fields.map(|(name, f)| (name, (f != Field::Null).then_some(f)))
+    };
+    rows.map(|r| row(r).collect()).collect()
 }
 
 fn text(row: &Row, column: &str) -> Option<String> {
@@ -502,37 +490,19 @@ fn lbr_spd() -> Vec<u8> {
     spd.build()
 }
 
+/// How the generated files of this module are made again.
+const BLESS: &str = "SPTDUMP_BLESS=1 cargo test --test it parquet_blocks::";
+
 #[test]
 fn lbr_spd_is_up_to_date() {
-    let path = fixtures::dir().join("lbr.spd");
-    let built = lbr_spd();
-    if sptdump_testkit::golden::blessing() {
-        std::fs::write(&path, &built).unwrap();
-        return;
-    }
-    let on_disk = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(
-        on_disk == built,
-        "{} is stale: run SPTDUMP_BLESS=1 cargo test --test it parquet_blocks::",
-        path.display()
-    );
+    up_to_date(&fixtures::dir().join("lbr.spd"), &lbr_spd(), BLESS);
 }
 
 /// The fleet's traces are those of their recordings.
 #[test]
 fn the_fleets_traces_are_up_to_date() {
-    for name in sptdump_testkit::recording::FLEET {
+    for name in recording::FLEET {
         let path = fixtures::dir().join("fleet").join(format!("{name}.spt"));
-        let built = sptdump_testkit::recording::fleet_trace(name);
-        if sptdump_testkit::golden::blessing() {
-            std::fs::write(&path, &built).unwrap();
-            continue;
-        }
-        let on_disk = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert!(
-            on_disk == built,
-            "{} is stale: run SPTDUMP_BLESS=1 cargo test --test it parquet_blocks::",
-            path.display()
-        );
+        up_to_date(&path, &recording::fleet_trace(name), BLESS);
     }
 }

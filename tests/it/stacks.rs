@@ -12,7 +12,6 @@ use std::process::Output;
 use assert_cmd::Command;
 use serde_json::Value;
 use sptdump_testkit::fixtures::{self, APP_STACKS, CORE_STACKS, Stack};
-use sptdump_testkit::golden::blessing;
 
 fn run(args: &[&str]) -> Output {
     Command::cargo_bin("sptdump")
@@ -42,17 +41,8 @@ fn the_committed_profile_is_up_to_date() {
 }
 
 fn up_to_date(name: &str, built: Vec<u8>) {
-    let path = fixtures::dir().join(name);
-    if blessing() {
-        std::fs::write(&path, &built).unwrap();
-        return;
-    }
-    let on_disk = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(
-        on_disk == built,
-        "{} is stale: run SPTDUMP_BLESS=1 cargo test --test it stacks::",
-        path.display()
-    );
+    let bless = "SPTDUMP_BLESS=1 cargo test --test it stacks::";
+    sptdump_testkit::golden::up_to_date(&fixtures::dir().join(name), &built, bless);
 }
 
 /// The folded lines the fixtures' stacks must give: function names outermost first, the
