@@ -231,3 +231,157 @@ fn svg_draws_a_functions_graph_and_needs_one_named() {
         stderr(&out)
     );
 }
+
+/// Every observation of every function's graph is what the records say, recomputed here from
+/// the LBR pairs as `/event` lists them, the ranges' instruction counts as `/annotate` gives
+/// them, and llvm-objdump's listing of lbr.exe, on the dense recording and on the sparse one:
+///
+/// - a block: its instructions' largest count; unknown (null) when none counted;
+/// - an entry: the pairs into the function's first byte from another function, or from a
+///   call (a function calling itself);
+/// - a conditional jump's taken side and a direct jump: the pairs from the jump to its
+///   target;
+/// - a fall-through: the count of the block's last instruction less the pairs taken from it;
+/// - an exit: never seen (null).
+///
+/// Every function with an observation is shown, and none without one.
+#[test]
+fn every_observation_is_the_records_own() {
+    use sptdump_testkit::fixtures;
+
+    let code = fixtures::disassembly("lbr", "lbr");
+    let pdb = fixtures::functions("lbr");
+    let function_of = |rva: u32| {
+        pdb.iter()
+            .filter(|f| f.rva <= rva && rva < f.rva + f.size.unwrap_or(0))
+            .map(|f| f.rva)
+            .next()
+    };
+    let instruction = |rva: u32| code.iter().find(|c| c.0 == rva);
+    let files = ["/pdb:testdata/pe/lbr.pdb", "/image:testdata/pe/lbr.exe"];
+    for trace in ["testdata/pe/lbr.spt", "testdata/pe/lbr-sparse.spt"] {
+        let json = |args: &[&str]| {
+            let mut all = vec!["/json"];
+            all.extend_from_slice(args);
+            all.extend_from_slice(&files);
+            all.push(trace);
+            let out = run(&all);
+            assert_eq!(status(&out), 0, "{}", stderr(&out));
+            json_lines(&out)
+        };
+        // The pairs, each with its record's hits; and the branches taken from the end of
+        // each range that runs straight (the pairs newest first, as lbr.exe's are read: the
+        // range from where the older pair went to where the newer left, in one function, no
+        // jump, call or return before its end).
+        let mut pairs: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+        let mut from: BTreeMap<u32, u64> = BTreeMap::new();
+        let straight = |start: u32, end: u32| {
+            let at = code.iter().position(|c| c.0 == start);
+            let run = at.map(|i| code[i..].iter().take_while(|c| c.0 < end));
+            function_of(start).is_some_and(|f| function_of(end) == Some(f))
+                && start <= end
+                && code.iter().any(|c| c.0 == end)
+                && run
+                    .is_some_and(|mut r| r.all(|c| !matches!(c.1.as_str(), "jmp" | "call" | "ret")))
+        };
+        for record in json(&["/event"]).iter().filter(|l| l["type"] == "lbr") {
+            let hits = record["hits"].as_u64().unwrap();
+            let branches: Vec<(u32, u32)> = record["branches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| {
+                    (
+                        b["from"].as_u64().unwrap() as u32,
+                        b["to"].as_u64().unwrap() as u32,
+                    )
+                })
+                .collect();
+            for &pair in &branches {
+                *pairs.entry(pair).or_default() += hits;
+            }
+            for w in branches.windows(2) {
+                let (newer, older) = (w[0], w[1]);
+                if straight(older.1, newer.0) {
+                    *from.entry(newer.0).or_default() += hits;
+                }
+            }
+        }
+        let seen = |n: u64| (n > 0).then_some(n);
+        let lines = json(&["/cfg", "/top:all"]);
+        let mut functions: BTreeMap<String, (Vec<&Value>, Vec<&Value>)> = BTreeMap::new();
+        for l in &lines {
+            let f = functions.entry(l["function"].as_str().unwrap_or("").to_owned());
+            match l["type"].as_str() {
+                Some("cfg_block") => f.or_default().0.push(l),
+                Some("cfg_edge") => f.or_default().1.push(l),
+                _ => {}
+            }
+        }
+        assert!(functions.len() >= 5, "{trace}: {:?}", functions.keys());
+        for (name, (blocks, edges)) in &functions {
+            let what = format!("{trace}: {name}");
+            let annotated = json(&[&format!("/annotate:{name}")]);
+            let counts: BTreeMap<u32, u64> = annotated
+                .iter()
+                .filter(|l| l["type"] == "annotate")
+                .map(|l| {
+                    (
+                        l["rva"].as_u64().unwrap() as u32,
+                        l["count"].as_u64().unwrap(),
+                    )
+                })
+                .collect();
+            let rva = blocks[0]["function_rva"].as_u64().unwrap() as u32;
+            let block = |id: &Value| blocks.iter().find(|b| &b["id"] == id).unwrap();
+            let span = |b: &Value| {
+                (
+                    b["rva"].as_u64().unwrap() as u32,
+                    b["end"].as_u64().unwrap() as u32,
+                )
+            };
+            // The last instruction of a block.
+            let last = |b: &Value| {
+                let (start, end) = span(b);
+                code.iter().rfind(|c| start <= c.0 && c.0 < end).unwrap()
+            };
+            let mut observed_any = false;
+            for b in blocks {
+                let (start, end) = span(b);
+                let largest = counts.range(start..end).map(|(_, &n)| n).max().unwrap_or(0);
+                assert_eq!(
+                    count(&b["observed"]),
+                    seen(largest),
+                    "{what}: block {}",
+                    b["id"]
+                );
+                observed_any |= largest > 0;
+            }
+            for e in edges.iter() {
+                let expected = match e["kind"].as_str().unwrap() {
+                    "entry" => {
+                        let into = pairs.range((0, rva)..).filter(|((f, t), _)| {
+                            let call = instruction(*f).is_some_and(|c| c.1 == "call");
+                            *t == rva && (function_of(*f) != Some(rva) || call)
+                        });
+                        seen(into.map(|(_, &n)| n).sum())
+                    }
+                    "taken" | "jump" => {
+                        let at = last(block(&e["from"]));
+                        let target = at.2.expect("a direct jump");
+                        seen(pairs.get(&(at.0, target)).copied().unwrap_or(0))
+                    }
+                    "fall" => {
+                        let at = last(block(&e["from"]));
+                        let ran = counts.get(&at.0).copied().unwrap_or(0);
+                        seen(ran.saturating_sub(from.get(&at.0).copied().unwrap_or(0)))
+                    }
+                    _ => None,
+                };
+                assert_eq!(count(&e["observed"]), expected, "{what}: {e}");
+                observed_any |= expected.is_some();
+            }
+            assert!(observed_any, "{what}: shown without an observation");
+        }
+    }
+}
