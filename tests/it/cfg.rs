@@ -385,3 +385,87 @@ fn every_observation_is_the_records_own() {
         }
     }
 }
+
+/// What the other LBR views say of the flow is what `/cfg`'s blocks add up to: `/coverage`'s
+/// `ran` (blocks with flow), `falsely_cold` (with flow, never covered) and
+/// `flow_instructions` (flow times instructions), `/dyninst`'s `flow_instructions`, and
+/// `/annotate`'s `flow` (the flow of the instruction's block); `/cfg` lists the functions
+/// that ran the most instructions by the flow first (then by RVA).
+#[test]
+fn the_views_figures_of_the_flow_are_cfgs_blocks() {
+    let files = ["/pdb:testdata/pe/lbr.pdb", "/image:testdata/pe/lbr.exe"];
+    for trace in ["testdata/pe/lbr.spt", "testdata/pe/lbr-sparse.spt"] {
+        let json = |args: &[&str], kind: &str| {
+            let mut all = vec!["/json"];
+            all.extend_from_slice(args);
+            all.extend_from_slice(&files);
+            all.push(trace);
+            let out = run(&all);
+            assert_eq!(status(&out), 0, "{}", stderr(&out));
+            let lines = json_lines(&out);
+            lines
+                .into_iter()
+                .filter(|l| l["type"] == kind)
+                .collect::<Vec<_>>()
+        };
+        // Per function, in the order /cfg lists them: (rva, flow instructions, ran, falsely
+        // cold, its blocks as (start, end, flow)).
+        let mut listed: Vec<(u64, u64, u64, u64, Vec<(u64, u64, u64)>)> = Vec::new();
+        for b in json(&["/cfg", "/top:all"], "cfg_block") {
+            let rva = b["function_rva"].as_u64().unwrap();
+            if listed.last().is_none_or(|f| f.0 != rva) {
+                listed.push((rva, 0, 0, 0, Vec::new()));
+            }
+            let f = listed.last_mut().unwrap();
+            let flow = b["flow"].as_u64().unwrap();
+            f.1 += flow * b["instructions"].as_u64().unwrap();
+            f.2 += u64::from(flow > 0);
+            f.3 += u64::from(flow > 0 && b["observed"].is_null());
+            f.4.push((b["rva"].as_u64().unwrap(), b["end"].as_u64().unwrap(), flow));
+        }
+        assert!(listed.len() >= 5, "{trace}");
+        let order: Vec<(std::cmp::Reverse<u64>, u64)> = listed
+            .iter()
+            .map(|f| (std::cmp::Reverse(f.1), f.0))
+            .collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(
+            order, sorted,
+            "{trace}: /cfg lists the hottest by the flow first"
+        );
+        let of = |rva: &Value| {
+            listed
+                .iter()
+                .find(|f| f.0 == rva.as_u64().unwrap())
+                .unwrap()
+        };
+        let coverage = json(&["/coverage", "/top:all"], "coverage");
+        assert_eq!(coverage.len(), listed.len(), "{trace}");
+        for c in &coverage {
+            let f = of(&c["rva"]);
+            let figures = [&c["flow_instructions"], &c["ran"], &c["falsely_cold"]];
+            let figures = figures.map(|v| v.as_u64().unwrap());
+            assert_eq!(figures, [f.1, f.2, f.3], "{trace}: {c}");
+        }
+        for d in json(&["/dyninst", "/top:all"], "dyninst") {
+            assert_eq!(
+                d["flow_instructions"].as_u64(),
+                Some(of(&d["rva"]).1),
+                "{d}"
+            );
+        }
+        for f in &listed {
+            let name = coverage
+                .iter()
+                .find(|c| c["rva"].as_u64() == Some(f.0))
+                .unwrap();
+            let wanted = format!("/annotate:{}", name["function"].as_str().unwrap());
+            for row in json(&[&wanted], "annotate") {
+                let at = row["rva"].as_u64().unwrap();
+                let block = f.4.iter().find(|b| b.0 <= at && at < b.1);
+                assert_eq!(row["flow"].as_u64(), block.map(|b| b.2), "{trace}: {row}");
+            }
+        }
+    }
+}
