@@ -386,6 +386,11 @@ fn every_observation_is_the_records_own() {
     }
 }
 
+/// A function as `/cfg` lists it: its RVA, the instructions it ran by the flow, the blocks
+/// that ran by the flow and those of them never covered, and its blocks as (start, end,
+/// flow).
+type Listed = (u64, u64, u64, u64, Vec<(u64, u64, u64)>);
+
 /// What the other LBR views say of the flow is what `/cfg`'s blocks add up to: `/coverage`'s
 /// `ran` (blocks with flow), `falsely_cold` (with flow, never covered) and
 /// `flow_instructions` (flow times instructions), `/dyninst`'s `flow_instructions`, and
@@ -410,7 +415,7 @@ fn the_views_figures_of_the_flow_are_cfgs_blocks() {
         };
         // Per function, in the order /cfg lists them: (rva, flow instructions, ran, falsely
         // cold, its blocks as (start, end, flow)).
-        let mut listed: Vec<(u64, u64, u64, u64, Vec<(u64, u64, u64)>)> = Vec::new();
+        let mut listed: Vec<Listed> = Vec::new();
         for b in json(&["/cfg", "/top:all"], "cfg_block") {
             let rva = b["function_rva"].as_u64().unwrap();
             if listed.last().is_none_or(|f| f.0 != rva) {
