@@ -474,3 +474,145 @@ fn the_views_figures_of_the_flow_are_cfgs_blocks() {
         }
     }
 }
+
+/// Calls tie functions together on the image's graph: a function no record saw gets the flow
+/// its callers' call sites ran. Five records (written here, not recorded: each is one return
+/// into `main_entry`'s loop and the loop's jump back) observe the loop and nothing of `step`,
+/// which the loop calls; `step` then enters as often as the loop's block ran by the flow, and
+/// `classify` and `sum_table`, which `step` calls, as often as `step`'s block. None of the
+/// three is shown without its name (nothing saw them), and each is with it.
+#[test]
+fn a_callee_no_record_saw_gets_the_flow_its_callers_call_sites_ran() {
+    // scramble's `ret` into main_entry after its call of step, then the loop's `jne` back.
+    let record = vec![(0x12F1, 0x12E0), (0x10A7, 0x12EC)];
+    let trace = sptdump_testkit::walk::trace("lbr", "lbr.exe", &vec![record; 5], false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.spt");
+    std::fs::write(&path, trace).unwrap();
+    let path = path.display().to_string();
+    let files = ["/pdb:testdata/pe/lbr.pdb", "/image:testdata/pe/lbr.exe"];
+    let graph = |args: &[&str]| {
+        let mut all = vec!["/json"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&files);
+        all.push(&path);
+        let out = run(&all);
+        assert_eq!(status(&out), 0, "{}", stderr(&out));
+        let lines = json_lines(&out);
+        lines
+            .into_iter()
+            .filter(|l| l["type"] == "cfg_block" || l["type"] == "cfg_edge")
+            .collect::<Vec<_>>()
+    };
+    let shown = graph(&["/cfg", "/top:all"]);
+    let names: std::collections::BTreeSet<&str> = shown
+        .iter()
+        .map(|l| l["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.into_iter().collect::<Vec<_>>(), ["main_entry"]);
+    // The flow of the block of `caller` that holds `site`, and what enters `callee`.
+    let block_flow = |lines: &[Value], site: u64| {
+        let b = lines.iter().find(|l| {
+            l["type"] == "cfg_block"
+                && l["rva"].as_u64().unwrap() <= site
+                && site < l["end"].as_u64().unwrap()
+        });
+        count(&b.unwrap()["flow"]).unwrap()
+    };
+    let entered = |lines: &[Value]| {
+        let entry = lines.iter().find(|l| l["kind"] == "entry").unwrap();
+        assert!(entry["observed"].is_null(), "{entry}");
+        count(&entry["flow"]).unwrap()
+    };
+    let sent = block_flow(&shown, 0x12E7);
+    assert!(
+        sent >= 5,
+        "the loop ran at least as often as it was seen: {sent}"
+    );
+    let step = graph(&["/cfg:step"]);
+    assert!(
+        step.iter().all(|l| l["observed"].is_null()),
+        "nothing saw step"
+    );
+    assert_eq!(
+        entered(&step),
+        sent,
+        "step enters as often as main_entry calls it"
+    );
+    let at_step = block_flow(&step, 0x1299);
+    assert_eq!(block_flow(&step, 0x12A8), at_step);
+    for callee in ["classify", "sum_table"] {
+        let lines = graph(&[&format!("/cfg:{callee}")]);
+        assert_eq!(
+            entered(&lines),
+            at_step,
+            "{callee} enters as often as step calls it"
+        );
+    }
+}
+
+/// Callers are solved before their callees, even where a record saw both: one more record,
+/// of `step` between its calls of `classify` and `sum_table`, sees `step` once, and `step`,
+/// the lower RVA, still waits for `main_entry`, whose loop sends it what it ran. Its entry
+/// is then seen as often as the loop ran (6), its one block once: meeting anywhere between
+/// costs the same, and the flow enters it more than once, never more than it was sent.
+/// Solved before its caller, nothing would raise its entry, and it would enter once.
+#[test]
+fn a_callee_seen_too_is_solved_after_its_callers() {
+    let mut records = vec![vec![(0x12F1, 0x12E0), (0x10A7, 0x12EC)]; 5];
+    // step's call of sum_table, after classify's `ret` into step.
+    records.push(vec![(0x12A8, 0x1100), (0x10FB, 0x129E)]);
+    let trace = sptdump_testkit::walk::trace("lbr", "lbr.exe", &records, false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.spt");
+    std::fs::write(&path, trace).unwrap();
+    let path = path.display().to_string();
+    let files = ["/pdb:testdata/pe/lbr.pdb", "/image:testdata/pe/lbr.exe"];
+    let out = run(&["/json", "/cfg", "/top:all", files[0], files[1], &path]);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    let lines = json_lines(&out);
+    let of = |f: &'static str| lines.iter().filter(move |l| l["function"] == f);
+    let step_block = of("step").find(|l| l["type"] == "cfg_block").unwrap();
+    assert_eq!(
+        count(&step_block["observed"]),
+        Some(1),
+        "one record saw step"
+    );
+    let loop_block = of("main_entry")
+        .find(|l| l["type"] == "cfg_block" && l["rva"] == 0x12E0)
+        .unwrap();
+    let sent = count(&loop_block["flow"]).unwrap();
+    assert!(sent >= 5, "{sent}");
+    let entry = of("step").find(|l| l["kind"] == "entry").unwrap();
+    let entered = count(&entry["flow"]).unwrap();
+    assert!(
+        1 < entered && entered <= sent,
+        "step enters {entered} times, main_entry calls it {sent} times"
+    );
+}
+
+/// An entry nobody saw is unknown, not zero, when no caller sends flow either: three records
+/// see `classify`'s odd path (its `jne` taken, on to its `ret`) and neither its entry nor a
+/// caller, and the flow enters it three times. Were the entry seen as zero, raising it
+/// would cost more than lowering what was seen, and `classify` would not run at all.
+#[test]
+fn an_entry_nobody_saw_is_raised_to_what_ran() {
+    let record = vec![(0x10FB, 0x129E), (0x10E8, 0x10F4)];
+    let trace = sptdump_testkit::walk::trace("lbr", "lbr.exe", &vec![record; 3], false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.spt");
+    std::fs::write(&path, trace).unwrap();
+    let path = path.display().to_string();
+    let files = ["/pdb:testdata/pe/lbr.pdb", "/image:testdata/pe/lbr.exe"];
+    let out = run(&["/json", "/cfg:classify", files[0], files[1], &path]);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    let lines = json_lines(&out);
+    let entry = lines.iter().find(|l| l["kind"] == "entry").unwrap();
+    assert!(entry["observed"].is_null(), "{entry}");
+    assert_eq!(count(&entry["flow"]), Some(3), "{entry}");
+    let odd = lines.iter().find(|l| l["rva"] == 0x10F4).unwrap();
+    assert_eq!(
+        (count(&odd["observed"]), count(&odd["flow"])),
+        (Some(3), Some(3))
+    );
+}
