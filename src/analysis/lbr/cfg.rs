@@ -326,7 +326,8 @@ impl Sources<'_> {
             });
         }
         if ids.get(&rva) == Some(&1) {
-            let entries = self.entries.get(&rva).copied().filter(|&n| n > 0);
+            // Sums of records' hits, each at least 1: a count that is there is above zero.
+            let entries = self.entries.get(&rva).copied();
             cfg.edges
                 .push(edge(None, Some(1), EdgeKind::Entry, entries));
         }
@@ -372,7 +373,7 @@ impl Sources<'_> {
             let Some(&(at, last)) = instructions.last() else {
                 continue;
             };
-            let paired = |to: u32| self.seen.pairs.get(&(at, to)).copied().filter(|&n| n > 0);
+            let paired = |to: u32| self.seen.pairs.get(&(at, to)).copied();
             let next = Sources::runs_into(code, ids, block.end);
             let fall = match next {
                 Some(_) => EdgeKind::Fall,
