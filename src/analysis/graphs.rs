@@ -122,7 +122,7 @@ pub(crate) struct BinaryGraph<'a> {
 }
 
 /// The rows of the image's graphs of `report`: each binary whose ranges have an order, each
-/// function of it that ran by the ranges or by the flow.
+/// function of it whose graph was built: one the ranges saw, or one a block with flow calls.
 pub(crate) fn on_images(report: &RangeReport) -> impl Iterator<Item = BinaryGraph<'_>> {
     let read = report.binaries.iter().filter(|b| b.order.is_some());
     read.map(|b| {
@@ -132,16 +132,11 @@ pub(crate) fn on_images(report: &RangeReport) -> impl Iterator<Item = BinaryGrap
             blocks: Vec::new(),
             edges: Vec::new(),
         };
-        for f in b.cfg.functions.iter().filter(|f| ran(f)) {
+        for f in &b.cfg.functions {
             graph.add_image(f);
         }
         graph
     })
-}
-
-/// Whether a function ran, by what was seen or by the flow.
-fn ran(f: &FunctionCfg) -> bool {
-    f.observed() || f.blocks.iter().any(|b| b.flow.is_some_and(|n| n > 0))
 }
 
 /// The rows of binary `progid`'s SPD graph, the trace's records on it: `None` when its
@@ -157,7 +152,7 @@ pub(crate) fn on_spd<'a>(progid: u16, on: &'a TraceOnBlocks<'_>) -> Option<Binar
     };
     for (f, function) in spd.functions.iter().enumerate() {
         let solved = flow.function(f);
-        if !function.counted && !solved.is_some_and(ran) {
+        if !function.counted && solved.is_none() {
             continue;
         }
         let of = Of {

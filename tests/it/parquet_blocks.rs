@@ -321,6 +321,20 @@ fn the_spd_graphs_rows_are_what_compare_shows() {
         }
     }
     assert_eq!(unreached, ["main_entry"]);
+    // And no other function: one the SPD does not count and the trace never ran has no row.
+    let counted = profile.functions.iter().filter(|f| f.counted);
+    let mut expected: Vec<String> = counted.map(|f| format!("{:016X}", f.hash)).collect();
+    expected.extend(shown.keys().cloned());
+    expected.sort();
+    expected.dedup();
+    let mut hashes: Vec<String> = blocks.iter().filter_map(|r| text(r, "hash")).collect();
+    hashes.sort();
+    hashes.dedup();
+    assert!(
+        profile.functions.iter().any(|f| !f.counted && f.emitted()),
+        "spin_pause"
+    );
+    assert_eq!(hashes, expected);
     // An edge the SPD stores carries its count; an entry or an exit has none.
     for r in &edges {
         let stored = text(r, "kind").as_deref() == Some("edge");
@@ -505,4 +519,48 @@ fn the_fleets_traces_are_up_to_date() {
         let path = fixtures::dir().join("fleet").join(format!("{name}.spt"));
         up_to_date(&path, &recording::fleet_trace(name), BLESS);
     }
+}
+
+/// On the image's graph, a function no record saw but whose callers' call sites ran has rows
+/// too, with the flow they send it: five records (written here, not recorded) each see a
+/// return into `main_entry`'s loop and the loop's jump back, and nothing of `step`, which the
+/// loop calls, nor of `classify` and `sum_table`, which `step` calls.
+#[test]
+fn a_function_only_its_callers_ran_has_rows() {
+    let record = vec![(0x12F1, 0x12E0), (0x10A7, 0x12EC)];
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("calls.spt");
+    let built = sptdump_testkit::walk::trace("lbr", "lbr.exe", &vec![record; 5], false);
+    std::fs::write(&trace, built).unwrap();
+    let out = dir.path().join("tables");
+    let code = ["/image:lbr.exe", "/pdb:lbr.pdb"];
+    let written = run_in(
+        &fixtures::dir(),
+        &[
+            &format!("/parquet:{}", out.display()),
+            code[0],
+            code[1],
+            &trace.display().to_string(),
+        ],
+    );
+    assert!(written.status.success(), "{}", stderr(&written));
+    let tables = from_tables(&out, "image");
+    let rows = rows(&out, "blocks");
+    let mut names: Vec<String> = rows.iter().filter_map(|r| text(r, "function")).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names, ["classify", "main_entry", "step", "sum_table"]);
+    for name in ["classify", "step", "sum_table"] {
+        let rva = rows
+            .iter()
+            .find(|r| text(r, "function").as_deref() == Some(name));
+        let f = &tables[&key(None, uint(rva.unwrap(), "function_rva").unwrap())];
+        assert!(
+            f.blocks.values().all(|b| b.2.is_none()),
+            "{name}: nothing saw it"
+        );
+        let entry = f.edges.iter().find(|e| e.2 == "entry").unwrap();
+        assert!(entry.4.unwrap() > 0, "{name}: its callers send it flow");
+    }
+    assert_conserves(&tables);
 }
