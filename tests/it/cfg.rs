@@ -43,6 +43,30 @@ fn count(v: &Value) -> Option<u64> {
     v.as_u64()
 }
 
+/// `sptdump /json ARGS /pdb:lbr.pdb /image:lbr.exe TRACE`'s lines.
+fn on_lbr(trace: &str, args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["/json"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&LBR[..2]);
+    all.push(trace);
+    let out = run(&all);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    json_lines(&out)
+}
+
+/// A trace of lbr.exe of `records` (written in a test, not recorded), in a folder of its own.
+fn written(records: &[Vec<(u32, u32)>]) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("written.spt");
+    std::fs::write(
+        &path,
+        sptdump_testkit::walk::trace("lbr", "lbr.exe", records, false),
+    )
+    .unwrap();
+    let path = path.display().to_string();
+    (dir, path)
+}
+
 /// Every block of every function that ran conserves exactly: its flow is the sum of its
 /// incoming edges' (the entry's included) and of its outgoing edges' (the exits' included).
 #[test]
@@ -258,17 +282,8 @@ fn every_observation_is_the_records_own() {
             .next()
     };
     let instruction = |rva: u32| code.iter().find(|c| c.0 == rva);
-    let files = ["/pdb:testdata/pe/lbr.pdb", "/image:testdata/pe/lbr.exe"];
     for trace in ["testdata/pe/lbr.spt", "testdata/pe/lbr-sparse.spt"] {
-        let json = |args: &[&str]| {
-            let mut all = vec!["/json"];
-            all.extend_from_slice(args);
-            all.extend_from_slice(&files);
-            all.push(trace);
-            let out = run(&all);
-            assert_eq!(status(&out), 0, "{}", stderr(&out));
-            json_lines(&out)
-        };
+        let json = |args: &[&str]| on_lbr(trace, args);
         // The pairs, each with its record's hits; and the branches taken from the end of
         // each range that runs straight (the pairs newest first, as lbr.exe's are read: the
         // range from where the older pair went to where the newer left, in one function, no
@@ -398,20 +413,10 @@ type Listed = (u64, u64, u64, u64, Vec<(u64, u64, u64)>);
 /// that ran the most instructions by the flow first (then by RVA).
 #[test]
 fn the_views_figures_of_the_flow_are_cfgs_blocks() {
-    let files = ["/pdb:testdata/pe/lbr.pdb", "/image:testdata/pe/lbr.exe"];
     for trace in ["testdata/pe/lbr.spt", "testdata/pe/lbr-sparse.spt"] {
         let json = |args: &[&str], kind: &str| {
-            let mut all = vec!["/json"];
-            all.extend_from_slice(args);
-            all.extend_from_slice(&files);
-            all.push(trace);
-            let out = run(&all);
-            assert_eq!(status(&out), 0, "{}", stderr(&out));
-            let lines = json_lines(&out);
-            lines
-                .into_iter()
-                .filter(|l| l["type"] == kind)
-                .collect::<Vec<_>>()
+            let lines = on_lbr(trace, args).into_iter();
+            lines.filter(|l| l["type"] == kind).collect::<Vec<_>>()
         };
         // Per function, in the order /cfg lists them: (rva, flow instructions, ran, falsely
         // cold, its blocks as (start, end, flow)).
@@ -485,24 +490,11 @@ fn the_views_figures_of_the_flow_are_cfgs_blocks() {
 fn a_callee_no_record_saw_gets_the_flow_its_callers_call_sites_ran() {
     // scramble's `ret` into main_entry after its call of step, then the loop's `jne` back.
     let record = vec![(0x12F1, 0x12E0), (0x10A7, 0x12EC)];
-    let trace = sptdump_testkit::walk::trace("lbr", "lbr.exe", &vec![record; 5], false);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("calls.spt");
-    std::fs::write(&path, trace).unwrap();
-    let path = path.display().to_string();
-    let files = ["/pdb:testdata/pe/lbr.pdb", "/image:testdata/pe/lbr.exe"];
+    let (_dir, path) = written(&vec![record; 5]);
     let graph = |args: &[&str]| {
-        let mut all = vec!["/json"];
-        all.extend_from_slice(args);
-        all.extend_from_slice(&files);
-        all.push(&path);
-        let out = run(&all);
-        assert_eq!(status(&out), 0, "{}", stderr(&out));
-        let lines = json_lines(&out);
-        lines
-            .into_iter()
-            .filter(|l| l["type"] == "cfg_block" || l["type"] == "cfg_edge")
-            .collect::<Vec<_>>()
+        let lines = on_lbr(&path, args).into_iter();
+        let graph = |l: &Value| l["type"] == "cfg_block" || l["type"] == "cfg_edge";
+        lines.filter(graph).collect::<Vec<_>>()
     };
     let shown = graph(&["/cfg", "/top:all"]);
     let names: std::collections::BTreeSet<&str> = shown
@@ -562,15 +554,8 @@ fn a_callee_seen_too_is_solved_after_its_callers() {
     let mut records = vec![vec![(0x12F1, 0x12E0), (0x10A7, 0x12EC)]; 5];
     // step's call of sum_table, after classify's `ret` into step.
     records.push(vec![(0x12A8, 0x1100), (0x10FB, 0x129E)]);
-    let trace = sptdump_testkit::walk::trace("lbr", "lbr.exe", &records, false);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("calls.spt");
-    std::fs::write(&path, trace).unwrap();
-    let path = path.display().to_string();
-    let files = ["/pdb:testdata/pe/lbr.pdb", "/image:testdata/pe/lbr.exe"];
-    let out = run(&["/json", "/cfg", "/top:all", files[0], files[1], &path]);
-    assert_eq!(status(&out), 0, "{}", stderr(&out));
-    let lines = json_lines(&out);
+    let (_dir, path) = written(&records);
+    let lines = on_lbr(&path, &["/cfg", "/top:all"]);
     let of = |f: &'static str| lines.iter().filter(move |l| l["function"] == f);
     let step_block = of("step").find(|l| l["type"] == "cfg_block").unwrap();
     assert_eq!(
@@ -598,15 +583,8 @@ fn a_callee_seen_too_is_solved_after_its_callers() {
 #[test]
 fn an_entry_nobody_saw_is_raised_to_what_ran() {
     let record = vec![(0x10FB, 0x129E), (0x10E8, 0x10F4)];
-    let trace = sptdump_testkit::walk::trace("lbr", "lbr.exe", &vec![record; 3], false);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("odd.spt");
-    std::fs::write(&path, trace).unwrap();
-    let path = path.display().to_string();
-    let files = ["/pdb:testdata/pe/lbr.pdb", "/image:testdata/pe/lbr.exe"];
-    let out = run(&["/json", "/cfg:classify", files[0], files[1], &path]);
-    assert_eq!(status(&out), 0, "{}", stderr(&out));
-    let lines = json_lines(&out);
+    let (_dir, path) = written(&vec![record; 3]);
+    let lines = on_lbr(&path, &["/cfg:classify"]);
     let entry = lines.iter().find(|l| l["kind"] == "entry").unwrap();
     assert!(entry["observed"].is_null(), "{entry}");
     assert_eq!(count(&entry["flow"]), Some(3), "{entry}");
